@@ -1,0 +1,114 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// MaterialCategory groups the materials and textures of an owner.
+type MaterialCategory struct{ ent.Schema }
+
+// Mixin of the MaterialCategory.
+func (MaterialCategory) Mixin() []ent.Mixin { return append(tenant(), DashboardMixin{}) }
+
+// Fields of the MaterialCategory.
+func (MaterialCategory) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("title").NotEmpty().Annotations(entgql.OrderField("TITLE")),
+		field.String("description").Default(""),
+		field.String("created_by").Default(""),
+	}
+}
+
+// Edges of the MaterialCategory.
+func (MaterialCategory) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("materials", Material.Type),
+		edge.To("textures", Texture.Type),
+	}
+}
+
+// Annotations of the MaterialCategory.
+func (MaterialCategory) Annotations() []schema.Annotation { return readable() }
+
+// Material is a surface that configurator options can apply to a model.
+type Material struct{ ent.Schema }
+
+// Mixin of the Material.
+func (Material) Mixin() []ent.Mixin { return append(tenant(), DashboardMixin{}) }
+
+// Fields of the Material.
+func (Material) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("name").NotEmpty().Annotations(entgql.OrderField("NAME")),
+		field.String("material_file").Optional().Nillable(),
+		field.Int("category_id").Optional().Nillable(),
+		field.Int("texture_id").Optional().Nillable(),
+		field.Bool("status").Default(true).Comment("true = active, false = inactive"),
+		field.String("material_type").Default("").Comment("flat, glossy, ..."),
+		field.String("surface").Default(""),
+		field.Bool("bump").Default(false),
+		field.String("color").Default("#FFFFFF").Match(colorRE).Comment("#RRGGBB"),
+		field.Float("opacity").Default(1).Min(0).Max(1),
+		field.Float("specular").Default(0).Min(0),
+		field.Float("reflection").Default(0).Min(0),
+		field.String("created_by").Default(""),
+	}
+}
+
+// Edges of the Material.
+func (Material) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("category", MaterialCategory.Type).Ref("materials").Field("category_id").Unique(),
+		edge.From("texture", Texture.Type).Ref("materials").Field("texture_id").Unique(),
+	}
+}
+
+// Indexes of the Material: the list filters of the spec.
+func (Material) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("category_id"),
+		index.Fields("texture_id"),
+	}
+}
+
+// Annotations of the Material.
+func (Material) Annotations() []schema.Annotation { return readable() }
+
+// Texture is an image applied by materials, with server-made thumbnails.
+type Texture struct{ ent.Schema }
+
+// Mixin of the Texture.
+func (Texture) Mixin() []ent.Mixin { return append(tenant(), DashboardMixin{}) }
+
+// Fields of the Texture.
+func (Texture) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("name").NotEmpty().Annotations(entgql.OrderField("NAME")),
+		field.String("texture_file").Optional().Nillable(),
+		field.String("texture_thumbnail_50").Optional().Nillable(),
+		field.String("texture_thumbnail_100").Optional().Nillable(),
+		field.String("bump_file").Optional().Nillable(),
+		field.Int("category_id").Optional().Nillable(),
+	}
+}
+
+// Edges of the Texture.
+func (Texture) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("category", MaterialCategory.Type).Ref("textures").Field("category_id").Unique(),
+		edge.To("materials", Material.Type),
+	}
+}
+
+// Indexes of the Texture.
+func (Texture) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("category_id")}
+}
+
+// Annotations of the Texture.
+func (Texture) Annotations() []schema.Annotation { return readable() }

@@ -1,0 +1,130 @@
+package schema
+
+import (
+	"regexp"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// colorRE is the #RRGGBB form the spec gives colours.
+var colorRE = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)
+
+// OptionTypes are the kinds of configurator option; the override rules
+// depend on them.
+var OptionTypes = []string{
+	"select", "radio", "checkbox", "select_thumb", "arrows",
+	"material", "text", "numeral", "patterns",
+}
+
+// ConfiguratorOption is one choice a customer makes in a configurator; its
+// variations are its parameter_list.
+type ConfiguratorOption struct{ ent.Schema }
+
+// Mixin of the ConfiguratorOption.
+func (ConfiguratorOption) Mixin() []ent.Mixin { return tenant() }
+
+// Fields of the ConfiguratorOption.
+func (ConfiguratorOption) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int("configurator_id"),
+		field.String("title").NotEmpty().Annotations(entgql.OrderField("TITLE")),
+		field.Enum("type").Values(OptionTypes...),
+		field.JSON("settings", map[string]any{}).Optional().Annotations(entgql.Type("Map")),
+		field.Int("position").Default(0).Annotations(entgql.OrderField("POSITION")),
+		field.String("created_by").Default(""),
+	}
+}
+
+// Edges of the ConfiguratorOption.
+func (ConfiguratorOption) Edges() []ent.Edge {
+	return []ent.Edge{
+		configuratorEdge("options"),
+		edge.To("variations", OptionVariation.Type),
+		edge.From("sets", OptionSet.Type).Ref("options"),
+	}
+}
+
+// Indexes of the ConfiguratorOption.
+func (ConfiguratorOption) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("configurator_id", "position")}
+}
+
+// Annotations of the ConfiguratorOption.
+func (ConfiguratorOption) Annotations() []schema.Annotation { return readable() }
+
+// OptionVariation is one entry of an option's parameter_list. Besides its
+// name and order it carries the fields that option overrides may replace.
+type OptionVariation struct{ ent.Schema }
+
+// Mixin of the OptionVariation.
+func (OptionVariation) Mixin() []ent.Mixin { return tenant() }
+
+// Fields of the OptionVariation.
+func (OptionVariation) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int("configurator_option_id"),
+		field.String("name").Default(""),
+		field.Int("position").Default(0).Annotations(entgql.OrderField("POSITION")),
+		field.Bool("selected").Default(false),
+		field.Int("model_id").Optional().Nillable(),
+		field.Int("material_id").Optional().Nillable(),
+		field.Int("material_category_id").Optional().Nillable(),
+		field.String("text_value").Optional().Nillable(),
+		field.Bool("custom_color").Optional().Nillable(),
+		field.String("text_font_size").Optional().Nillable(),
+		field.String("text_font_family").Optional().Nillable(),
+		field.Int("text_color_category_id").Optional().Nillable(),
+		field.Int("numerical_default").Optional().Nillable(),
+	}
+}
+
+// Edges of the OptionVariation.
+func (OptionVariation) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("option", ConfiguratorOption.Type).Ref("variations").
+			Field("configurator_option_id").Unique().Required(),
+	}
+}
+
+// Indexes of the OptionVariation.
+func (OptionVariation) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("configurator_option_id", "position")}
+}
+
+// Annotations of the OptionVariation.
+func (OptionVariation) Annotations() []schema.Annotation { return readable() }
+
+// OptionSet is a named set of a configurator's options.
+type OptionSet struct{ ent.Schema }
+
+// Mixin of the OptionSet.
+func (OptionSet) Mixin() []ent.Mixin { return tenant() }
+
+// Fields of the OptionSet.
+func (OptionSet) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int("configurator_id"),
+		field.String("name").NotEmpty().Annotations(entgql.OrderField("NAME")),
+	}
+}
+
+// Edges of the OptionSet.
+func (OptionSet) Edges() []ent.Edge {
+	return []ent.Edge{
+		configuratorEdge("option_sets"),
+		edge.To("options", ConfiguratorOption.Type),
+	}
+}
+
+// Indexes of the OptionSet.
+func (OptionSet) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("configurator_id")}
+}
+
+// Annotations of the OptionSet.
+func (OptionSet) Annotations() []schema.Annotation { return readable() }

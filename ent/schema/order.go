@@ -1,0 +1,44 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Order is an order placed from a configurator.
+type Order struct{ ent.Schema }
+
+// Mixin of the Order.
+func (Order) Mixin() []ent.Mixin { return tenant() }
+
+// Fields of the Order.
+func (Order) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int("configurator_id"),
+		field.Float("price").Min(0).Annotations(entgql.OrderField("PRICE")),
+		field.String("status").Default("new").Annotations(entgql.OrderField("STATUS")).
+			Comment("Free string; the spec declares no states"),
+		field.JSON("customer_details", map[string]any{}).Annotations(entgql.Type("Map")),
+		field.JSON("configurator_summary", map[string]any{}).Annotations(entgql.Type("Map")),
+		field.String("configurator_snapshot").Optional().Nillable(),
+		field.Strings("configurator_print_map").Optional(),
+		field.String("invoice_url").Optional().Nillable(),
+		field.String("order_storefront").Optional().Nillable(),
+	}
+}
+
+// Edges of the Order.
+func (Order) Edges() []ent.Edge {
+	return []ent.Edge{configuratorEdge("orders")}
+}
+
+// Indexes of the Order: the list is filtered by configurator and created_at.
+func (Order) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("configurator_id", "created_at")}
+}
+
+// Annotations of the Order.
+func (Order) Annotations() []schema.Annotation { return readable() }

@@ -1,0 +1,39 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+)
+
+// APIToken is the record behind a JWT: revoking it stops the JWT at once,
+// and it keeps the option override data an integrator stored with it.
+type APIToken struct{ ent.Schema }
+
+// Mixin of the APIToken.
+func (APIToken) Mixin() []ent.Mixin { return tenant() }
+
+// Fields of the APIToken.
+func (APIToken) Fields() []ent.Field {
+	return []ent.Field{
+		field.Enum("kind").Values("open_api", "dashboard").Immutable(),
+		field.Int("configurator_id").Optional().Nillable().Immutable().
+			Comment("Home configurator of an open_api token"),
+		field.JSON("options_data", map[string]any{}).Optional().
+			Comment("Override data stored through configurator-options/set/new-options"),
+		field.Time("last_used_at").Optional().Nillable(),
+		field.Time("revoked_at").Optional().Nillable(),
+	}
+}
+
+// Edges of the APIToken.
+func (APIToken) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("configurator", Configurator.Type).Ref("tokens").Field("configurator_id").
+			Unique().Immutable(),
+	}
+}
+
+// Annotations of the APIToken.
+func (APIToken) Annotations() []schema.Annotation { return hidden() }

@@ -1,0 +1,189 @@
+// Package rule holds the ent privacy rules and hooks that enforce tenancy and
+// scopes below both transports, so that no resolver or handler can forget
+// them. A context made with privacy.DecisionContext(ctx, privacy.Allow)
+// (system work: migrations, seeding, token checks) bypasses them.
+package rule
+
+import (
+	"context"
+
+	"entgo.io/ent/entql"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/configurator"
+	"github.com/configurator/catalogue/ent/configuratorform"
+	"github.com/configurator/catalogue/ent/configuratoroption"
+	"github.com/configurator/catalogue/ent/materialcategory"
+	"github.com/configurator/catalogue/ent/privacy"
+	"github.com/configurator/catalogue/ent/texture"
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/viewer"
+)
+
+var errNoViewer = apperr.E(apperr.Unauthenticated, "authentication required: send Authorization: Bearer <token>")
+
+// FilterOwner restricts every query and every update or delete to the
+// viewer's owner, so another owner's rows are simply not found. Requests
+// without a viewer are refused as unauthenticated.
+func FilterOwner() privacy.QueryMutationRule {
+	type ownerFilter interface{ WhereOwnerID(entql.IntP) }
+	return privacy.FilterFunc(func(ctx context.Context, f privacy.Filter) error {
+		v := viewer.FromContext(ctx)
+		if v == nil {
+			return errNoViewer
+		}
+		of, ok := f.(ownerFilter)
+		if !ok {
+			return privacy.Denyf("no owner filter on %T", f)
+		}
+		of.WhereOwnerID(entql.IntEQ(v.OwnerID))
+		return privacy.Skip
+	})
+}
+
+// FilterOwnerID restricts queries of owners to the viewer's own.
+func FilterOwnerID() privacy.QueryRule {
+	type idFilter interface{ WhereID(entql.IntP) }
+	return privacy.FilterFunc(func(ctx context.Context, f privacy.Filter) error {
+		v := viewer.FromContext(ctx)
+		if v == nil {
+			return errNoViewer
+		}
+		of, ok := f.(idFilter)
+		if !ok {
+			return privacy.Denyf("no id filter on %T", f)
+		}
+		of.WhereID(entql.IntEQ(v.OwnerID))
+		return privacy.Skip
+	})
+}
+
+// DashboardOnly refuses writes made with a token that lacks the dashboard
+// scope. It answers Forbidden, not NotFound: the caller may read the data.
+func DashboardOnly() privacy.MutationRule {
+	return privacy.MutationRuleFunc(func(ctx context.Context, _ ent.Mutation) error {
+		v := viewer.FromContext(ctx)
+		if v == nil {
+			return errNoViewer
+		}
+		if !v.Dashboard() {
+			return apperr.E(apperr.Forbidden, "this write needs a dashboard token")
+		}
+		return privacy.Skip
+	})
+}
+
+// reference is a foreign key a mutation may set, with the query that tells
+// whether the viewer can see its target.
+type reference struct {
+	name   string
+	get    func(ent.Mutation) (int, bool)
+	exists func(ctx context.Context, c *ent.Client, id int) (bool, error)
+}
+
+type clienter interface{ Client() *ent.Client }
+
+var references = []reference{
+	{
+		name: "configurator",
+		get: func(m ent.Mutation) (int, bool) {
+			if r, ok := m.(interface{ ConfiguratorID() (int, bool) }); ok {
+				return r.ConfiguratorID()
+			}
+			return 0, false
+		},
+		exists: func(ctx context.Context, c *ent.Client, id int) (bool, error) {
+			return c.Configurator.Query().Where(configurator.ID(id)).Exist(ctx)
+		},
+	},
+	{
+		name: "category",
+		get: func(m ent.Mutation) (int, bool) {
+			if r, ok := m.(interface{ CategoryID() (int, bool) }); ok {
+				return r.CategoryID()
+			}
+			return 0, false
+		},
+		exists: func(ctx context.Context, c *ent.Client, id int) (bool, error) {
+			return c.MaterialCategory.Query().Where(materialcategory.ID(id)).Exist(ctx)
+		},
+	},
+	{
+		name: "texture",
+		get: func(m ent.Mutation) (int, bool) {
+			if r, ok := m.(interface{ TextureID() (int, bool) }); ok {
+				return r.TextureID()
+			}
+			return 0, false
+		},
+		exists: func(ctx context.Context, c *ent.Client, id int) (bool, error) {
+			return c.Texture.Query().Where(texture.ID(id)).Exist(ctx)
+		},
+	},
+	{
+		name: "configurator option",
+		get: func(m ent.Mutation) (int, bool) {
+			if r, ok := m.(interface{ ConfiguratorOptionID() (int, bool) }); ok {
+				return r.ConfiguratorOptionID()
+			}
+			return 0, false
+		},
+		exists: func(ctx context.Context, c *ent.Client, id int) (bool, error) {
+			return c.ConfiguratorOption.Query().Where(configuratoroption.ID(id)).Exist(ctx)
+		},
+	},
+	{
+		name: "form",
+		get: func(m ent.Mutation) (int, bool) {
+			if r, ok := m.(interface{ FormID() (int, bool) }); ok {
+				return r.FormID()
+			}
+			return 0, false
+		},
+		exists: func(ctx context.Context, c *ent.Client, id int) (bool, error) {
+			return c.ConfiguratorForm.Query().Where(configuratorform.ID(id)).Exist(ctx)
+		},
+	},
+}
+
+// ReferencesVisible refuses a write that points a record at another
+// owner's configurator, category, texture, option or form: the target is
+// answered as not found, exactly as a read of it would be.
+func ReferencesVisible() privacy.MutationRule {
+	return privacy.MutationRuleFunc(func(ctx context.Context, m ent.Mutation) error {
+		c, ok := m.(clienter)
+		if !ok {
+			return privacy.Skip
+		}
+		for _, ref := range references {
+			id, set := ref.get(m)
+			if !set {
+				continue
+			}
+			ok, err := ref.exists(ctx, c.Client(), id)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return apperr.E(apperr.NotFound, "%s %d not found", ref.name, id)
+			}
+		}
+		return privacy.Skip
+	})
+}
+
+// SetOwner is a hook that assigns new records to the viewer's owner; the
+// owner is never taken from client input.
+func SetOwner() ent.Hook {
+	type ownerSetter interface{ SetOwnerID(int) }
+	return func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if s, ok := m.(ownerSetter); ok && m.Op().Is(ent.OpCreate) {
+				if v := viewer.FromContext(ctx); v != nil {
+					s.SetOwnerID(v.OwnerID)
+				}
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+}

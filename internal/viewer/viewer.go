@@ -1,0 +1,43 @@
+// Package viewer carries the authenticated caller through a request's
+// context, so that the tenancy rules below both transports can read it.
+package viewer
+
+import "context"
+
+// Kind is the scope of a token; it decides which writes a caller may make.
+type Kind string
+
+// Token kinds, as stored on the token record.
+const (
+	// KindOpenAPI tokens are minted for one configurator and read its owner's data.
+	KindOpenAPI Kind = "open_api"
+	// KindDashboard tokens additionally manage materials, categories and textures.
+	KindDashboard Kind = "dashboard"
+)
+
+// Viewer is the caller of a request: the tenant (owner) whose data it sees,
+// the scope of its token, its home configurator and the token record.
+type Viewer struct {
+	OwnerID int
+	Kind    Kind
+	// ConfiguratorID is the home configurator of an Open API token; 0 for
+	// dashboard tokens.
+	ConfiguratorID int
+	TokenID        int
+}
+
+// Dashboard reports whether the viewer may make dashboard-only writes.
+func (v *Viewer) Dashboard() bool { return v != nil && v.Kind == KindDashboard }
+
+type ctxKey struct{}
+
+// NewContext returns a copy of ctx that carries v.
+func NewContext(ctx context.Context, v *Viewer) context.Context {
+	return context.WithValue(ctx, ctxKey{}, v)
+}
+
+// FromContext returns the viewer in ctx, or nil for an anonymous request.
+func FromContext(ctx context.Context) *Viewer {
+	v, _ := ctx.Value(ctxKey{}).(*Viewer)
+	return v
+}
