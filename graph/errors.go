@@ -2,9 +2,11 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -75,4 +77,22 @@ func setExt(e *gqlerror.Error, k string, v any) {
 func recoverPanic(ctx context.Context, p any) error {
 	slog.ErrorContext(ctx, "graphql resolver panicked", "panic", p)
 	return apperr.E(apperr.Internal, "internal server error")
+}
+
+// RejectAuth answers a GraphQL request whose token was refused: a GraphQL
+// error response with extensions.code UNAUTHENTICATED and status 401.
+func RejectAuth(w http.ResponseWriter, r *http.Request, err error) {
+	ae := Classify(err)
+	status := http.StatusUnauthorized
+	if ae.Kind != apperr.Unauthenticated {
+		slog.ErrorContext(r.Context(), "authenticate", "err", err)
+		status = http.StatusInternalServerError
+	} else {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{
+		"errors": []map[string]any{{"message": ae.Message, "extensions": map[string]any{"code": ae.Kind}}},
+	})
 }

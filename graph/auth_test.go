@@ -1,0 +1,151 @@
+package graph_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/viewer"
+)
+
+func TestAuth(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		key := []byte("0123456789abcdef0123456789abcdef")
+		sign := func(method jwt.SigningMethod, k any, claims jwt.MapClaims) string {
+			s, err := jwt.NewWithClaims(method, claims).SignedString(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		sub := strconv.Itoa(w.recA.ID)
+		valid := jwt.MapClaims{"iss": auth.Issuer, "sub": sub, "kind": "open_api"}
+		with := func(k string, v any) jwt.MapClaims {
+			m := jwt.MapClaims{}
+			for a, b := range valid {
+				m[a] = b
+			}
+			if v == nil {
+				delete(m, k)
+			} else {
+				m[k] = v
+			}
+			return m
+		}
+		revoked, rec, err := w.tokens.CreateOpenAPI(context.Background(), w.a1.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.tokens.Revoke(context.Background(), rec.ID); err != nil {
+			t.Fatal(err)
+		}
+		unsigned := jwt.NewWithClaims(jwt.SigningMethodNone, valid)
+		none, _ := unsigned.SignedString(jwt.UnsafeAllowNoneSignatureType)
+
+		for _, tc := range []struct {
+			name   string
+			header string
+			status int
+			code   string
+		}{
+			{"no header", "", http.StatusOK, "UNAUTHENTICATED"},
+			{"not bearer", "Basic dXNlcjpwYXNz", http.StatusUnauthorized, "UNAUTHENTICATED"},
+			{"empty bearer", "Bearer ", http.StatusUnauthorized, "UNAUTHENTICATED"},
+			{"garbage", "Bearer not.a.jwt", http.StatusUnauthorized, "UNAUTHENTICATED"},
+			{"other key", "Bearer " + sign(jwt.SigningMethodHS256, []byte("another-key-another-key-another-k"), valid), http.StatusUnauthorized, "UNAUTHENTICATED"},
+			{"alg none", "Bearer " + none, http.StatusUnauthorized, "UNAUTHENTICATED"},
+			{"alg HS512 same key", "Bearer " + sign(jwt.SigningMethodHS512, key, valid), http.StatusUnauthorized, "UNAUTHENTICATED"},
+			{"expired", "Bearer " + sign(jwt.SigningMethodHS256, key, with("exp", time.Now().Add(-time.Hour).Unix())), http.StatusUnauthorized, "UNAUTHENTICATED"},
+			{"wrong issuer", "Bearer " + sign(jwt.SigningMethodHS256, key, with("iss", "someone")), http.StatusUnauthorized, "UNAUTHENTICATED"},
+			{"unknown record", "Bearer " + sign(jwt.SigningMethodHS256, key, with("sub", "999999")), http.StatusUnauthorized, "UNAUTHENTICATED"},
+			{"kind differs from record", "Bearer " + sign(jwt.SigningMethodHS256, key, with("kind", "dashboard")), http.StatusUnauthorized, "UNAUTHENTICATED"},
+			{"revoked", "Bearer " + revoked, http.StatusUnauthorized, "UNAUTHENTICATED"},
+			{"valid, expiry in the future", "Bearer " + sign(jwt.SigningMethodHS256, key, with("exp", time.Now().Add(time.Hour).Unix())), http.StatusOK, ""},
+			{"valid", "Bearer " + w.tokA, http.StatusOK, ""},
+			{"valid, lower-case scheme", "bearer " + w.tokA, http.StatusOK, ""},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := w.queryHeader(t, tc.header, `{ viewer { ownerId tokenKind } ordersPage { pagination { total } } }`)
+				if r.Status != tc.status || r.code() != tc.code {
+					t.Fatalf("status %d code %q; want %d %q (errors %+v)", r.Status, r.code(), tc.status, tc.code, r.Errors)
+				}
+			})
+		}
+	})
+}
+
+// TestDashboardWrites checks the scope and tenancy rules on writes, which
+// both transports reach through the same ent client.
+func TestDashboardWrites(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		ctxOf := func(tok string) context.Context {
+			v, err := w.tokens.Resolve(context.Background(), tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return viewer.NewContext(context.Background(), v)
+		}
+		openA, dashA, openB := ctxOf(w.tokA), ctxOf(w.dashA), ctxOf(w.tokB)
+		anon := context.Background()
+
+		if _, err := c.Material.Create().SetName("x").Save(openA); apperr.KindOf(err) != apperr.Forbidden {
+			t.Errorf("material create with an Open API token: %v; want Forbidden", err)
+		}
+		if _, err := c.Texture.Create().SetName("x").Save(openA); apperr.KindOf(err) != apperr.Forbidden {
+			t.Errorf("texture create with an Open API token: %v; want Forbidden", err)
+		}
+		if _, err := c.Material.Create().SetName("x").Save(anon); apperr.KindOf(err) != apperr.Unauthenticated {
+			t.Errorf("material create without a viewer: %v; want Unauthenticated", err)
+		}
+		m, err := c.Material.Create().SetName("new").SetColor("#112233").Save(dashA)
+		if err != nil {
+			t.Fatalf("material create with a dashboard token: %v", err)
+		}
+		if m.OwnerID != w.a.ID {
+			t.Errorf("new material owner %d; want the viewer's %d", m.OwnerID, w.a.ID)
+		}
+		// Another owner's category is not found, as a read of it would be.
+		catB := dbtest.Must(c.MaterialCategory.Query().All(openB))[0]
+		if _, err := c.Material.Create().SetName("x").SetCategoryID(catB.ID).Save(dashA); apperr.KindOf(err) != apperr.NotFound {
+			t.Errorf("material pointing at B's category: %v; want NotFound", err)
+		}
+		// B's material cannot be updated or deleted by A: not found.
+		matB := dbtest.Must(c.Material.Query().First(openB))
+		if err := c.Material.UpdateOneID(matB.ID).SetName("hijack").Exec(dashA); !ent.IsNotFound(err) {
+			t.Errorf("update of B's material by A: %v; want not found", err)
+		}
+		if err := c.Material.DeleteOneID(matB.ID).Exec(dashA); !ent.IsNotFound(err) {
+			t.Errorf("delete of B's material by A: %v; want not found", err)
+		}
+		// An order cannot be placed on another owner's configurator.
+		_, err = c.Order.Create().SetConfiguratorID(w.b1.ID).SetPrice(1).
+			SetCustomerDetails(map[string]any{}).SetConfiguratorSummary(map[string]any{}).Save(openA)
+		if apperr.KindOf(err) != apperr.NotFound {
+			t.Errorf("order on B's configurator by A: %v; want NotFound", err)
+		}
+		o, err := c.Order.Create().SetConfiguratorID(w.a2.ID).SetPrice(1).
+			SetCustomerDetails(map[string]any{}).SetConfiguratorSummary(map[string]any{}).Save(openA)
+		if err != nil || o.OwnerID != w.a.ID {
+			t.Errorf("order on A's own configurator: %v (owner %v)", err, o)
+		}
+		// Bad colours are refused by the data model itself.
+		if _, err := c.Material.Create().SetName("x").SetColor("red").Save(dashA); !ent.IsValidationError(err) {
+			t.Errorf("colour red: %v; want a validation error", err)
+		}
+	})
+}
+
+func (w *world) queryHeader(t *testing.T, header, q string) gqlResponse {
+	t.Helper()
+	return w.raw(t, header, q, nil)
+}

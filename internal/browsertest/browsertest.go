@@ -1,0 +1,125 @@
+// Package browsertest drives a headless Chromium from tests, so that pages
+// such as the GraphQL playground are checked in a real browser rather than
+// only by looking at the HTML the server sends.
+package browsertest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// DefaultPath is where Debian's chromium package installs the browser; it is
+// used unless the CHROMIUM_PATH environment variable names another one.
+const DefaultPath = "/usr/bin/chromium"
+
+// timeout bounds a whole browser session, so that a page that never finishes
+// rendering fails the test instead of hanging it.
+const timeout = 60 * time.Second
+
+// Chromium returns the path of the Chromium executable, so tests can skip
+// cleanly on developer machines without a browser. In CI (CI=true) a missing
+// browser fails the test instead, because CI is expected to install it and a
+// silent skip there would hide the browser tests.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	p := os.Getenv("CHROMIUM_PATH")
+	if p == "" {
+		p = DefaultPath
+	}
+	if _, err := exec.LookPath(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("chromium not installed (%v); CI must run: apt-get install chromium", err)
+		}
+		t.Skip("chromium not installed: apt-get install chromium")
+	}
+	return p
+}
+
+// NewContext starts a headless Chromium with a fresh profile and returns a
+// chromedp context for it, so each test gets an isolated browser. The browser
+// is shut down when the test ends and the whole session is limited to about
+// a minute. Background networking is disabled so that the browser makes no
+// connections of its own and works on machines without internet access.
+func NewContext(t testing.TB) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(Chromium(t)),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+	)
+	ctx, cancelTimeout := context.WithTimeout(context.Background(), timeout)
+	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	ctx, cancelBrowser := chromedp.NewContext(ctx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(func() {
+		// Close the browser gracefully, so that it has stopped writing to
+		// the profile by the time the temporary directory is removed.
+		if err := chromedp.Cancel(ctx); err != nil {
+			t.Logf("close chromium: %v", err)
+		}
+		cancelBrowser()
+		cancelAlloc()
+		cancelTimeout()
+	})
+	// Start the browser now, so that a broken installation is reported here
+	// rather than by whatever the test does first.
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// RunPlaygroundQuery opens the GraphiQL playground at pageURL (which may end
+// in #token=...), runs query through the UI exactly as a user would, and
+// returns the text of the result pane once it holds a GraphQL response, so
+// tests can check the playground end to end.
+func RunPlaygroundQuery(t testing.TB, ctx context.Context, pageURL, query string) string {
+	t.Helper()
+	const (
+		queryEditor  = `.graphiql-query-editor .CodeMirror`
+		resultEditor = `.graphiql-response .CodeMirror`
+		execute      = `button.graphiql-execute-button`
+	)
+	var result string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(pageURL),
+		chromedp.WaitVisible(queryEditor, chromedp.ByQuery),
+		chromedp.WaitVisible(resultEditor, chromedp.ByQuery),
+		chromedp.WaitEnabled(execute, chromedp.ByQuery),
+		// GraphiQL uses CodeMirror 5, whose instance hangs off its wrapper
+		// element. Clear the result pane so that only the answer to this
+		// query can satisfy the wait below.
+		chromedp.Evaluate(`document.querySelector(`+jsString(queryEditor)+`).CodeMirror.setValue(`+jsString(query)+`);
+			document.querySelector(`+jsString(resultEditor)+`).CodeMirror.setValue('');`, nil),
+		chromedp.Click(execute, chromedp.ByQuery),
+		chromedp.Poll(`(() => {
+			const text = document.querySelector(`+jsString(resultEditor)+`).CodeMirror.getValue();
+			return /"(data|errors)"/.test(text) && text;
+		})()`, &result, chromedp.WithPollingInterval(50*time.Millisecond)),
+	)
+	if err != nil {
+		t.Fatalf("run %q in playground %s: %v", query, pageURL, err)
+	}
+	return result
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // cannot happen for a string
+	}
+	return string(b)
+}

@@ -1,0 +1,100 @@
+// Package database opens the ent client from a DATABASE_URL and migrates
+// it, so that every command of the binary and every test opens the
+// database the same way.
+package database
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	_ "github.com/lib/pq"  // PostgreSQL driver, "postgres".
+	_ "modernc.org/sqlite" // Pure-Go SQLite driver, "sqlite".
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/migrate"
+	_ "github.com/configurator/catalogue/ent/runtime" // Registers the privacy policies and hooks.
+)
+
+// DefaultURL is the embedded database used when none is configured.
+const DefaultURL = "sqlite://./data/configurator.db"
+
+// Open connects to url: postgres://... (or postgresql://...) or
+// sqlite://PATH. A SQLite file and its directory are created when missing.
+func Open(ctx context.Context, rawURL string) (*ent.Client, error) {
+	drv, err := openDriver(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := drv.DB().PingContext(pingCtx); err != nil {
+		drv.Close()
+		return nil, fmt.Errorf("connect to %s: %w", Redact(rawURL), err)
+	}
+	return ent.NewClient(ent.Driver(drv)), nil
+}
+
+func openDriver(rawURL string) (*entsql.Driver, error) {
+	switch {
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		db, err := sql.Open("postgres", rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		db.SetMaxOpenConns(20)
+		db.SetMaxIdleConns(10)
+		db.SetConnMaxIdleTime(5 * time.Minute)
+		return entsql.OpenDB(dialect.Postgres, db), nil
+	case strings.HasPrefix(rawURL, "sqlite://"):
+		path := strings.TrimPrefix(rawURL, "sqlite://")
+		if path == "" {
+			return nil, fmt.Errorf("database url %q: sqlite:// needs a file path, for example sqlite://./data/configurator.db", rawURL)
+		}
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("create database directory: %w", err)
+			}
+		}
+		// WAL lets readers run beside the single writer; busy_timeout makes
+		// concurrent writers wait instead of failing; foreign keys are off by
+		// default in SQLite.
+		dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		db.SetMaxOpenConns(8)
+		return entsql.OpenDB(dialect.SQLite, db), nil
+	default:
+		return nil, fmt.Errorf("database url %q: want postgres://... or sqlite://PATH", Redact(rawURL))
+	}
+}
+
+// Migrate brings the schema up to date. Ent's migration only adds tables,
+// columns and indexes, so an existing database keeps its rows.
+func Migrate(ctx context.Context, c *ent.Client) error {
+	if err := c.Schema.Create(ctx, migrate.WithForeignKeys(true)); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Redact hides the password of a database URL, for logs and errors.
+func Redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return rawURL
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}

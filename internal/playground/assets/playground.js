@@ -1,0 +1,71 @@
+// Starts GraphiQL on #graphiql. Kept out of the HTML page so that the
+// Content-Security-Policy needs no 'unsafe-inline' for scripts.
+(function () {
+  'use strict';
+
+  // GraphiQL 3 stores headers only when they are typed and forgets them
+  // again on the next load, so the page keeps the last headers itself.
+  var KEY = 'playground:headers';
+
+  function load() {
+    try {
+      return localStorage.getItem(KEY) || '';
+    } catch (e) {
+      return '';
+    }
+  }
+
+  function save(value) {
+    try {
+      if (value) {
+        localStorage.setItem(KEY, value);
+      } else {
+        localStorage.removeItem(KEY);
+      }
+    } catch (e) {
+      // Storage disabled or full: headers last for this page only.
+    }
+  }
+
+  function parseObject(text) {
+    try {
+      var value = JSON.parse(text);
+      if (value && typeof value === 'object' && !Array.isArray(value)) {
+        return value;
+      }
+    } catch (e) {
+      // Not JSON: start afresh.
+    }
+    return {};
+  }
+
+  var headers = load();
+
+  // #token=XYZ adds "Authorization: Bearer XYZ" to the headers. The fragment
+  // never reaches the server; drop it from the address bar and history too.
+  var token = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (token) {
+    var merged = parseObject(headers);
+    merged.Authorization = 'Bearer ' + token;
+    headers = JSON.stringify(merged, null, 2);
+    save(headers);
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+
+  var root = document.getElementById('graphiql');
+  var props = {
+    fetcher: GraphiQL.createFetcher({ url: root.dataset.endpoint }),
+    isHeadersEditorEnabled: true,
+    defaultEditorToolsVisibility: 'headers',
+    // Persistence is done above and in onEditHeaders instead.
+    shouldPersistHeaders: false,
+    showPersistHeadersSettings: false,
+    onEditHeaders: save,
+  };
+  if (headers) {
+    props.headers = headers;
+    props.defaultHeaders = headers;
+  }
+
+  ReactDOM.createRoot(root).render(React.createElement(GraphiQL, props));
+})();

@@ -1,0 +1,137 @@
+// Package playground serves a GraphiQL page for exploring the GraphQL API.
+//
+// Everything the page needs (React, ReactDOM, GraphiQL and a small start-up
+// script) is embedded in the binary, so the playground works on machines
+// without internet access and never leaks queries or tokens to a CDN.
+package playground
+
+import (
+	"bytes"
+	"embed"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+//go:embed assets/*.js assets/*.css
+var assets embed.FS
+
+// contentSecurityPolicy keeps the page from loading anything but its own
+// assets and from talking to anything but its own origin. Styles need
+// 'unsafe-inline' because GraphiQL's dialogs inject a <style> element
+// (react-remove-scroll); scripts need neither 'unsafe-inline' nor 'unsafe-eval'.
+const contentSecurityPolicy = "default-src 'self'; " +
+	"script-src 'self'; " +
+	"style-src 'self' 'unsafe-inline'; " +
+	"img-src 'self' data:; " +
+	"font-src 'self' data:; " +
+	"connect-src 'self'; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'"
+
+var page = template.Must(template.New("page").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="{{.Assets}}graphiql.min.css">
+<link rel="stylesheet" href="{{.Assets}}playground.css">
+</head>
+<body>
+<div id="graphiql" data-endpoint="{{.Endpoint}}">Loading…</div>
+<script src="{{.Assets}}react.production.min.js"></script>
+<script src="{{.Assets}}react-dom.production.min.js"></script>
+<script src="{{.Assets}}graphiql.min.js"></script>
+<script src="{{.Assets}}playground.js"></script>
+</body>
+</html>
+`))
+
+// Handler returns a handler serving a GraphiQL page titled title that sends
+// queries to endpoint, so developers can try the API from a browser.
+//
+// The page is served at the path the handler is mounted on, with or without
+// a trailing slash, and its assets under that path's "assets/" directory,
+// for example /playground, /playground/ and /playground/assets/graphiql.min.js.
+// Opening the page with a fragment such as #token=XYZ pre-fills the headers
+// editor with an "Authorization: Bearer XYZ" header; a fragment is never sent
+// to the server, so the token does not end up in access logs.
+func Handler(title, endpoint string) http.Handler {
+	return &handler{title: title, endpoint: endpoint}
+}
+
+type handler struct {
+	title, endpoint string
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
+		return
+	}
+	if i := strings.Index(r.URL.Path, "/assets/"); i >= 0 {
+		serveAsset(w, r, r.URL.Path[i+len("/assets/"):])
+		return
+	}
+	h.servePage(w, r)
+}
+
+func (h *handler) servePage(w http.ResponseWriter, r *http.Request) {
+	var buf bytes.Buffer
+	err := page.Execute(&buf, struct{ Title, Endpoint, Assets string }{
+		Title:    h.title,
+		Endpoint: h.endpoint,
+		Assets:   assetBase(r.URL.Path),
+	})
+	if err != nil {
+		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/html; charset=utf-8")
+	hdr.Set("Content-Security-Policy", contentSecurityPolicy)
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Referrer-Policy", "no-referrer")
+	hdr.Set("Cache-Control", "no-cache")
+	_, _ = w.Write(buf.Bytes())
+}
+
+// assetBase returns the URL of the assets directory relative to the page at
+// urlPath, so that the page cannot be made to load them from another host
+// whatever path it is requested with.
+func assetBase(urlPath string) string {
+	if strings.HasSuffix(urlPath, "/") {
+		return "./assets/"
+	}
+	return "./" + path.Base(urlPath) + "/assets/"
+}
+
+// startTime is the modification time reported for the embedded assets, which
+// have none of their own, so that conditional requests work.
+var startTime = time.Now()
+
+// contentTypes is spelled out rather than taken from package mime, whose
+// answers depend on the host's mime.types files.
+var contentTypes = map[string]string{
+	".css": "text/css; charset=utf-8",
+	".js":  "text/javascript; charset=utf-8",
+}
+
+func serveAsset(w http.ResponseWriter, r *http.Request, name string) {
+	ctype, ok := contentTypes[path.Ext(name)]
+	data, err := fs.ReadFile(assets, "assets/"+name)
+	if !ok || err != nil || strings.Contains(name, "/") {
+		http.NotFound(w, r)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", ctype)
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Cache-Control", "public, max-age=86400")
+	http.ServeContent(w, r, name, startTime, bytes.NewReader(data))
+}

@@ -1,0 +1,110 @@
+package playground_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/configurator/catalogue/internal/playground"
+)
+
+func get(t *testing.T, h http.Handler, target string) (*http.Response, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	res := rec.Result()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, string(body)
+}
+
+func TestPage(t *testing.T) {
+	h := playground.Handler("Catalogue <API>", "/graphql")
+	externalURL := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+`)
+	for target, assets := range map[string]string{
+		"/playground":  "./playground/assets/",
+		"/playground/": "./assets/",
+	} {
+		t.Run(target, func(t *testing.T) {
+			res, body := get(t, h, target)
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("status = %d, want 200", res.StatusCode)
+			}
+			if ct := res.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
+				t.Errorf("Content-Type = %q", ct)
+			}
+			csp := res.Header.Get("Content-Security-Policy")
+			if !strings.Contains(csp, "default-src 'self'") || strings.Contains(csp, "unsafe-eval") {
+				t.Errorf("Content-Security-Policy = %q", csp)
+			}
+			for _, want := range []string{
+				"<!doctype html>",
+				"<title>Catalogue &lt;API&gt;</title>",
+				`data-endpoint="/graphql"`,
+				`src="` + assets + `graphiql.min.js"`,
+				`href="` + assets + `graphiql.min.css"`,
+			} {
+				if !strings.Contains(body, want) {
+					t.Errorf("page does not contain %s:\n%s", want, body)
+				}
+			}
+			if u := externalURL.FindString(body); u != "" {
+				t.Errorf("page refers to external URL %q", u)
+			}
+		})
+	}
+}
+
+func TestAssets(t *testing.T) {
+	h := playground.Handler("Test", "/graphql")
+	for name, ctype := range map[string]string{
+		"graphiql.min.js":             "text/javascript; charset=utf-8",
+		"graphiql.min.css":            "text/css; charset=utf-8",
+		"react.production.min.js":     "text/javascript; charset=utf-8",
+		"react-dom.production.min.js": "text/javascript; charset=utf-8",
+		"playground.js":               "text/javascript; charset=utf-8",
+		"playground.css":              "text/css; charset=utf-8",
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, body := get(t, h, "/playground/assets/"+name)
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("status = %d, want 200", res.StatusCode)
+			}
+			if got := res.Header.Get("Content-Type"); got != ctype {
+				t.Errorf("Content-Type = %q, want %q", got, ctype)
+			}
+			if got := res.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+				t.Errorf("X-Content-Type-Options = %q", got)
+			}
+			if got := res.Header.Get("Cache-Control"); !strings.Contains(got, "max-age=") {
+				t.Errorf("Cache-Control = %q", got)
+			}
+			if len(body) == 0 {
+				t.Error("empty body")
+			}
+		})
+	}
+}
+
+func TestAssetNotFound(t *testing.T) {
+	h := playground.Handler("Test", "/graphql")
+	for _, name := range []string{"nope.js", "README.md", "LICENSE.react", "../playground.go", "", "sub/x.js"} {
+		res, _ := get(t, h, "/playground/assets/"+name)
+		if res.StatusCode != http.StatusNotFound {
+			t.Errorf("%q: status = %d, want 404", name, res.StatusCode)
+		}
+	}
+}
+
+func TestMethodNotAllowed(t *testing.T) {
+	rec := httptest.NewRecorder()
+	playground.Handler("Test", "/graphql").ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/playground", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("status = %d, want 405", rec.Code)
+	}
+}
