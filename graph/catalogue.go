@@ -19,22 +19,30 @@ func (r *Resolver) materialsPage(ctx context.Context, page, perPage *int, orderB
 	if err != nil {
 		return nil, err
 	}
-	q := r.client.Material.Query().WithCategory().WithTexture()
+	q := r.client.Material.Query()
 	if categoryID != nil {
 		q = q.Where(material.CategoryID(*categoryID))
 	}
 	if textureID != nil {
 		q = q.Where(material.TextureID(*textureID))
 	}
-	items, info, err := paginate[ent.Material, material.OrderOption](ctx, q, page, perPage, sort)
+	items, info, err := paginate[ent.Material, material.OrderOption](ctx, q, page, perPage, sort, func(q *ent.MaterialQuery) (*ent.MaterialQuery, error) {
+		return eager(ctx, q, restMaterial, "data")
+	})
 	if err != nil {
 		return nil, err
 	}
 	return &model.MaterialPage{Data: items, Pagination: info}, nil
 }
 
+// restMaterial loads what REST v1 shows with a material.
+func restMaterial(q *ent.MaterialQuery) *ent.MaterialQuery { return q.WithCategory().WithTexture() }
+
 func (r *Resolver) material(ctx context.Context, id int) (*ent.Material, error) {
-	q := r.client.Material.Query().Where(material.ID(id)).WithCategory().WithTexture()
+	q, err := eager(ctx, r.client.Material.Query().Where(material.ID(id)), restMaterial)
+	if err != nil {
+		return nil, err
+	}
 	return one[ent.Material](ctx, q, "material", id)
 }
 
@@ -45,7 +53,10 @@ func (r *Resolver) materialCategoryList(ctx context.Context, orderBy *ent.Materi
 	if err != nil {
 		return nil, err
 	}
-	q := r.client.MaterialCategory.Query()
+	q, err := eager(ctx, r.client.MaterialCategory.Query(), noEdges[*ent.MaterialCategoryQuery])
+	if err != nil {
+		return nil, err
+	}
 	for _, t := range sort.terms() {
 		q = q.Order(t)
 	}
@@ -65,7 +76,9 @@ func (r *Resolver) texturesPage(ctx context.Context, page, perPage *int, orderBy
 	if categoryID != nil {
 		q = q.Where(texture.CategoryID(*categoryID))
 	}
-	items, info, err := paginate[ent.Texture, texture.OrderOption](ctx, q, page, perPage, sort)
+	items, info, err := paginate[ent.Texture, texture.OrderOption](ctx, q, page, perPage, sort, func(q *ent.TextureQuery) (*ent.TextureQuery, error) {
+		return eager(ctx, q, noEdges[*ent.TextureQuery], "data")
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -73,5 +86,9 @@ func (r *Resolver) texturesPage(ctx context.Context, page, perPage *int, orderBy
 }
 
 func (r *Resolver) texture(ctx context.Context, id int) (*ent.Texture, error) {
-	return one[ent.Texture](ctx, r.client.Texture.Query().Where(texture.ID(id)), "texture", id)
+	q, err := eager(ctx, r.client.Texture.Query().Where(texture.ID(id)), noEdges[*ent.TextureQuery])
+	if err != nil {
+		return nil, err
+	}
+	return one[ent.Texture](ctx, q, "texture", id)
 }

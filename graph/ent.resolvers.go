@@ -13,6 +13,16 @@ import (
 	"github.com/configurator/catalogue/graph/generated"
 )
 
+// Variations is the resolver for the variations field.
+func (r *configuratorOptionResolver) Variations(ctx context.Context, obj *ent.ConfiguratorOption) ([]*ent.OptionVariation, error) {
+	return variationsOf(ctx, obj)
+}
+
+// Options is the resolver for the options field.
+func (r *optionSetResolver) Options(ctx context.Context, obj *ent.OptionSet) ([]*ent.ConfiguratorOption, error) {
+	return optionsOf(ctx, obj)
+}
+
 // Configurators is the resolver for the configurators field.
 func (r *queryResolver) Configurators(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ConfiguratorOrder, where *ent.ConfiguratorWhereInput) (*ent.ConfiguratorConnection, error) {
 	first, err := relayLimit(first, last)
@@ -103,7 +113,19 @@ func (r *queryResolver) Textures(ctx context.Context, after *entgql.Cursor[int],
 	return r.client.Texture.Query().Paginate(ctx, after, first, before, last, ent.WithTextureOrder(orderBy), ent.WithTextureFilter(where.Filter))
 }
 
+// ConfiguratorOption returns generated.ConfiguratorOptionResolver implementation.
+func (r *Resolver) ConfiguratorOption() generated.ConfiguratorOptionResolver {
+	return &configuratorOptionResolver{r}
+}
+
+// OptionSet returns generated.OptionSetResolver implementation.
+func (r *Resolver) OptionSet() generated.OptionSetResolver { return &optionSetResolver{r} }
+
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
-type queryResolver struct{ *Resolver }
+type (
+	configuratorOptionResolver struct{ *Resolver }
+	optionSetResolver          struct{ *Resolver }
+	queryResolver              struct{ *Resolver }
+)

@@ -14,7 +14,11 @@ import (
 
 // configuratorFormList returns every form of the owner, by id.
 func (r *Resolver) configuratorFormList(ctx context.Context) ([]*ent.ConfiguratorForm, error) {
-	forms, err := r.client.ConfiguratorForm.Query().Order(configuratorform.ByID()).All(ctx)
+	q, err := eager(ctx, r.client.ConfiguratorForm.Query(), noEdges[*ent.ConfiguratorFormQuery])
+	if err != nil {
+		return nil, err
+	}
+	forms, err := q.Order(configuratorform.ByID()).All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list forms: %w", err)
 	}
@@ -22,7 +26,11 @@ func (r *Resolver) configuratorFormList(ctx context.Context) ([]*ent.Configurato
 }
 
 func (r *Resolver) configuratorForm(ctx context.Context, id int) (*ent.ConfiguratorForm, error) {
-	return one[ent.ConfiguratorForm](ctx, r.client.ConfiguratorForm.Query().Where(configuratorform.ID(id)), "configurator form", id)
+	q, err := eager(ctx, r.client.ConfiguratorForm.Query().Where(configuratorform.ID(id)), noEdges[*ent.ConfiguratorFormQuery])
+	if err != nil {
+		return nil, err
+	}
+	return one[ent.ConfiguratorForm](ctx, q, "configurator form", id)
 }
 
 func (r *Resolver) formFieldsPage(ctx context.Context, page, perPage *int, orderBy *ent.FormFieldOrderField, dir *entgql.OrderDirection) (*model.FormFieldPage, error) {
@@ -30,7 +38,9 @@ func (r *Resolver) formFieldsPage(ctx context.Context, page, perPage *int, order
 	if err != nil {
 		return nil, err
 	}
-	items, info, err := paginate[ent.FormField, formfield.OrderOption](ctx, r.client.FormField.Query(), page, perPage, sort)
+	items, info, err := paginate[ent.FormField, formfield.OrderOption](ctx, r.client.FormField.Query(), page, perPage, sort, func(q *ent.FormFieldQuery) (*ent.FormFieldQuery, error) {
+		return eager(ctx, q, noEdges[*ent.FormFieldQuery], "data")
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -38,5 +48,9 @@ func (r *Resolver) formFieldsPage(ctx context.Context, page, perPage *int, order
 }
 
 func (r *Resolver) formField(ctx context.Context, id int) (*ent.FormField, error) {
-	return one[ent.FormField](ctx, r.client.FormField.Query().Where(formfield.ID(id)), "configurator form field", id)
+	q, err := eager(ctx, r.client.FormField.Query().Where(formfield.ID(id)), noEdges[*ent.FormFieldQuery])
+	if err != nil {
+		return nil, err
+	}
+	return one[ent.FormField](ctx, q, "configurator form field", id)
 }

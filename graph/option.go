@@ -1,8 +1,10 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"entgo.io/contrib/entgql"
 
@@ -14,6 +16,11 @@ import (
 	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/internal/apperr"
 )
+
+// restOption loads what REST v1 shows with an option: its parameter_list.
+func restOption(q *ent.ConfiguratorOptionQuery) *ent.ConfiguratorOptionQuery {
+	return q.WithVariations(withVariations)
+}
 
 // withVariations loads an option's parameter_list in its display order.
 func withVariations(q *ent.OptionVariationQuery) {
@@ -36,8 +43,9 @@ func (r *Resolver) configuratorOptionsPage(ctx context.Context, page, perPage *i
 	if err != nil {
 		return nil, err
 	}
-	q := r.client.ConfiguratorOption.Query().WithVariations(withVariations)
-	items, info, err := paginate[ent.ConfiguratorOption, configuratoroption.OrderOption](ctx, q, page, perPage, sort)
+	items, info, err := paginate[ent.ConfiguratorOption, configuratoroption.OrderOption](ctx, r.client.ConfiguratorOption.Query(), page, perPage, sort, func(q *ent.ConfiguratorOptionQuery) (*ent.ConfiguratorOptionQuery, error) {
+		return eager(ctx, q, restOption, "data")
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +53,10 @@ func (r *Resolver) configuratorOptionsPage(ctx context.Context, page, perPage *i
 }
 
 func (r *Resolver) configuratorOption(ctx context.Context, id int) (*ent.ConfiguratorOption, error) {
-	q := r.client.ConfiguratorOption.Query().Where(configuratoroption.ID(id)).WithVariations(withVariations)
+	q, err := eager(ctx, r.client.ConfiguratorOption.Query().Where(configuratoroption.ID(id)), restOption)
+	if err != nil {
+		return nil, err
+	}
 	return one[ent.ConfiguratorOption](ctx, q, "configurator option", id)
 }
 
@@ -59,7 +70,11 @@ func (r *Resolver) optionVariationList(ctx context.Context, optionID int) ([]*en
 	if !ok {
 		return nil, apperr.E(apperr.NotFound, "configurator option %d not found", optionID)
 	}
-	vs, err := r.client.OptionVariation.Query().
+	q, err := eager(ctx, r.client.OptionVariation.Query(), noEdges[*ent.OptionVariationQuery])
+	if err != nil {
+		return nil, err
+	}
+	vs, err := q.
 		Where(optionvariation.ConfiguratorOptionID(optionID)).
 		Order(optionvariation.ByPosition(), optionvariation.ByID()).All(ctx)
 	if err != nil {
@@ -70,13 +85,47 @@ func (r *Resolver) optionVariationList(ctx context.Context, optionID int) ([]*en
 
 // optionSetList returns every option set with its options, by id.
 func (r *Resolver) optionSetList(ctx context.Context) ([]*ent.OptionSet, error) {
-	sets, err := r.client.OptionSet.Query().
-		WithOptions(func(q *ent.ConfiguratorOptionQuery) {
+	q, err := eager(ctx, r.client.OptionSet.Query(), func(q *ent.OptionSetQuery) *ent.OptionSetQuery {
+		return q.WithOptions(func(q *ent.ConfiguratorOptionQuery) {
 			q.Order(configuratoroption.ByPosition(), configuratoroption.ByID())
-		}).
-		Order(optionset.ByID()).All(ctx)
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	sets, err := q.Order(optionset.ByID()).All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list option sets: %w", err)
 	}
 	return sets, nil
+}
+
+// variationsOf is ConfiguratorOption.variations: the loaded edge (by the
+// field's alias, as entgql loads it) or a query, in position order.
+func variationsOf(ctx context.Context, o *ent.ConfiguratorOption) ([]*ent.OptionVariation, error) {
+	vs, err := o.Variations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sortedBy(vs, func(v *ent.OptionVariation) (int, int) { return v.Position, v.ID }), nil
+}
+
+// optionsOf is OptionSet.options, in the options' position order.
+func optionsOf(ctx context.Context, s *ent.OptionSet) ([]*ent.ConfiguratorOption, error) {
+	os, err := s.Options(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sortedBy(os, func(o *ent.ConfiguratorOption) (int, int) { return o.Position, o.ID }), nil
+}
+
+// sortedBy returns a copy of xs sorted by (position, id).
+func sortedBy[T any](xs []T, key func(T) (int, int)) []T {
+	out := slices.Clone(xs)
+	slices.SortFunc(out, func(a, b T) int {
+		pa, ia := key(a)
+		pb, ib := key(b)
+		return cmp.Or(cmp.Compare(pa, pb), cmp.Compare(ia, ib))
+	})
+	return out
 }

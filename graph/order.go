@@ -24,7 +24,7 @@ func (r *Resolver) ordersPage(ctx context.Context, page, perPage *int, orderBy *
 	if startDate != nil && endDate != nil && endDate.Before(startDate.Time) {
 		return nil, apperr.Field("endDate", "endDate %s is before startDate %s", endDate.Format(time.DateOnly), startDate.Format(time.DateOnly))
 	}
-	q := r.client.Order.Query().WithConfigurator()
+	q := r.client.Order.Query()
 	if configuratorID != nil {
 		q = q.Where(order.ConfiguratorID(*configuratorID))
 	}
@@ -34,7 +34,9 @@ func (r *Resolver) ordersPage(ctx context.Context, page, perPage *int, orderBy *
 	if endDate != nil {
 		q = q.Where(order.CreatedAtLT(endDate.AddDate(0, 0, 1)))
 	}
-	items, info, err := paginate[ent.Order, order.OrderOption](ctx, q, page, perPage, sort)
+	items, info, err := paginate[ent.Order, order.OrderOption](ctx, q, page, perPage, sort, func(q *ent.OrderQuery) (*ent.OrderQuery, error) {
+		return eager(ctx, q, restOrder, "data")
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -43,5 +45,12 @@ func (r *Resolver) ordersPage(ctx context.Context, page, perPage *int, orderBy *
 
 // order loads one order with its configurator.
 func (r *Resolver) order(ctx context.Context, id int) (*ent.Order, error) {
-	return one[ent.Order](ctx, r.client.Order.Query().Where(order.ID(id)).WithConfigurator(), "order", id)
+	q, err := eager(ctx, r.client.Order.Query().Where(order.ID(id)), restOrder)
+	if err != nil {
+		return nil, err
+	}
+	return one[ent.Order](ctx, q, "order", id)
 }
+
+// restOrder loads what REST v1 shows of an order: its configurator.
+func restOrder(q *ent.OrderQuery) *ent.OrderQuery { return q.WithConfigurator() }

@@ -92,9 +92,10 @@ func pageArgs(page, perPage *int) (int, int, error) {
 }
 
 // paginate runs a page-based list: it counts the filtered query, then loads
-// one page of it in the given order. It is the single implementation of the
-// page arithmetic that REST v1 presents.
-func paginate[T any, O ~func(*sql.Selector), Q listQuery[Q, T, O]](ctx context.Context, q Q, page, perPage *int, sort sortSpec) ([]*T, *model.Pagination, error) {
+// one page of it in the given order, shaped by load (the edges to load, see
+// eager). It is the single implementation of the page arithmetic that REST
+// v1 presents.
+func paginate[T any, O ~func(*sql.Selector), Q listQuery[Q, T, O]](ctx context.Context, q Q, page, perPage *int, sort sortSpec, load func(Q) (Q, error)) ([]*T, *model.Pagination, error) {
 	p, pp, err := pageArgs(page, perPage)
 	if err != nil {
 		return nil, nil, err
@@ -104,6 +105,9 @@ func paginate[T any, O ~func(*sql.Selector), Q listQuery[Q, T, O]](ctx context.C
 		return nil, nil, fmt.Errorf("count: %w", err)
 	}
 	info := &model.Pagination{CurrentPage: p, PerPage: pp, Total: total, LastPage: 1}
+	if q, err = load(q); err != nil {
+		return nil, nil, err
+	}
 	for _, t := range sort.terms() {
 		q = q.Order(O(t))
 	}

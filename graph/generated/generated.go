@@ -34,6 +34,8 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	ConfiguratorOption() ConfiguratorOptionResolver
+	OptionSet() OptionSetResolver
 	Query() QueryResolver
 	Viewer() ViewerResolver
 }
@@ -379,6 +381,12 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type ConfiguratorOptionResolver interface {
+	Variations(ctx context.Context, obj *ent.ConfiguratorOption) ([]*ent.OptionVariation, error)
+}
+type OptionSetResolver interface {
+	Options(ctx context.Context, obj *ent.OptionSet) ([]*ent.ConfiguratorOption, error)
+}
 type QueryResolver interface {
 	Configurators(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ConfiguratorOrder, where *ent.ConfiguratorWhereInput) (*ent.ConfiguratorConnection, error)
 	ConfiguratorForms(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ConfiguratorFormOrder, where *ent.ConfiguratorFormWhereInput) (*ent.ConfiguratorFormConnection, error)
@@ -7247,7 +7255,7 @@ func (ec *executionContext) _ConfiguratorOption_variations(ctx context.Context, 
 			return ec.fieldContext_ConfiguratorOption_variations(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Variations(ctx)
+			return ec.Resolvers.ConfiguratorOption().Variations(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.OptionVariation) graphql.Marshaler {
@@ -7262,7 +7270,7 @@ func (ec *executionContext) fieldContext_ConfiguratorOption_variations(_ context
 		Object:     "ConfiguratorOption",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: false,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_OptionVariation(ctx, field)
 		},
@@ -9215,7 +9223,7 @@ func (ec *executionContext) _OptionSet_options(ctx context.Context, field graphq
 			return ec.fieldContext_OptionSet_options(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Options(ctx)
+			return ec.Resolvers.OptionSet().Options(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.ConfiguratorOption) graphql.Marshaler {
@@ -9230,7 +9238,7 @@ func (ec *executionContext) fieldContext_OptionSet_options(_ context.Context, fi
 		Object:     "OptionSet",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: false,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ConfiguratorOption(ctx, field)
 		},

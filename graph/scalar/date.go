@@ -2,10 +2,11 @@
 package scalar
 
 import (
-	"fmt"
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/configurator/catalogue/internal/apperr"
 )
 
 // Date is a UTC calendar date; list filters use it for created_at bounds.
@@ -19,7 +20,7 @@ func ParseDate(s string) (Date, error) {
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		return Date{}, fmt.Errorf("%q is not a date: use YYYY-MM-DD", s)
+		return Date{}, apperr.E(apperr.Invalid, "%q is not a date: use YYYY-MM-DD", s)
 	}
 	t = t.UTC()
 	return Date{time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)}, nil
@@ -29,7 +30,7 @@ func ParseDate(s string) (Date, error) {
 func (d *Date) UnmarshalGQL(v any) error {
 	s, ok := v.(string)
 	if !ok {
-		return fmt.Errorf("a date must be a string YYYY-MM-DD, not %T", v)
+		return apperr.E(apperr.Invalid, "a date must be a string YYYY-MM-DD, not %T", v)
 	}
 	p, err := ParseDate(s)
 	if err != nil {

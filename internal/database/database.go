@@ -28,7 +28,8 @@ const DefaultURL = "sqlite://./data/configurator.db"
 
 // Open connects to url: postgres://... (or postgresql://...) or
 // sqlite://PATH. A SQLite file and its directory are created when missing.
-func Open(ctx context.Context, rawURL string) (*ent.Client, error) {
+// opts are passed to ent (tests use ent.Log to count queries).
+func Open(ctx context.Context, rawURL string, opts ...ent.Option) (*ent.Client, error) {
 	drv, err := openDriver(rawURL)
 	if err != nil {
 		return nil, err
@@ -39,7 +40,7 @@ func Open(ctx context.Context, rawURL string) (*ent.Client, error) {
 		drv.Close()
 		return nil, fmt.Errorf("connect to %s: %w", Redact(rawURL), err)
 	}
-	return ent.NewClient(ent.Driver(drv)), nil
+	return ent.NewClient(append([]ent.Option{ent.Driver(drv)}, opts...)...), nil
 }
 
 func openDriver(rawURL string) (*entsql.Driver, error) {

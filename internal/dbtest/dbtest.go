@@ -49,10 +49,10 @@ func Run(t *testing.T, fn func(t *testing.T, c *ent.Client)) {
 }
 
 // Open opens and migrates the database at url, closed when the test ends.
-func Open(t testing.TB, url string) *ent.Client {
+func Open(t testing.TB, url string, opts ...ent.Option) *ent.Client {
 	t.Helper()
 	ctx := context.Background()
-	c, err := database.Open(ctx, url)
+	c, err := database.Open(ctx, url, opts...)
 	if err != nil {
 		t.Fatalf("open test database: %v", err)
 	}
