@@ -43,6 +43,16 @@ func Open(ctx context.Context, rawURL string, opts ...ent.Option) (*ent.Client, 
 	return ent.NewClient(append([]ent.Option{ent.Driver(drv)}, opts...)...), nil
 }
 
+// OpenSQL opens the database/sql handle of url and names its ent dialect;
+// Open builds on it, and tests use it for raw SQL.
+func OpenSQL(rawURL string) (*sql.DB, string, error) {
+	drv, err := openDriver(rawURL)
+	if err != nil {
+		return nil, "", err
+	}
+	return drv.DB(), drv.Dialect(), nil
+}
+
 func openDriver(rawURL string) (*entsql.Driver, error) {
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
