@@ -138,6 +138,15 @@ func TestDashboardWrites(t *testing.T) {
 		if err != nil || o.OwnerID != w.a.ID {
 			t.Errorf("order on A's own configurator: %v (owner %v)", err, o)
 		}
+		// An option set cannot take another owner's option (a many-to-many edge).
+		optB := dbtest.Must(c.ConfiguratorOption.Query().First(openB))
+		optA := dbtest.Must(c.ConfiguratorOption.Query().First(openA))
+		if _, err := c.OptionSet.Create().SetConfiguratorID(w.a1.ID).SetName("s").AddOptionIDs(optA.ID, optB.ID).Save(openA); apperr.KindOf(err) != apperr.NotFound {
+			t.Errorf("option set with B's option: %v; want NotFound", err)
+		}
+		if _, err := c.OptionSet.Create().SetConfiguratorID(w.a1.ID).SetName("s").AddOptionIDs(optA.ID).Save(openA); err != nil {
+			t.Errorf("option set with A's own option: %v", err)
+		}
 		// Bad colours are refused by the data model itself.
 		if _, err := c.Material.Create().SetName("x").SetColor("red").Save(dashA); !ent.IsValidationError(err) {
 			t.Errorf("colour red: %v; want a validation error", err)

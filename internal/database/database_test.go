@@ -67,4 +67,3 @@ func TestOpenRejectsUnknownURLs(t *testing.T) {
 		t.Errorf("unreachable postgres: %v; want an error without the password", err)
 	}
 }
-

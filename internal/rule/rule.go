@@ -6,6 +6,7 @@ package rule
 
 import (
 	"context"
+	"errors"
 
 	"entgo.io/ent/entql"
 
@@ -168,17 +169,37 @@ func ReferencesVisible() privacy.MutationRule {
 				return apperr.E(apperr.NotFound, "%s %d not found", ref.name, id)
 			}
 		}
+		// The options of an option set are a many-to-many edge.
+		if s, ok := m.(interface{ OptionsIDs() []int }); ok {
+			if ids := s.OptionsIDs(); len(ids) > 0 {
+				n, err := c.Client().ConfiguratorOption.Query().Where(configuratoroption.IDIn(ids...)).Count(ctx)
+				if err != nil {
+					return err
+				}
+				if n != len(ids) {
+					return apperr.E(apperr.NotFound, "configurator option not found")
+				}
+			}
+		}
 		return privacy.Skip
 	})
 }
 
+// system reports whether ctx carries the Allow decision of system work
+// (seeding, the CLI), which sets owners explicitly.
+func system(ctx context.Context) bool {
+	d, ok := privacy.DecisionFromContext(ctx)
+	return ok && errors.Is(d, privacy.Allow)
+}
+
 // SetOwner is a hook that assigns new records to the viewer's owner; the
-// owner is never taken from client input.
+// owner is never taken from client input. System work keeps the owner it
+// set.
 func SetOwner() ent.Hook {
 	type ownerSetter interface{ SetOwnerID(int) }
 	return func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
-			if s, ok := m.(ownerSetter); ok && m.Op().Is(ent.OpCreate) {
+			if s, ok := m.(ownerSetter); ok && m.Op().Is(ent.OpCreate) && !system(ctx) {
 				if v := viewer.FromContext(ctx); v != nil {
 					s.SetOwnerID(v.OwnerID)
 				}

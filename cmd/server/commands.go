@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/config"
+	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/demo"
+)
+
+// parse parses a subcommand's flags; a bad flag is a usage error.
+func parse(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return usagef("%s: %v", fs.Name(), err)
+	}
+	return nil
+}
+
+// openDB opens and migrates the configured database.
+func openDB(ctx context.Context, cfg *config.Config) (*ent.Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, usagef("%v", err)
+	}
+	c, err := database.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := database.Migrate(ctx, c); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func migrateCmd(ctx context.Context, args []string, env config.Env, stderr io.Writer) error {
+	var cfg config.Config
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	cfg.DatabaseFlags(fs, env)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	c, err := openDB(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	fmt.Fprintf(stderr, "migrated %s\n", database.Redact(cfg.DatabaseURL))
+	return nil
+}
+
+func seedCmd(ctx context.Context, args []string, env config.Env, stdout, _ io.Writer) error {
+	var cfg config.Config
+	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
+	cfg.DatabaseFlags(fs, env)
+	demoFlag := fs.Bool("demo", false, "load the demo dataset")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if !*demoFlag {
+		return usagef("seed: only the demo dataset exists: run seed --demo")
+	}
+	c, err := openDB(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	sum, err := demo.Seed(ctx, c)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(sum)
+}
+
+func tokenCmd(ctx context.Context, args []string, env config.Env, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usagef("token: want create or revoke")
+	}
+	var cfg config.Config
+	fs := flag.NewFlagSet("token "+args[0], flag.ContinueOnError)
+	cfg.DatabaseFlags(fs, env)
+	switch args[0] {
+	case "create":
+		conf := fs.Int("configurator", 0, "home configurator of an Open API token")
+		dashboard := fs.Bool("dashboard", false, "create a dashboard token")
+		ownerID := fs.Int("owner", 0, "owner of a dashboard token")
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			return usagef("token create: unexpected argument %q", fs.Arg(0))
+		}
+		switch {
+		case *dashboard && *conf != 0:
+			return usagef("token create: --configurator and --dashboard exclude each other")
+		case *dashboard && *ownerID <= 0:
+			return usagef("token create --dashboard needs --owner ID (a positive integer)")
+		case !*dashboard && *ownerID != 0:
+			return usagef("token create: --owner is for --dashboard tokens")
+		case !*dashboard && *conf <= 0:
+			return usagef("token create needs --configurator ID (a positive integer) or --dashboard --owner ID")
+		}
+		c, tokens, err := openTokens(ctx, &cfg)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		var jwt string
+		var rec *ent.APIToken
+		if *dashboard {
+			jwt, rec, err = tokens.CreateDashboard(ctx, *ownerID)
+		} else {
+			jwt, rec, err = tokens.CreateOpenAPI(ctx, *conf)
+		}
+		if err != nil {
+			return err
+		}
+		// stdout carries only the token, for scripts; the id goes to stderr.
+		fmt.Fprintf(stderr, "created %s token %d of owner %d (revoke: server token revoke %d)\n", rec.Kind, rec.ID, rec.OwnerID, rec.ID)
+		_, err = fmt.Fprintln(stdout, jwt)
+		return err
+	case "revoke":
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 {
+			return usagef("token revoke needs exactly one token ID")
+		}
+		id, err := strconv.Atoi(fs.Arg(0))
+		if err != nil || id <= 0 {
+			return usagef("token revoke: %q is not a token ID (a positive integer)", fs.Arg(0))
+		}
+		c, tokens, err := openTokens(ctx, &cfg)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if err := tokens.Revoke(ctx, id); err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "revoked token %d\n", id)
+		return err
+	default:
+		return usagef("token: want create or revoke, not %q", args[0])
+	}
+}
+
+// openTokens opens the database and the token service with its signing key.
+func openTokens(ctx context.Context, cfg *config.Config) (*ent.Client, *auth.Tokens, error) {
+	c, err := openDB(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := auth.SigningKey(ctx, c, cfg.JWTSecret)
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return c, auth.NewTokens(c, auth.NewSigner(key)), nil
+}

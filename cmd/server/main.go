@@ -1,0 +1,95 @@
+// Command server runs the configurator catalogue and orders service and
+// its operator tasks:
+//
+//	server [serve]          run the HTTP service (default)
+//	server migrate          bring the database schema up to date
+//	server seed --demo      load the demo dataset, print a JSON summary
+//	server token create --configurator ID | --dashboard --owner ID
+//	server token revoke ID
+//
+// Every command takes --database-url (DATABASE_URL).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/configurator/catalogue/internal/apperr"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// usageError is a mistake in the command line; it exits with exitUsage.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// run is main without the process: tests call it with their own args,
+// environment and output.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "serve":
+		err = serve(ctx, args, getenv, stdout, stderr)
+	case "migrate":
+		err = migrateCmd(ctx, args, getenv, stderr)
+	case "seed":
+		err = seedCmd(ctx, args, getenv, stdout, stderr)
+	case "token":
+		err = tokenCmd(ctx, args, getenv, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		err = usagef("unknown command %q", cmd)
+	}
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "server: %v\n\n%s", err, usage)
+		return exitUsage
+	default:
+		msg := err.Error()
+		var ae *apperr.Error
+		if errors.As(err, &ae) {
+			msg = ae.Message
+		}
+		fmt.Fprintf(stderr, "server: %s\n", msg)
+		return exitError
+	}
+}
+
+const usage = `Usage:
+  server [serve] [--addr :8080] [--database-url URL] [--public-url URL] [--demo auto|true|false]
+  server migrate [--database-url URL]
+  server seed --demo [--database-url URL]
+  server token create --configurator ID [--database-url URL]
+  server token create --dashboard --owner ID [--database-url URL]
+  server token revoke ID [--database-url URL]
+
+Environment: ADDR, DATABASE_URL, PUBLIC_URL, JWT_SECRET, DEMO.
+`

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/privacy"
+	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/config"
+	"github.com/configurator/catalogue/internal/playground"
+)
+
+// newRouter wires the HTTP surface: probes, the GraphQL endpoint behind
+// the auth middleware, and the playground.
+func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, log *slog.Logger) http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID, requestLog(log), middleware.Recoverer)
+
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if _, err := c.Setting.Query().Exist(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+			log.WarnContext(ctx, "readiness check failed", "err", err)
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "database": "ok"})
+	})
+
+	gql := auth.Middleware(tokens, graph.RejectAuth)(graph.NewHandler(c))
+	r.Method(http.MethodGet, "/graphql", gql)
+	r.Method(http.MethodPost, "/graphql", gql)
+	r.Method(http.MethodOptions, "/graphql", gql)
+
+	pg := playground.Handler("Configurator catalogue", "/graphql")
+	r.Handle("/playground", pg)
+	r.Handle("/playground/*", pg)
+	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/playground", http.StatusFound)
+	})
+
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such path: " + r.URL.Path})
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method " + r.Method + " not allowed on " + r.URL.Path})
+	})
+	return r
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// requestLog logs one line per request with its id, status and duration.
+func requestLog(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			next.ServeHTTP(ww, r)
+			log.InfoContext(r.Context(), "request",
+				"id", middleware.GetReqID(r.Context()), "method", r.Method, "path", r.URL.Path,
+				"status", ww.Status(), "bytes", ww.BytesWritten(), "duration", time.Since(start))
+		})
+	}
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/apitoken"
+	"github.com/configurator/catalogue/ent/privacy"
+	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/config"
+	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/demo"
+)
+
+// shutdownGrace is how long in-flight requests may take to finish after
+// SIGTERM before the server gives up on them.
+const shutdownGrace = 25 * time.Second
+
+func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io.Writer) error {
+	var cfg config.Config
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfg.ServeFlags(fs, env)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	slog.SetDefault(log)
+
+	c, err := openDB(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	key, err := auth.SigningKey(ctx, c, cfg.JWTSecret)
+	if err != nil {
+		return err
+	}
+	tokens := auth.NewTokens(c, auth.NewSigner(key))
+
+	var demoToken string
+	if cfg.SeedDemo() {
+		if demoToken, err = demoSetup(ctx, c, tokens, log); err != nil {
+			return err
+		}
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	srv := &http.Server{
+		Handler:           newRouter(c, tokens, &cfg, log),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "database", database.Redact(cfg.DatabaseURL), "public_url", cfg.PublicURL)
+	fmt.Fprintf(stdout, "GraphQL playground: %s/playground\n", cfg.PublicURL)
+	if demoToken != "" {
+		fmt.Fprintf(stdout, "Demo token (Open API), paste it into the playground's headers as\n  {\"Authorization\": \"Bearer %s\"}\nor open %s/playground#token=%s\n", demoToken, cfg.PublicURL, demoToken)
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	// Stop accepting, let in-flight requests finish, then exit 0.
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// demoSetup loads the demo data into an empty database and returns a
+// token of the demo's first configurator for the playground. It reuses the demo's token
+// record across restarts instead of creating one per start. A database
+// that has data but not the demo's gets no token.
+func demoSetup(ctx context.Context, c *ent.Client, tokens *auth.Tokens, log *slog.Logger) (string, error) {
+	sys := privacy.DecisionContext(ctx, privacy.Allow)
+	owners, err := c.Owner.Query().Count(sys)
+	if err != nil {
+		return "", fmt.Errorf("count owners: %w", err)
+	}
+	if owners > 0 {
+		if ok, err := demo.Seeded(ctx, c); err != nil || !ok {
+			return "", err
+		}
+	}
+	// Seed writes nothing when the demo data is there; it returns its ids.
+	sum, err := demo.Seed(ctx, c)
+	if err != nil {
+		return "", fmt.Errorf("seed demo data: %w", err)
+	}
+	if sum.Created {
+		log.Info("loaded the demo data", "owners", len(sum.Owners), "orders", sum.Orders, "materials", sum.Materials)
+	}
+	if len(sum.Owners) == 0 || len(sum.Owners[0].Configurators) == 0 {
+		return "", nil
+	}
+	home := sum.Owners[0].Configurators[0]
+	rec, err := c.APIToken.Query().
+		Where(apitoken.KindEQ(apitoken.KindOpenAPI), apitoken.ConfiguratorID(home), apitoken.RevokedAtIsNil()).
+		Order(apitoken.ByID()).First(sys)
+	if ent.IsNotFound(err) {
+		jwt, _, err := tokens.CreateOpenAPI(ctx, home)
+		return jwt, err
+	}
+	if err != nil {
+		return "", fmt.Errorf("find demo token: %w", err)
+	}
+	return tokens.Mint(rec)
+}
