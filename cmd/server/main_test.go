@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/configurator/catalogue/internal/browsertest"
+	"github.com/configurator/catalogue/internal/dbtest"
+)
+
+// syncBuffer is an io.Writer that a running server and the test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// cli runs the binary's run function and returns exit code and outputs.
+func cli(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, func(k string) string { return env[k] }, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+var jwtRE = regexp.MustCompile(`^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\n$`)
+
+func TestOperatorCommands(t *testing.T) {
+	for _, b := range dbtest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			url := b.URL(t)
+			env := map[string]string{"DATABASE_URL": url}
+
+			if code, _, stderr := cli(t, env, "migrate"); code != 0 {
+				t.Fatalf("migrate: exit %d: %s", code, stderr)
+			}
+			code, first, stderr := cli(t, env, "seed", "--demo")
+			if code != 0 {
+				t.Fatalf("seed --demo: exit %d: %s", code, stderr)
+			}
+			var sum struct {
+				Owners []struct {
+					ID            int
+					Configurators []int
+				}
+				Created bool
+			}
+			if err := json.Unmarshal([]byte(first), &sum); err != nil {
+				t.Fatalf("seed output is not JSON: %v: %q", err, first)
+			}
+			if got := fmt.Sprint(sum.Owners); got != "[{1 [1 2]} {2 [3]}]" || !sum.Created {
+				t.Errorf("seed summary owners %s created %v; want [{1 [1 2]} {2 [3]}] true", got, sum.Created)
+			}
+			// Again, with the flag form of the URL: nothing new, same summary.
+			code, second, _ := cli(t, nil, "seed", "--demo", "--database-url", url)
+			if code != 0 || strings.Replace(second, `"created":false`, `"created":true`, 1) != first {
+				t.Errorf("second seed: exit %d\n%s\nwant the first summary\n%s", code, second, first)
+			}
+
+			code, tok, stderr := cli(t, env, "token", "create", "--configurator", "1")
+			if code != 0 || !jwtRE.MatchString(tok) {
+				t.Fatalf("token create --configurator 1: exit %d, stdout %q, stderr %s", code, tok, stderr)
+			}
+			code, dash, stderr := cli(t, env, "token", "create", "--dashboard", "--owner", "2")
+			if code != 0 || !jwtRE.MatchString(dash) {
+				t.Fatalf("token create --dashboard --owner 2: exit %d, stdout %q, stderr %s", code, dash, stderr)
+			}
+			if !strings.Contains(stderr, "revoke: server token revoke") {
+				t.Errorf("token create should tell the id on stderr: %q", stderr)
+			}
+
+			for _, tc := range []struct {
+				args []string
+				code int
+				msg  string
+			}{
+				{[]string{"token", "create", "--configurator", "99"}, 1, "configurator 99 not found"},
+				{[]string{"token", "create", "--dashboard", "--owner", "99"}, 1, "owner 99 not found"},
+				{[]string{"token", "create", "--configurator", "abc"}, 2, "invalid value"},
+				{[]string{"token", "create"}, 2, "needs --configurator"},
+				{[]string{"token", "create", "--dashboard"}, 2, "needs --owner"},
+				{[]string{"token", "create", "--configurator", "1", "--dashboard", "--owner", "1"}, 2, "exclude each other"},
+				{[]string{"token", "revoke", "abc"}, 2, "not a token ID"},
+				{[]string{"token", "revoke"}, 2, "exactly one token ID"},
+				{[]string{"token", "revoke", "999"}, 1, "token 999 not found"},
+				{[]string{"token", "revoke", "1"}, 0, ""},
+				{[]string{"token", "revoke", "1"}, 0, ""},
+				{[]string{"token", "rotate"}, 2, "want create or revoke"},
+				{[]string{"seed"}, 2, "seed --demo"},
+				{[]string{"frobnicate"}, 2, "unknown command"},
+				{[]string{"serve", "--demo", "maybe"}, 2, "--demo must be"},
+			} {
+				code, stdout, stderr := cli(t, env, tc.args...)
+				if code != tc.code || !strings.Contains(stderr, tc.msg) {
+					t.Errorf("%v: exit %d stderr %q; want %d containing %q", tc.args, code, stderr, tc.code, tc.msg)
+				}
+				if code != 0 && stdout != "" {
+					t.Errorf("%v: failed but printed on stdout: %q", tc.args, stdout)
+				}
+			}
+		})
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func waitReady(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if res, err := http.Get(base + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s never became ready", base)
+}
+
+var tokenRE = regexp.MustCompile(`#token=(\S+)`)
+
+// TestServe runs the service in-process on a fresh embedded database, as
+// `go run ./cmd/server` does on a fresh clone, and uses it over HTTP.
+func TestServe(t *testing.T) {
+	addr := freeAddr(t)
+	base := "http://" + addr
+	env := map[string]string{"DATABASE_URL": "sqlite://" + filepath.Join(t.TempDir(), "db", "c.db"), "ADDR": addr}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &stdout, &stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited %d after cancel; want 0\n%s", code, stderr.String())
+		}
+	})
+	waitReady(t, base)
+
+	out := stdout.String()
+	if !strings.Contains(out, base+"/playground") {
+		t.Errorf("serve output does not say where the playground is:\n%s", out)
+	}
+	m := tokenRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("serve printed no token:\n%s", out)
+	}
+	token := m[1]
+
+	get := func(path, auth string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b)
+	}
+	for _, tc := range []struct {
+		path, auth string
+		status     int
+		contains   string
+	}{
+		{"/healthz", "", 200, `"ok"`},
+		{"/readyz", "", 200, `"database":"ok"`},
+		{"/playground", "", 200, "<html"},
+		{"/graphql?query=" + "%7B%20ordersPage%20%7B%20pagination%20%7B%20total%20%7D%20%7D%20%7D", "Bearer " + token, 200, `"total":30`},
+		{"/graphql?query=%7B%20viewer%20%7B%20ownerId%20%7D%20%7D", "", 200, `"UNAUTHENTICATED"`},
+		{"/graphql?query=%7B%20viewer%20%7B%20ownerId%20%7D%20%7D", "Bearer nope", 401, `"UNAUTHENTICATED"`},
+		{"/no/such/path", "", 404, "no such path"},
+	} {
+		res, body := get(tc.path, tc.auth)
+		if res.StatusCode != tc.status || !strings.Contains(body, tc.contains) {
+			t.Errorf("GET %s: %d %s; want %d containing %s", tc.path, res.StatusCode, body, tc.status, tc.contains)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPut, base+"/graphql", nil)
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("PUT /graphql: %v %v; want 405", res.StatusCode, err)
+	}
+
+	// The playground, offline in headless Chromium, runs a query against the
+	// demo data with the printed token.
+	t.Run("playground in chromium", func(t *testing.T) {
+		bctx := browsertest.NewContext(t)
+		result := browsertest.RunPlaygroundQuery(t, bctx, base+"/playground#token="+token,
+			`{ ordersPage(perPage: 2, orderBy: ID, order: ASC) { pagination { total lastPage } data { id configurator { name } } } }`)
+		for _, want := range []string{`"total": 30`, `"lastPage": 15`, `"configurator"`} {
+			if !strings.Contains(result, want) {
+				t.Errorf("playground result lacks %s:\n%s", want, result)
+			}
+		}
+	})
+}
+
+// TestSIGTERM runs the real binary: on SIGTERM it stops accepting, lets a
+// request that is still being sent finish, and exits 0.
+func TestSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "server")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "serve", "--addr", addr)
+	cmd.Env = append(os.Environ(), "DATABASE_URL=sqlite://"+filepath.Join(t.TempDir(), "c.db"))
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	waitReady(t, "http://"+addr)
+	token := tokenRE.FindStringSubmatch(stdout.String())[1]
+
+	// Start a request and send only half of its body.
+	body := `{"query":"{ ordersPage { pagination { total } } }"}`
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /graphql HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		addr, token, len(body), body[:10])
+	time.Sleep(200 * time.Millisecond)
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Error("the server still accepts connections after SIGTERM")
+	}
+	fmt.Fprint(conn, body[10:])
+	resp, _ := io.ReadAll(conn)
+	if !strings.Contains(string(resp), "200 OK") || !strings.Contains(string(resp), `"total":30`) {
+		t.Errorf("in-flight request after SIGTERM got:\n%s", resp)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit after SIGTERM: %v; want 0\n%s", err, stderr.String())
+	}
+}
