@@ -1,0 +1,53 @@
+package config
+
+import (
+	"flag"
+	"io"
+	"testing"
+)
+
+func TestServeConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		wantErr bool
+		want    Config
+		demo    bool
+	}{
+		{name: "defaults", want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto"}, demo: true},
+		{name: "env", env: map[string]string{"ADDR": "127.0.0.1:9000", "DATABASE_URL": "postgres://db/x", "PUBLIC_URL": "https://api.example.com/", "DEMO": "false"},
+			want: Config{Addr: "127.0.0.1:9000", DatabaseURL: "postgres://db/x", PublicURL: "https://api.example.com", Demo: "false"}},
+		{name: "flags win over env", env: map[string]string{"ADDR": ":1"}, args: []string{"--addr", ":2", "--database-url", "postgresql://db/y"},
+			want: Config{Addr: ":2", DatabaseURL: "postgresql://db/y", PublicURL: "http://localhost:2", Demo: "auto"}},
+		{name: "postgres never seeds on auto", args: []string{"--database-url", "postgres://db/z"},
+			want: Config{Addr: ":8080", DatabaseURL: "postgres://db/z", PublicURL: "http://localhost:8080", Demo: "auto"}},
+		{name: "bad database url", args: []string{"--database-url", "mysql://x"}, wantErr: true},
+		{name: "bad addr", args: []string{"--addr", "8080"}, wantErr: true},
+		{name: "relative public url", args: []string{"--public-url", "/api"}, wantErr: true},
+		{name: "bad demo", args: []string{"--demo", "yes"}, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c Config
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			c.ServeFlags(fs, func(k string) string { return tc.env[k] })
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			err := c.Validate()
+			if tc.wantErr {
+				if err == nil {
+					t.Fatalf("Validate() = nil; want an error for %+v", c)
+				}
+				return
+			}
+			if err != nil || c != tc.want {
+				t.Fatalf("config = %+v, %v; want %+v", c, err, tc.want)
+			}
+			if c.SeedDemo() != tc.demo {
+				t.Errorf("SeedDemo() = %v; want %v", c.SeedDemo(), tc.demo)
+			}
+		})
+	}
+}
