@@ -57,7 +57,7 @@ func TestAuth(t *testing.T) {
 			status int
 			code   string
 		}{
-			{"no header", "", http.StatusOK, "UNAUTHENTICATED"},
+			{"no header", "", http.StatusUnauthorized, "UNAUTHENTICATED"},
 			{"not bearer", "Basic dXNlcjpwYXNz", http.StatusUnauthorized, "UNAUTHENTICATED"},
 			{"empty bearer", "Bearer ", http.StatusUnauthorized, "UNAUTHENTICATED"},
 			{"garbage", "Bearer not.a.jwt", http.StatusUnauthorized, "UNAUTHENTICATED"},
@@ -77,6 +77,37 @@ func TestAuth(t *testing.T) {
 				r := w.queryHeader(t, tc.header, `{ viewer { ownerId tokenKind } ordersPage { pagination { total } } }`)
 				if r.Status != tc.status || r.code() != tc.code {
 					t.Fatalf("status %d code %q; want %d %q (errors %+v)", r.Status, r.code(), tc.status, tc.code, r.Errors)
+				}
+			})
+		}
+	})
+}
+
+// TestAnonymous: without a token only introspection is answered; any
+// operation that reaches data is a 401, whatever its shape.
+func TestAnonymous(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		for _, tc := range []struct {
+			name, query string
+			status      int
+		}{
+			{"schema", `{ __schema { queryType { name } } }`, http.StatusOK},
+			{"named introspection", `query IntrospectionQuery { __schema { types { name } } __type(name: "Order") { name } }`, http.StatusOK},
+			{"typename", `{ __typename }`, http.StatusOK},
+			{"data", `{ ordersPage { data { id } } }`, http.StatusUnauthorized},
+			{"data beside introspection", `{ __schema { queryType { name } } orders { totalCount } }`, http.StatusUnauthorized},
+			{"data in a fragment", `query { ...F } fragment F on Query { orders { totalCount } }`, http.StatusUnauthorized},
+			{"data in the second operation", `query A { __typename } query B { orders { totalCount } }`, http.StatusUnauthorized},
+			{"unparsable", `{`, http.StatusUnauthorized},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := w.query(t, "", tc.query, nil)
+				if r.Status != tc.status {
+					t.Errorf("status %d; want %d (%+v)", r.Status, tc.status, r.Errors)
+				}
+				if tc.status == http.StatusUnauthorized && r.code() != "UNAUTHENTICATED" {
+					t.Errorf("code %q; want UNAUTHENTICATED", r.code())
 				}
 			})
 		}

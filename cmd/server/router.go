@@ -38,7 +38,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, log *slog
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "database": "ok"})
 	})
 
-	gql := auth.Middleware(tokens, graph.RejectAuth)(graph.NewHandler(c))
+	gql := auth.Middleware(tokens, graph.RejectAuth)(graph.IntrospectionOnlyWithoutToken(graph.NewHandler(c)))
 	r.Method(http.MethodGet, "/graphql", gql)
 	r.Method(http.MethodPost, "/graphql", gql)
 	r.Method(http.MethodOptions, "/graphql", gql)
