@@ -2,14 +2,18 @@ package graph_test
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
@@ -188,4 +192,30 @@ func TestDashboardWrites(t *testing.T) {
 func (w *world) queryHeader(t *testing.T, header, q string) gqlResponse {
 	t.Helper()
 	return w.raw(t, header, q, nil)
+}
+
+// TestBodyLimit: an oversized body is refused with 413, before it is read
+// when it declares its length, and at the limit when it does not.
+func TestBodyLimit(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		big := `{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("x", graph.MaxJSONBody) + `"}}`
+		req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(big))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+w.tokA)
+		rec := httptest.NewRecorder()
+		w.h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusRequestEntityTooLarge {
+			t.Errorf("declared oversized body: %d; want 413", rec.Code)
+		}
+		req = httptest.NewRequest(http.MethodPost, "/graphql", io.MultiReader(strings.NewReader(big)))
+		req.ContentLength = -1
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+w.tokA)
+		rec = httptest.NewRecorder()
+		w.h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusRequestEntityTooLarge {
+			t.Errorf("undeclared oversized body: %d; want 413", rec.Code)
+		}
+	})
 }

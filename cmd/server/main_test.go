@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/browsertest"
+	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
 )
 
@@ -154,12 +158,28 @@ func waitReady(t *testing.T, base string) {
 
 var tokenRE = regexp.MustCompile(`#token=(\S+)`)
 
-// TestServe runs the service in-process on a fresh embedded database, as
-// `go run ./cmd/server` does on a fresh clone, and uses it over HTTP.
+// TestServe runs the service in-process on a fresh database, as `go run
+// ./cmd/server` does on a fresh clone (on PostgreSQL with DEMO=true), and
+// uses it over HTTP and from the playground in a browser.
 func TestServe(t *testing.T) {
+	for _, b := range dbtest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			env := map[string]string{"DATABASE_URL": b.URL(t)}
+			if b.Name == "sqlite" {
+				// The default embedded database, in a directory that does not exist yet.
+				env["DATABASE_URL"] = "sqlite://" + filepath.Join(t.TempDir(), "data", "configurator.db")
+			} else {
+				env["DEMO"] = "true"
+			}
+			testServe(t, env)
+		})
+	}
+}
+
+func testServe(t *testing.T, env map[string]string) {
 	addr := freeAddr(t)
 	base := "http://" + addr
-	env := map[string]string{"DATABASE_URL": "sqlite://" + filepath.Join(t.TempDir(), "db", "c.db"), "ADDR": addr}
+	env["ADDR"] = addr
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr syncBuffer
 	done := make(chan int, 1)
@@ -281,5 +301,27 @@ func TestSIGTERM(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("exit after SIGTERM: %v; want 0\n%s", err, stderr.String())
+	}
+}
+
+// TestReadyz: readiness follows the database, liveness does not.
+func TestReadyz(t *testing.T) {
+	c := dbtest.Open(t, dbtest.Backends()[0].URL(t))
+	cfg := &config.Config{PublicURL: "http://localhost"}
+	h := newRouter(c, auth.NewTokens(c, auth.NewSigner(make([]byte, 32))), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	probe := func(path string) int {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec.Code
+	}
+	if got := probe("/readyz"); got != http.StatusOK {
+		t.Fatalf("/readyz with the database up: %d", got)
+	}
+	c.Close()
+	if got := probe("/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("/readyz with the database closed: %d; want 503", got)
+	}
+	if got := probe("/healthz"); got != http.StatusOK {
+		t.Errorf("/healthz with the database closed: %d; want 200", got)
 	}
 }
