@@ -18,9 +18,6 @@ import (
 // whether it is introspection; GraphiQL's introspection query is ~2 KB.
 const maxAnonymousBody = 64 << 10
 
-// errNoToken is the answer to an anonymous request for data.
-var errNoToken = apperr.E(apperr.Unauthenticated, "authentication required: send Authorization: Bearer <token>")
-
 // IntrospectionOnlyWithoutToken answers 401 to a request without a viewer
 // unless its operation only introspects the schema (__schema, __type,
 // __typename), so that the playground can load the schema before a token
@@ -33,7 +30,7 @@ func IntrospectionOnlyWithoutToken(next http.Handler) http.Handler {
 		}
 		query, operation, ok := readOperation(r)
 		if !ok || !introspectionOnly(query, operation) {
-			RejectAuth(w, r, errNoToken)
+			RejectAuth(w, r, apperr.ErrNoToken)
 			return
 		}
 		next.ServeHTTP(w, r)

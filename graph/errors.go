@@ -26,7 +26,7 @@ func Classify(err error) *apperr.Error {
 	switch {
 	case errors.As(err, &ae):
 		return ae
-	case isNotFound(err):
+	case ent.IsNotFound(err):
 		return apperr.E(apperr.NotFound, "not found")
 	case errors.As(err, &ve):
 		return &apperr.Error{Kind: apperr.Invalid, Field: ve.Name, Message: fmt.Sprintf("%s is invalid", ve.Name)}
@@ -38,10 +38,6 @@ func Classify(err error) *apperr.Error {
 		return apperr.E(apperr.Internal, "request cancelled")
 	}
 	return apperr.E(apperr.Internal, "internal server error")
-}
-
-func isNotFound(err error) bool {
-	return ent.IsNotFound(err)
 }
 
 // presentError gives every GraphQL error an extensions.code. Errors gqlgen

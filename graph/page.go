@@ -8,6 +8,7 @@ import (
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
 
+	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/internal/apperr"
 )
@@ -131,7 +132,7 @@ func one[T any](ctx context.Context, q interface {
 }, what string, id int) (*T, error) {
 	v, err := q.Only(ctx)
 	if err != nil {
-		if isNotFound(err) {
+		if ent.IsNotFound(err) {
 			return nil, apperr.E(apperr.NotFound, "%s %d not found", what, id)
 		}
 		return nil, fmt.Errorf("load %s %d: %w", what, id, err)

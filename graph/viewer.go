@@ -12,7 +12,7 @@ import (
 func viewerOf(ctx context.Context) (*viewer.Viewer, error) {
 	v := viewer.FromContext(ctx)
 	if v == nil {
-		return nil, apperr.E(apperr.Unauthenticated, "authentication required: send Authorization: Bearer <token>")
+		return nil, apperr.ErrNoToken
 	}
 	return v, nil
 }

@@ -41,6 +41,9 @@ func Field(field, format string, args ...any) *Error {
 	return &Error{Kind: Invalid, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
+// ErrNoToken is the answer to a request that needs a caller and has none.
+var ErrNoToken = E(Unauthenticated, "authentication required: send Authorization: Bearer <token>")
+
 // KindOf returns the kind of the first *Error in err's chain, or Internal.
 func KindOf(err error) Kind {
 	var e *Error

@@ -21,8 +21,6 @@ import (
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
-var errNoViewer = apperr.E(apperr.Unauthenticated, "authentication required: send Authorization: Bearer <token>")
-
 // FilterOwner restricts every query and every update or delete to the
 // viewer's owner, so another owner's rows are simply not found. Requests
 // without a viewer are refused as unauthenticated.
@@ -31,7 +29,7 @@ func FilterOwner() privacy.QueryMutationRule {
 	return privacy.FilterFunc(func(ctx context.Context, f privacy.Filter) error {
 		v := viewer.FromContext(ctx)
 		if v == nil {
-			return errNoViewer
+			return apperr.ErrNoToken
 		}
 		of, ok := f.(ownerFilter)
 		if !ok {
@@ -48,7 +46,7 @@ func FilterOwnerID() privacy.QueryRule {
 	return privacy.FilterFunc(func(ctx context.Context, f privacy.Filter) error {
 		v := viewer.FromContext(ctx)
 		if v == nil {
-			return errNoViewer
+			return apperr.ErrNoToken
 		}
 		of, ok := f.(idFilter)
 		if !ok {
@@ -65,7 +63,7 @@ func DashboardOnly() privacy.MutationRule {
 	return privacy.MutationRuleFunc(func(ctx context.Context, _ ent.Mutation) error {
 		v := viewer.FromContext(ctx)
 		if v == nil {
-			return errNoViewer
+			return apperr.ErrNoToken
 		}
 		if !v.Dashboard() {
 			return apperr.E(apperr.Forbidden, "this write needs a dashboard token")
