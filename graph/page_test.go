@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -359,5 +358,4 @@ func TestEagerLoading(t *testing.T) {
 			}
 		})
 	}
-	_ = context.Background
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/configurator/catalogue/ent"
@@ -152,13 +153,7 @@ func TestTenancyByID(t *testing.T) {
 		}
 		checked := 0
 		for key, owner := range owners {
-			var typ, id string
-			fmt.Sscanf(key, "%s", &typ)
-			for i := range key {
-				if key[i] == ':' {
-					typ, id = key[:i], key[i+1:]
-				}
-			}
+			typ, id, _ := strings.Cut(key, ":")
 			field, ok := fields[typ]
 			if !ok {
 				continue
@@ -192,8 +187,8 @@ func TestTenancyByID(t *testing.T) {
 		// The variations of another owner's option are not found either.
 		var optB int
 		for key, o := range owners {
-			if o == w.b.ID && len(key) > len("ConfiguratorOption:") && key[:len("ConfiguratorOption:")] == "ConfiguratorOption:" {
-				optB, _ = strconv.Atoi(key[len("ConfiguratorOption:"):])
+			if id, ok := strings.CutPrefix(key, "ConfiguratorOption:"); ok && o == w.b.ID {
+				optB, _ = strconv.Atoi(id)
 			}
 		}
 		r := w.query(t, w.tokA, `query($id: ID!) { optionVariationList(configuratorOptionId: $id) { id } }`, map[string]any{"id": optB})
