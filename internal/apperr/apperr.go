@@ -18,6 +18,11 @@ const (
 	Forbidden       Kind = "FORBIDDEN"
 	NotFound        Kind = "NOT_FOUND"
 	Conflict        Kind = "CONFLICT"
+	// TooLarge is an upload or body over its size limit (HTTP 413).
+	TooLarge Kind = "PAYLOAD_TOO_LARGE"
+	// Unsupported is a body of a media type the operation does not take
+	// (HTTP 415).
+	Unsupported Kind = "UNSUPPORTED_MEDIA_TYPE"
 	Internal        Kind = "INTERNAL"
 )
 
