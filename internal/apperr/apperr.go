@@ -23,7 +23,7 @@ const (
 	// Unsupported is a body of a media type the operation does not take
 	// (HTTP 415).
 	Unsupported Kind = "UNSUPPORTED_MEDIA_TYPE"
-	Internal        Kind = "INTERNAL"
+	Internal    Kind = "INTERNAL"
 )
 
 // Error is an error with a kind and a message that is safe to show a client.
