@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -14,6 +15,10 @@ import (
 const (
 	DefaultAddr        = ":8080"
 	DefaultDatabaseURL = "sqlite://./data/configurator.db"
+	DefaultUploadDir   = "./data/uploads"
+	// SharePath is where serve shows share links when no front-end is
+	// configured (VIEWER_URL).
+	SharePath = "/share/"
 )
 
 // Config is the whole configuration of the binary.
@@ -27,6 +32,15 @@ type Config struct {
 	PublicURL string
 	// JWTSecret overrides the signing key kept in the database (JWT_SECRET).
 	JWTSecret string
+	// UploadDir is the directory of uploaded files (UPLOAD_DIR).
+	UploadDir string
+	// MaxUploadBytes limits one uploaded file (MAX_UPLOAD_BYTES).
+	MaxUploadBytes int64
+	// ViewerURL starts every share link; the snapshot key is appended to it
+	// (VIEWER_URL). It is the platform's configurator front-end, for
+	// example https://shop.example.com/configurator?share=; by default
+	// the page serve shows at PublicURL + SharePath.
+	ViewerURL string
 	// Demo is auto, true or false (DEMO): whether serve loads the demo data
 	// into an empty database. auto means only on SQLite, never on
 	// PostgreSQL, so a production database is never seeded by accident.
@@ -56,6 +70,12 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&c.Addr, "addr", or(env("ADDR"), DefaultAddr), "listen address (env ADDR)")
 	fs.StringVar(&c.PublicURL, "public-url", env("PUBLIC_URL"),
 		"base of absolute URLs, e.g. https://api.example.com (env PUBLIC_URL; default http://localhost:PORT)")
+	fs.StringVar(&c.UploadDir, "upload-dir", or(env("UPLOAD_DIR"), DefaultUploadDir),
+		"directory of uploaded images (env UPLOAD_DIR)")
+	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", envInt(env, "MAX_UPLOAD_BYTES", DefaultMaxUploadBytes),
+		"largest accepted image file in bytes (env MAX_UPLOAD_BYTES)")
+	fs.StringVar(&c.ViewerURL, "viewer-url", env("VIEWER_URL"),
+		"start of share links, the key is appended (env VIEWER_URL; default PUBLIC_URL"+SharePath+")")
 	fs.StringVar(&c.Demo, "demo", or(env("DEMO"), "auto"),
 		"load demo data into an empty database: auto (SQLite only), true or false (env DEMO)")
 }
@@ -90,7 +110,40 @@ func (c *Config) Validate() error {
 		}
 		c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	}
+	if c.ViewerURL == "" && c.PublicURL != "" {
+		c.ViewerURL = c.PublicURL + SharePath
+	}
+	if c.ViewerURL != "" {
+		u, err := url.Parse(c.ViewerURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--viewer-url %q must be an absolute http(s) URL", c.ViewerURL)
+		}
+	}
+	if c.MaxUploadBytes < 0 {
+		return fmt.Errorf("--max-upload-bytes must be positive, got %d", c.MaxUploadBytes)
+	}
+	if c.MaxUploadBytes == 0 {
+		c.MaxUploadBytes = DefaultMaxUploadBytes
+	}
 	return nil
+}
+
+// DefaultMaxUploadBytes is the default limit of one uploaded image: print
+// maps are high-resolution images, 10 MiB is generous for them.
+const DefaultMaxUploadBytes = 10 << 20
+
+// envInt reads an integer variable; an unparsable value is kept as -1 so
+// that Validate reports it.
+func envInt(env Env, name string, def int64) int64 {
+	v := env(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // SeedDemo reports whether serve should load the demo data into an empty
