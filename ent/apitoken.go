@@ -48,11 +48,15 @@ type APITokenEdges struct {
 	Owner *Owner `json:"owner,omitempty"`
 	// Configurator holds the value of the configurator edge.
 	Configurator *Configurator `json:"configurator,omitempty"`
+	// Shares holds the value of the shares edge.
+	Shares []*Share `json:"shares,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [2]bool
+	loadedTypes [3]bool
 	// totalCount holds the count of the edges above.
 	totalCount [1]map[string]int
+
+	namedShares map[string][]*Share
 }
 
 // OwnerOrErr returns the Owner value or an error if the edge
@@ -75,6 +79,15 @@ func (e APITokenEdges) ConfiguratorOrErr() (*Configurator, error) {
 		return nil, &NotFoundError{label: configurator.Label}
 	}
 	return nil, &NotLoadedError{edge: "configurator"}
+}
+
+// SharesOrErr returns the Shares value or an error if the edge
+// was not loaded in eager-loading.
+func (e APITokenEdges) SharesOrErr() ([]*Share, error) {
+	if e.loadedTypes[2] {
+		return e.Shares, nil
+	}
+	return nil, &NotLoadedError{edge: "shares"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -187,6 +200,11 @@ func (_m *APIToken) QueryConfigurator() *ConfiguratorQuery {
 	return NewAPITokenClient(_m.config).QueryConfigurator(_m)
 }
 
+// QueryShares queries the "shares" edge of the APIToken entity.
+func (_m *APIToken) QueryShares() *ShareQuery {
+	return NewAPITokenClient(_m.config).QueryShares(_m)
+}
+
 // Update returns a builder for updating this APIToken.
 // Note that you need to call APIToken.Unwrap() before calling this method if this APIToken
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -241,6 +259,30 @@ func (_m *APIToken) String() string {
 	}
 	builder.WriteByte(')')
 	return builder.String()
+}
+
+// NamedShares returns the Shares named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *APIToken) NamedShares(name string) ([]*Share, error) {
+	if _m.Edges.namedShares == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedShares[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *APIToken) appendNamedShares(name string, edges ...*Share) {
+	if _m.Edges.namedShares == nil {
+		_m.Edges.namedShares = make(map[string][]*Share)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedShares[name] = []*Share{}
+	} else {
+		_m.Edges.namedShares[name] = append(_m.Edges.namedShares[name], edges...)
+	}
 }
 
 // APITokens is a parsable slice of APIToken.

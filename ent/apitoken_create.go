@@ -14,6 +14,7 @@ import (
 	"github.com/configurator/catalogue/ent/apitoken"
 	"github.com/configurator/catalogue/ent/configurator"
 	"github.com/configurator/catalogue/ent/owner"
+	"github.com/configurator/catalogue/ent/share"
 )
 
 // APITokenCreate is the builder for creating a APIToken entity.
@@ -126,6 +127,21 @@ func (_c *APITokenCreate) SetOwner(v *Owner) *APITokenCreate {
 // SetConfigurator sets the "configurator" edge to the Configurator entity.
 func (_c *APITokenCreate) SetConfigurator(v *Configurator) *APITokenCreate {
 	return _c.SetConfiguratorID(v.ID)
+}
+
+// AddShareIDs adds the "shares" edge to the Share entity by IDs.
+func (_c *APITokenCreate) AddShareIDs(ids ...int) *APITokenCreate {
+	_c.mutation.AddShareIDs(ids...)
+	return _c
+}
+
+// AddShares adds the "shares" edges to the Share entity.
+func (_c *APITokenCreate) AddShares(v ...*Share) *APITokenCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddShareIDs(ids...)
 }
 
 // Mutation returns the APITokenMutation object of the builder.
@@ -298,6 +314,22 @@ func (_c *APITokenCreate) createSpec() (*APIToken, *sqlgraph.CreateSpec) {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
 		_node.ConfiguratorID = &nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SharesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   apitoken.SharesTable,
+			Columns: []string{apitoken.SharesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(share.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec

@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math"
@@ -16,6 +17,7 @@ import (
 	"github.com/configurator/catalogue/ent/configurator"
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/predicate"
+	"github.com/configurator/catalogue/ent/share"
 )
 
 // APITokenQuery is the builder for querying APIToken entities.
@@ -27,8 +29,10 @@ type APITokenQuery struct {
 	predicates       []predicate.APIToken
 	withOwner        *OwnerQuery
 	withConfigurator *ConfiguratorQuery
+	withShares       *ShareQuery
 	modifiers        []func(*sql.Selector)
 	loadTotal        []func(context.Context, []*APIToken) error
+	withNamedShares  map[string]*ShareQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -102,6 +106,28 @@ func (_q *APITokenQuery) QueryConfigurator() *ConfiguratorQuery {
 			sqlgraph.From(apitoken.Table, apitoken.FieldID, selector),
 			sqlgraph.To(configurator.Table, configurator.FieldID),
 			sqlgraph.Edge(sqlgraph.M2O, true, apitoken.ConfiguratorTable, apitoken.ConfiguratorColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryShares chains the current query on the "shares" edge.
+func (_q *APITokenQuery) QueryShares() *ShareQuery {
+	query := (&ShareClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(apitoken.Table, apitoken.FieldID, selector),
+			sqlgraph.To(share.Table, share.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, apitoken.SharesTable, apitoken.SharesColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -303,6 +329,7 @@ func (_q *APITokenQuery) Clone() *APITokenQuery {
 		predicates:       append([]predicate.APIToken{}, _q.predicates...),
 		withOwner:        _q.withOwner.Clone(),
 		withConfigurator: _q.withConfigurator.Clone(),
+		withShares:       _q.withShares.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -328,6 +355,17 @@ func (_q *APITokenQuery) WithConfigurator(opts ...func(*ConfiguratorQuery)) *API
 		opt(query)
 	}
 	_q.withConfigurator = query
+	return _q
+}
+
+// WithShares tells the query-builder to eager-load the nodes that are connected to
+// the "shares" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *APITokenQuery) WithShares(opts ...func(*ShareQuery)) *APITokenQuery {
+	query := (&ShareClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withShares = query
 	return _q
 }
 
@@ -415,9 +453,10 @@ func (_q *APITokenQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*API
 	var (
 		nodes       = []*APIToken{}
 		_spec       = _q.querySpec()
-		loadedTypes = [2]bool{
+		loadedTypes = [3]bool{
 			_q.withOwner != nil,
 			_q.withConfigurator != nil,
+			_q.withShares != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -450,6 +489,20 @@ func (_q *APITokenQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*API
 	if query := _q.withConfigurator; query != nil {
 		if err := _q.loadConfigurator(ctx, query, nodes, nil,
 			func(n *APIToken, e *Configurator) { n.Edges.Configurator = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withShares; query != nil {
+		if err := _q.loadShares(ctx, query, nodes,
+			func(n *APIToken) { n.Edges.Shares = []*Share{} },
+			func(n *APIToken, e *Share) { n.Edges.Shares = append(n.Edges.Shares, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedShares {
+		if err := _q.loadShares(ctx, query, nodes,
+			func(n *APIToken) { n.appendNamedShares(name) },
+			func(n *APIToken, e *Share) { n.appendNamedShares(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -519,6 +572,36 @@ func (_q *APITokenQuery) loadConfigurator(ctx context.Context, query *Configurat
 		for i := range nodes {
 			assign(nodes[i], n)
 		}
+	}
+	return nil
+}
+func (_q *APITokenQuery) loadShares(ctx context.Context, query *ShareQuery, nodes []*APIToken, init func(*APIToken), assign func(*APIToken, *Share)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*APIToken)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(share.FieldTokenID)
+	}
+	query.Where(predicate.Share(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(apitoken.SharesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.TokenID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "token_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
 	}
 	return nil
 }
@@ -611,6 +694,20 @@ func (_q *APITokenQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// WithNamedShares tells the query-builder to eager-load the nodes that are connected to the "shares"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *APITokenQuery) WithNamedShares(name string, opts ...func(*ShareQuery)) *APITokenQuery {
+	query := (&ShareClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedShares == nil {
+		_q.withNamedShares = make(map[string]*ShareQuery)
+	}
+	_q.withNamedShares[name] = query
+	return _q
 }
 
 // APITokenGroupBy is the group-by builder for APIToken entities.

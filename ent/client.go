@@ -27,6 +27,7 @@ import (
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/setting"
+	"github.com/configurator/catalogue/ent/share"
 	"github.com/configurator/catalogue/ent/texture"
 )
 
@@ -59,6 +60,8 @@ type Client struct {
 	Owner *OwnerClient
 	// Setting is the client for interacting with the Setting builders.
 	Setting *SettingClient
+	// Share is the client for interacting with the Share builders.
+	Share *ShareClient
 	// Texture is the client for interacting with the Texture builders.
 	Texture *TextureClient
 	// additional fields for node api
@@ -86,6 +89,7 @@ func (c *Client) init() {
 	c.Order = NewOrderClient(c.config)
 	c.Owner = NewOwnerClient(c.config)
 	c.Setting = NewSettingClient(c.config)
+	c.Share = NewShareClient(c.config)
 	c.Texture = NewTextureClient(c.config)
 }
 
@@ -191,6 +195,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Order:              NewOrderClient(cfg),
 		Owner:              NewOwnerClient(cfg),
 		Setting:            NewSettingClient(cfg),
+		Share:              NewShareClient(cfg),
 		Texture:            NewTextureClient(cfg),
 	}, nil
 }
@@ -223,6 +228,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Order:              NewOrderClient(cfg),
 		Owner:              NewOwnerClient(cfg),
 		Setting:            NewSettingClient(cfg),
+		Share:              NewShareClient(cfg),
 		Texture:            NewTextureClient(cfg),
 	}, nil
 }
@@ -255,7 +261,7 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIToken, c.Configurator, c.ConfiguratorForm, c.ConfiguratorOption,
 		c.FormField, c.Material, c.MaterialCategory, c.OptionSet, c.OptionVariation,
-		c.Order, c.Owner, c.Setting, c.Texture,
+		c.Order, c.Owner, c.Setting, c.Share, c.Texture,
 	} {
 		n.Use(hooks...)
 	}
@@ -267,7 +273,7 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIToken, c.Configurator, c.ConfiguratorForm, c.ConfiguratorOption,
 		c.FormField, c.Material, c.MaterialCategory, c.OptionSet, c.OptionVariation,
-		c.Order, c.Owner, c.Setting, c.Texture,
+		c.Order, c.Owner, c.Setting, c.Share, c.Texture,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -300,6 +306,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Owner.mutate(ctx, m)
 	case *SettingMutation:
 		return c.Setting.mutate(ctx, m)
+	case *ShareMutation:
+		return c.Share.mutate(ctx, m)
 	case *TextureMutation:
 		return c.Texture.mutate(ctx, m)
 	default:
@@ -440,6 +448,22 @@ func (c *APITokenClient) QueryConfigurator(_m *APIToken) *ConfiguratorQuery {
 			sqlgraph.From(apitoken.Table, apitoken.FieldID, id),
 			sqlgraph.To(configurator.Table, configurator.FieldID),
 			sqlgraph.Edge(sqlgraph.M2O, true, apitoken.ConfiguratorTable, apitoken.ConfiguratorColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryShares queries the shares edge of a APIToken.
+func (c *APITokenClient) QueryShares(_m *APIToken) *ShareQuery {
+	query := (&ShareClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(apitoken.Table, apitoken.FieldID, id),
+			sqlgraph.To(share.Table, share.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, apitoken.SharesTable, apitoken.SharesColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -686,6 +710,22 @@ func (c *ConfiguratorClient) QueryTokens(_m *Configurator) *APITokenQuery {
 			sqlgraph.From(configurator.Table, configurator.FieldID, id),
 			sqlgraph.To(apitoken.Table, apitoken.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, configurator.TokensTable, configurator.TokensColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryShares queries the shares edge of a Configurator.
+func (c *ConfiguratorClient) QueryShares(_m *Configurator) *ShareQuery {
+	query := (&ShareClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(configurator.Table, configurator.FieldID, id),
+			sqlgraph.To(share.Table, share.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, configurator.SharesTable, configurator.SharesColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -2443,6 +2483,188 @@ func (c *SettingClient) mutate(ctx context.Context, m *SettingMutation) (Value, 
 	}
 }
 
+// ShareClient is a client for the Share schema.
+type ShareClient struct {
+	config
+}
+
+// NewShareClient returns a client for the Share from the given config.
+func NewShareClient(c config) *ShareClient {
+	return &ShareClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `share.Hooks(f(g(h())))`.
+func (c *ShareClient) Use(hooks ...Hook) {
+	c.hooks.Share = append(c.hooks.Share, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `share.Intercept(f(g(h())))`.
+func (c *ShareClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Share = append(c.inters.Share, interceptors...)
+}
+
+// Create returns a builder for creating a Share entity.
+func (c *ShareClient) Create() *ShareCreate {
+	mutation := newShareMutation(c.config, OpCreate)
+	return &ShareCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Share entities.
+func (c *ShareClient) CreateBulk(builders ...*ShareCreate) *ShareCreateBulk {
+	return &ShareCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ShareClient) MapCreateBulk(slice any, setFunc func(*ShareCreate, int)) *ShareCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ShareCreateBulk{err: fmt.Errorf("calling to ShareClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ShareCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ShareCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Share.
+func (c *ShareClient) Update() *ShareUpdate {
+	mutation := newShareMutation(c.config, OpUpdate)
+	return &ShareUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ShareClient) UpdateOne(_m *Share) *ShareUpdateOne {
+	mutation := newShareMutation(c.config, OpUpdateOne, withShare(_m))
+	return &ShareUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ShareClient) UpdateOneID(id int) *ShareUpdateOne {
+	mutation := newShareMutation(c.config, OpUpdateOne, withShareID(id))
+	return &ShareUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Share.
+func (c *ShareClient) Delete() *ShareDelete {
+	mutation := newShareMutation(c.config, OpDelete)
+	return &ShareDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ShareClient) DeleteOne(_m *Share) *ShareDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ShareClient) DeleteOneID(id int) *ShareDeleteOne {
+	builder := c.Delete().Where(share.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ShareDeleteOne{builder}
+}
+
+// Query returns a query builder for Share.
+func (c *ShareClient) Query() *ShareQuery {
+	return &ShareQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeShare},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Share entity by its id.
+func (c *ShareClient) Get(ctx context.Context, id int) (*Share, error) {
+	return c.Query().Where(share.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ShareClient) GetX(ctx context.Context, id int) *Share {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryOwner queries the owner edge of a Share.
+func (c *ShareClient) QueryOwner(_m *Share) *OwnerQuery {
+	query := (&OwnerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(share.Table, share.FieldID, id),
+			sqlgraph.To(owner.Table, owner.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, share.OwnerTable, share.OwnerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryToken queries the token edge of a Share.
+func (c *ShareClient) QueryToken(_m *Share) *APITokenQuery {
+	query := (&APITokenClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(share.Table, share.FieldID, id),
+			sqlgraph.To(apitoken.Table, apitoken.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, share.TokenTable, share.TokenColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryConfigurator queries the configurator edge of a Share.
+func (c *ShareClient) QueryConfigurator(_m *Share) *ConfiguratorQuery {
+	query := (&ConfiguratorClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(share.Table, share.FieldID, id),
+			sqlgraph.To(configurator.Table, configurator.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, share.ConfiguratorTable, share.ConfiguratorColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *ShareClient) Hooks() []Hook {
+	hooks := c.hooks.Share
+	return append(hooks[:len(hooks):len(hooks)], share.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *ShareClient) Interceptors() []Interceptor {
+	return c.inters.Share
+}
+
+func (c *ShareClient) mutate(ctx context.Context, m *ShareMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ShareCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ShareUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ShareUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ShareDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Share mutation op: %q", m.Op())
+	}
+}
+
 // TextureClient is a client for the Texture schema.
 type TextureClient struct {
 	config
@@ -2630,11 +2852,11 @@ type (
 	hooks struct {
 		APIToken, Configurator, ConfiguratorForm, ConfiguratorOption, FormField,
 		Material, MaterialCategory, OptionSet, OptionVariation, Order, Owner, Setting,
-		Texture []ent.Hook
+		Share, Texture []ent.Hook
 	}
 	inters struct {
 		APIToken, Configurator, ConfiguratorForm, ConfiguratorOption, FormField,
 		Material, MaterialCategory, OptionSet, OptionVariation, Order, Owner, Setting,
-		Texture []ent.Interceptor
+		Share, Texture []ent.Interceptor
 	}
 )

@@ -48,9 +48,11 @@ type ConfiguratorEdges struct {
 	OptionSets []*OptionSet `json:"option_sets,omitempty"`
 	// Tokens holds the value of the tokens edge.
 	Tokens []*APIToken `json:"tokens,omitempty"`
+	// Shares holds the value of the shares edge.
+	Shares []*Share `json:"shares,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [7]bool
+	loadedTypes [8]bool
 	// totalCount holds the count of the edges above.
 	totalCount [5]map[string]int
 
@@ -60,6 +62,7 @@ type ConfiguratorEdges struct {
 	namedOptions    map[string][]*ConfiguratorOption
 	namedOptionSets map[string][]*OptionSet
 	namedTokens     map[string][]*APIToken
+	namedShares     map[string][]*Share
 }
 
 // OwnerOrErr returns the Owner value or an error if the edge
@@ -125,6 +128,15 @@ func (e ConfiguratorEdges) TokensOrErr() ([]*APIToken, error) {
 		return e.Tokens, nil
 	}
 	return nil, &NotLoadedError{edge: "tokens"}
+}
+
+// SharesOrErr returns the Shares value or an error if the edge
+// was not loaded in eager-loading.
+func (e ConfiguratorEdges) SharesOrErr() ([]*Share, error) {
+	if e.loadedTypes[7] {
+		return e.Shares, nil
+	}
+	return nil, &NotLoadedError{edge: "shares"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -229,6 +241,11 @@ func (_m *Configurator) QueryOptionSets() *OptionSetQuery {
 // QueryTokens queries the "tokens" edge of the Configurator entity.
 func (_m *Configurator) QueryTokens() *APITokenQuery {
 	return NewConfiguratorClient(_m.config).QueryTokens(_m)
+}
+
+// QueryShares queries the "shares" edge of the Configurator entity.
+func (_m *Configurator) QueryShares() *ShareQuery {
+	return NewConfiguratorClient(_m.config).QueryShares(_m)
 }
 
 // Update returns a builder for updating this Configurator.
@@ -410,6 +427,30 @@ func (_m *Configurator) appendNamedTokens(name string, edges ...*APIToken) {
 		_m.Edges.namedTokens[name] = []*APIToken{}
 	} else {
 		_m.Edges.namedTokens[name] = append(_m.Edges.namedTokens[name], edges...)
+	}
+}
+
+// NamedShares returns the Shares named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Configurator) NamedShares(name string) ([]*Share, error) {
+	if _m.Edges.namedShares == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedShares[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Configurator) appendNamedShares(name string, edges ...*Share) {
+	if _m.Edges.namedShares == nil {
+		_m.Edges.namedShares = make(map[string][]*Share)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedShares[name] = []*Share{}
+	} else {
+		_m.Edges.namedShares[name] = append(_m.Edges.namedShares[name], edges...)
 	}
 }
 

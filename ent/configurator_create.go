@@ -19,6 +19,7 @@ import (
 	"github.com/configurator/catalogue/ent/optionset"
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/owner"
+	"github.com/configurator/catalogue/ent/share"
 )
 
 // ConfiguratorCreate is the builder for creating a Configurator entity.
@@ -168,6 +169,21 @@ func (_c *ConfiguratorCreate) AddTokens(v ...*APIToken) *ConfiguratorCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddTokenIDs(ids...)
+}
+
+// AddShareIDs adds the "shares" edge to the Share entity by IDs.
+func (_c *ConfiguratorCreate) AddShareIDs(ids ...int) *ConfiguratorCreate {
+	_c.mutation.AddShareIDs(ids...)
+	return _c
+}
+
+// AddShares adds the "shares" edges to the Share entity.
+func (_c *ConfiguratorCreate) AddShares(v ...*Share) *ConfiguratorCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddShareIDs(ids...)
 }
 
 // Mutation returns the ConfiguratorMutation object of the builder.
@@ -402,6 +418,22 @@ func (_c *ConfiguratorCreate) createSpec() (*Configurator, *sqlgraph.CreateSpec)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(apitoken.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.SharesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   configurator.SharesTable,
+			Columns: []string{configurator.SharesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(share.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -22,6 +22,7 @@ import (
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/predicate"
+	"github.com/configurator/catalogue/ent/share"
 )
 
 // ConfiguratorQuery is the builder for querying Configurator entities.
@@ -38,6 +39,7 @@ type ConfiguratorQuery struct {
 	withOptions         *ConfiguratorOptionQuery
 	withOptionSets      *OptionSetQuery
 	withTokens          *APITokenQuery
+	withShares          *ShareQuery
 	modifiers           []func(*sql.Selector)
 	loadTotal           []func(context.Context, []*Configurator) error
 	withNamedOrders     map[string]*OrderQuery
@@ -46,6 +48,7 @@ type ConfiguratorQuery struct {
 	withNamedOptions    map[string]*ConfiguratorOptionQuery
 	withNamedOptionSets map[string]*OptionSetQuery
 	withNamedTokens     map[string]*APITokenQuery
+	withNamedShares     map[string]*ShareQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -229,6 +232,28 @@ func (_q *ConfiguratorQuery) QueryTokens() *APITokenQuery {
 			sqlgraph.From(configurator.Table, configurator.FieldID, selector),
 			sqlgraph.To(apitoken.Table, apitoken.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, configurator.TokensTable, configurator.TokensColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryShares chains the current query on the "shares" edge.
+func (_q *ConfiguratorQuery) QueryShares() *ShareQuery {
+	query := (&ShareClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(configurator.Table, configurator.FieldID, selector),
+			sqlgraph.To(share.Table, share.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, configurator.SharesTable, configurator.SharesColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -435,6 +460,7 @@ func (_q *ConfiguratorQuery) Clone() *ConfiguratorQuery {
 		withOptions:    _q.withOptions.Clone(),
 		withOptionSets: _q.withOptionSets.Clone(),
 		withTokens:     _q.withTokens.Clone(),
+		withShares:     _q.withShares.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -515,6 +541,17 @@ func (_q *ConfiguratorQuery) WithTokens(opts ...func(*APITokenQuery)) *Configura
 		opt(query)
 	}
 	_q.withTokens = query
+	return _q
+}
+
+// WithShares tells the query-builder to eager-load the nodes that are connected to
+// the "shares" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *ConfiguratorQuery) WithShares(opts ...func(*ShareQuery)) *ConfiguratorQuery {
+	query := (&ShareClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withShares = query
 	return _q
 }
 
@@ -602,7 +639,7 @@ func (_q *ConfiguratorQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 	var (
 		nodes       = []*Configurator{}
 		_spec       = _q.querySpec()
-		loadedTypes = [7]bool{
+		loadedTypes = [8]bool{
 			_q.withOwner != nil,
 			_q.withOrders != nil,
 			_q.withForms != nil,
@@ -610,6 +647,7 @@ func (_q *ConfiguratorQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 			_q.withOptions != nil,
 			_q.withOptionSets != nil,
 			_q.withTokens != nil,
+			_q.withShares != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -681,6 +719,13 @@ func (_q *ConfiguratorQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 			return nil, err
 		}
 	}
+	if query := _q.withShares; query != nil {
+		if err := _q.loadShares(ctx, query, nodes,
+			func(n *Configurator) { n.Edges.Shares = []*Share{} },
+			func(n *Configurator, e *Share) { n.Edges.Shares = append(n.Edges.Shares, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedOrders {
 		if err := _q.loadOrders(ctx, query, nodes,
 			func(n *Configurator) { n.appendNamedOrders(name) },
@@ -720,6 +765,13 @@ func (_q *ConfiguratorQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 		if err := _q.loadTokens(ctx, query, nodes,
 			func(n *Configurator) { n.appendNamedTokens(name) },
 			func(n *Configurator, e *APIToken) { n.appendNamedTokens(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedShares {
+		if err := _q.loadShares(ctx, query, nodes,
+			func(n *Configurator) { n.appendNamedShares(name) },
+			func(n *Configurator, e *Share) { n.appendNamedShares(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -943,6 +995,36 @@ func (_q *ConfiguratorQuery) loadTokens(ctx context.Context, query *APITokenQuer
 	}
 	return nil
 }
+func (_q *ConfiguratorQuery) loadShares(ctx context.Context, query *ShareQuery, nodes []*Configurator, init func(*Configurator), assign func(*Configurator, *Share)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Configurator)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(share.FieldConfiguratorID)
+	}
+	query.Where(predicate.Share(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(configurator.SharesColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.ConfiguratorID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "configurator_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
 
 func (_q *ConfiguratorQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
@@ -1112,6 +1194,20 @@ func (_q *ConfiguratorQuery) WithNamedTokens(name string, opts ...func(*APIToken
 		_q.withNamedTokens = make(map[string]*APITokenQuery)
 	}
 	_q.withNamedTokens[name] = query
+	return _q
+}
+
+// WithNamedShares tells the query-builder to eager-load the nodes that are connected to the "shares"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *ConfiguratorQuery) WithNamedShares(name string, opts ...func(*ShareQuery)) *ConfiguratorQuery {
+	query := (&ShareClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedShares == nil {
+		_q.withNamedShares = make(map[string]*ShareQuery)
+	}
+	_q.withNamedShares[name] = query
 	return _q
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/configurator/catalogue/ent/optionset"
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/predicate"
+	"github.com/configurator/catalogue/ent/share"
 )
 
 // ConfiguratorUpdate is the builder for updating Configurator entities.
@@ -142,6 +143,21 @@ func (_u *ConfiguratorUpdate) AddTokens(v ...*APIToken) *ConfiguratorUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.AddTokenIDs(ids...)
+}
+
+// AddShareIDs adds the "shares" edge to the Share entity by IDs.
+func (_u *ConfiguratorUpdate) AddShareIDs(ids ...int) *ConfiguratorUpdate {
+	_u.mutation.AddShareIDs(ids...)
+	return _u
+}
+
+// AddShares adds the "shares" edges to the Share entity.
+func (_u *ConfiguratorUpdate) AddShares(v ...*Share) *ConfiguratorUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddShareIDs(ids...)
 }
 
 // Mutation returns the ConfiguratorMutation object of the builder.
@@ -273,6 +289,27 @@ func (_u *ConfiguratorUpdate) RemoveTokens(v ...*APIToken) *ConfiguratorUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveTokenIDs(ids...)
+}
+
+// ClearShares clears all "shares" edges to the Share entity.
+func (_u *ConfiguratorUpdate) ClearShares() *ConfiguratorUpdate {
+	_u.mutation.ClearShares()
+	return _u
+}
+
+// RemoveShareIDs removes the "shares" edge to Share entities by IDs.
+func (_u *ConfiguratorUpdate) RemoveShareIDs(ids ...int) *ConfiguratorUpdate {
+	_u.mutation.RemoveShareIDs(ids...)
+	return _u
+}
+
+// RemoveShares removes "shares" edges to Share entities.
+func (_u *ConfiguratorUpdate) RemoveShares(v ...*Share) *ConfiguratorUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveShareIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -618,6 +655,51 @@ func (_u *ConfiguratorUpdate) sqlSave(ctx context.Context) (_node int, err error
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.SharesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   configurator.SharesTable,
+			Columns: []string{configurator.SharesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(share.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSharesIDs(); len(nodes) > 0 && !_u.mutation.SharesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   configurator.SharesTable,
+			Columns: []string{configurator.SharesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(share.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SharesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   configurator.SharesTable,
+			Columns: []string{configurator.SharesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(share.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{configurator.Label}
@@ -746,6 +828,21 @@ func (_u *ConfiguratorUpdateOne) AddTokens(v ...*APIToken) *ConfiguratorUpdateOn
 		ids[i] = v[i].ID
 	}
 	return _u.AddTokenIDs(ids...)
+}
+
+// AddShareIDs adds the "shares" edge to the Share entity by IDs.
+func (_u *ConfiguratorUpdateOne) AddShareIDs(ids ...int) *ConfiguratorUpdateOne {
+	_u.mutation.AddShareIDs(ids...)
+	return _u
+}
+
+// AddShares adds the "shares" edges to the Share entity.
+func (_u *ConfiguratorUpdateOne) AddShares(v ...*Share) *ConfiguratorUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddShareIDs(ids...)
 }
 
 // Mutation returns the ConfiguratorMutation object of the builder.
@@ -877,6 +974,27 @@ func (_u *ConfiguratorUpdateOne) RemoveTokens(v ...*APIToken) *ConfiguratorUpdat
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveTokenIDs(ids...)
+}
+
+// ClearShares clears all "shares" edges to the Share entity.
+func (_u *ConfiguratorUpdateOne) ClearShares() *ConfiguratorUpdateOne {
+	_u.mutation.ClearShares()
+	return _u
+}
+
+// RemoveShareIDs removes the "shares" edge to Share entities by IDs.
+func (_u *ConfiguratorUpdateOne) RemoveShareIDs(ids ...int) *ConfiguratorUpdateOne {
+	_u.mutation.RemoveShareIDs(ids...)
+	return _u
+}
+
+// RemoveShares removes "shares" edges to Share entities.
+func (_u *ConfiguratorUpdateOne) RemoveShares(v ...*Share) *ConfiguratorUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveShareIDs(ids...)
 }
 
 // Where appends a list predicates to the ConfiguratorUpdate builder.
@@ -1245,6 +1363,51 @@ func (_u *ConfiguratorUpdateOne) sqlSave(ctx context.Context) (_node *Configurat
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(apitoken.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.SharesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   configurator.SharesTable,
+			Columns: []string{configurator.SharesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(share.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedSharesIDs(); len(nodes) > 0 && !_u.mutation.SharesCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   configurator.SharesTable,
+			Columns: []string{configurator.SharesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(share.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.SharesIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   configurator.SharesTable,
+			Columns: []string{configurator.SharesColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(share.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -24,6 +24,7 @@ import (
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/setting"
+	"github.com/configurator/catalogue/ent/share"
 	"github.com/configurator/catalogue/ent/texture"
 )
 
@@ -97,6 +98,7 @@ func checkColumn(t, c string) error {
 			order.Table:              order.ValidColumn,
 			owner.Table:              owner.ValidColumn,
 			setting.Table:            setting.ValidColumn,
+			share.Table:              share.ValidColumn,
 			texture.Table:            texture.ValidColumn,
 		})
 	})

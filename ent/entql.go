@@ -16,6 +16,7 @@ import (
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/predicate"
 	"github.com/configurator/catalogue/ent/setting"
+	"github.com/configurator/catalogue/ent/share"
 	"github.com/configurator/catalogue/ent/texture"
 
 	"entgo.io/ent/dialect/sql"
@@ -26,7 +27,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 13)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 14)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apitoken.Table,
@@ -284,6 +285,27 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[12] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   share.Table,
+			Columns: share.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: share.FieldID,
+			},
+		},
+		Type: "Share",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			share.FieldOwnerID:        {Type: field.TypeInt, Column: share.FieldOwnerID},
+			share.FieldCreatedAt:      {Type: field.TypeTime, Column: share.FieldCreatedAt},
+			share.FieldUpdatedAt:      {Type: field.TypeTime, Column: share.FieldUpdatedAt},
+			share.FieldKey:            {Type: field.TypeString, Column: share.FieldKey},
+			share.FieldTokenID:        {Type: field.TypeInt, Column: share.FieldTokenID},
+			share.FieldConfiguratorID: {Type: field.TypeInt, Column: share.FieldConfiguratorID},
+			share.FieldData:           {Type: field.TypeJSON, Column: share.FieldData},
+			share.FieldDigest:         {Type: field.TypeString, Column: share.FieldDigest},
+		},
+	}
+	graph.Nodes[13] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   texture.Table,
 			Columns: texture.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -327,6 +349,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"APIToken",
 		"Configurator",
+	)
+	graph.MustAddE(
+		"shares",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   apitoken.SharesTable,
+			Columns: []string{apitoken.SharesColumn},
+			Bidi:    false,
+		},
+		"APIToken",
+		"Share",
 	)
 	graph.MustAddE(
 		"owner",
@@ -411,6 +445,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Configurator",
 		"APIToken",
+	)
+	graph.MustAddE(
+		"shares",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   configurator.SharesTable,
+			Columns: []string{configurator.SharesColumn},
+			Bidi:    false,
+		},
+		"Configurator",
+		"Share",
 	)
 	graph.MustAddE(
 		"owner",
@@ -705,6 +751,42 @@ var schemaGraph = func() *sqlgraph.Schema {
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
 			Inverse: false,
+			Table:   share.OwnerTable,
+			Columns: []string{share.OwnerColumn},
+			Bidi:    false,
+		},
+		"Share",
+		"Owner",
+	)
+	graph.MustAddE(
+		"token",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   share.TokenTable,
+			Columns: []string{share.TokenColumn},
+			Bidi:    false,
+		},
+		"Share",
+		"APIToken",
+	)
+	graph.MustAddE(
+		"configurator",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   share.ConfiguratorTable,
+			Columns: []string{share.ConfiguratorColumn},
+			Bidi:    false,
+		},
+		"Share",
+		"Configurator",
+	)
+	graph.MustAddE(
+		"owner",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
 			Table:   texture.OwnerTable,
 			Columns: []string{texture.OwnerColumn},
 			Bidi:    false,
@@ -847,6 +929,20 @@ func (f *APITokenFilter) WhereHasConfigurator() {
 // WhereHasConfiguratorWith applies a predicate to check if query has an edge configurator with a given conditions (other predicates).
 func (f *APITokenFilter) WhereHasConfiguratorWith(preds ...predicate.Configurator) {
 	f.Where(entql.HasEdgeWith("configurator", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasShares applies a predicate to check if query has an edge shares.
+func (f *APITokenFilter) WhereHasShares() {
+	f.Where(entql.HasEdge("shares"))
+}
+
+// WhereHasSharesWith applies a predicate to check if query has an edge shares with a given conditions (other predicates).
+func (f *APITokenFilter) WhereHasSharesWith(preds ...predicate.Share) {
+	f.Where(entql.HasEdgeWith("shares", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}
@@ -1005,6 +1101,20 @@ func (f *ConfiguratorFilter) WhereHasTokens() {
 // WhereHasTokensWith applies a predicate to check if query has an edge tokens with a given conditions (other predicates).
 func (f *ConfiguratorFilter) WhereHasTokensWith(preds ...predicate.APIToken) {
 	f.Where(entql.HasEdgeWith("tokens", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasShares applies a predicate to check if query has an edge shares.
+func (f *ConfiguratorFilter) WhereHasShares() {
+	f.Where(entql.HasEdge("shares"))
+}
+
+// WhereHasSharesWith applies a predicate to check if query has an edge shares with a given conditions (other predicates).
+func (f *ConfiguratorFilter) WhereHasSharesWith(preds ...predicate.Share) {
+	f.Where(entql.HasEdgeWith("shares", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}
@@ -2183,6 +2293,128 @@ func (f *SettingFilter) WhereValue(p entql.StringP) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *ShareQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the ShareQuery builder.
+func (_q *ShareQuery) Filter() *ShareFilter {
+	return &ShareFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *ShareMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the ShareMutation builder.
+func (m *ShareMutation) Filter() *ShareFilter {
+	return &ShareFilter{config: m.config, predicateAdder: m}
+}
+
+// ShareFilter provides a generic filtering capability at runtime for ShareQuery.
+type ShareFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *ShareFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *ShareFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(share.FieldID))
+}
+
+// WhereOwnerID applies the entql int predicate on the owner_id field.
+func (f *ShareFilter) WhereOwnerID(p entql.IntP) {
+	f.Where(p.Field(share.FieldOwnerID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *ShareFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(share.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *ShareFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(share.FieldUpdatedAt))
+}
+
+// WhereKey applies the entql string predicate on the key field.
+func (f *ShareFilter) WhereKey(p entql.StringP) {
+	f.Where(p.Field(share.FieldKey))
+}
+
+// WhereTokenID applies the entql int predicate on the token_id field.
+func (f *ShareFilter) WhereTokenID(p entql.IntP) {
+	f.Where(p.Field(share.FieldTokenID))
+}
+
+// WhereConfiguratorID applies the entql int predicate on the configurator_id field.
+func (f *ShareFilter) WhereConfiguratorID(p entql.IntP) {
+	f.Where(p.Field(share.FieldConfiguratorID))
+}
+
+// WhereData applies the entql json.RawMessage predicate on the data field.
+func (f *ShareFilter) WhereData(p entql.BytesP) {
+	f.Where(p.Field(share.FieldData))
+}
+
+// WhereDigest applies the entql string predicate on the digest field.
+func (f *ShareFilter) WhereDigest(p entql.StringP) {
+	f.Where(p.Field(share.FieldDigest))
+}
+
+// WhereHasOwner applies a predicate to check if query has an edge owner.
+func (f *ShareFilter) WhereHasOwner() {
+	f.Where(entql.HasEdge("owner"))
+}
+
+// WhereHasOwnerWith applies a predicate to check if query has an edge owner with a given conditions (other predicates).
+func (f *ShareFilter) WhereHasOwnerWith(preds ...predicate.Owner) {
+	f.Where(entql.HasEdgeWith("owner", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasToken applies a predicate to check if query has an edge token.
+func (f *ShareFilter) WhereHasToken() {
+	f.Where(entql.HasEdge("token"))
+}
+
+// WhereHasTokenWith applies a predicate to check if query has an edge token with a given conditions (other predicates).
+func (f *ShareFilter) WhereHasTokenWith(preds ...predicate.APIToken) {
+	f.Where(entql.HasEdgeWith("token", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasConfigurator applies a predicate to check if query has an edge configurator.
+func (f *ShareFilter) WhereHasConfigurator() {
+	f.Where(entql.HasEdge("configurator"))
+}
+
+// WhereHasConfiguratorWith applies a predicate to check if query has an edge configurator with a given conditions (other predicates).
+func (f *ShareFilter) WhereHasConfiguratorWith(preds ...predicate.Configurator) {
+	f.Where(entql.HasEdgeWith("configurator", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *TextureQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -2211,7 +2443,7 @@ type TextureFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TextureFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -363,14 +363,29 @@ func (_c *MaterialCreate) check() error {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Material.name": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.MaterialFile(); ok {
+		if err := material.MaterialFileValidator(v); err != nil {
+			return &ValidationError{Name: "material_file", err: fmt.Errorf(`ent: validator failed for field "Material.material_file": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.Status(); !ok {
 		return &ValidationError{Name: "status", err: errors.New(`ent: missing required field "Material.status"`)}
 	}
 	if _, ok := _c.mutation.MaterialType(); !ok {
 		return &ValidationError{Name: "material_type", err: errors.New(`ent: missing required field "Material.material_type"`)}
 	}
+	if v, ok := _c.mutation.MaterialType(); ok {
+		if err := material.MaterialTypeValidator(v); err != nil {
+			return &ValidationError{Name: "material_type", err: fmt.Errorf(`ent: validator failed for field "Material.material_type": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.Surface(); !ok {
 		return &ValidationError{Name: "surface", err: errors.New(`ent: missing required field "Material.surface"`)}
+	}
+	if v, ok := _c.mutation.Surface(); ok {
+		if err := material.SurfaceValidator(v); err != nil {
+			return &ValidationError{Name: "surface", err: fmt.Errorf(`ent: validator failed for field "Material.surface": %w`, err)}
+		}
 	}
 	if _, ok := _c.mutation.Bump(); !ok {
 		return &ValidationError{Name: "bump", err: errors.New(`ent: missing required field "Material.bump"`)}
@@ -409,6 +424,11 @@ func (_c *MaterialCreate) check() error {
 	}
 	if _, ok := _c.mutation.CreatedBy(); !ok {
 		return &ValidationError{Name: "created_by", err: errors.New(`ent: missing required field "Material.created_by"`)}
+	}
+	if v, ok := _c.mutation.CreatedBy(); ok {
+		if err := material.CreatedByValidator(v); err != nil {
+			return &ValidationError{Name: "created_by", err: fmt.Errorf(`ent: validator failed for field "Material.created_by": %w`, err)}
+		}
 	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := material.IDValidator(v); err != nil {

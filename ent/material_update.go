@@ -333,6 +333,21 @@ func (_u *MaterialUpdate) check() error {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Material.name": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.MaterialFile(); ok {
+		if err := material.MaterialFileValidator(v); err != nil {
+			return &ValidationError{Name: "material_file", err: fmt.Errorf(`ent: validator failed for field "Material.material_file": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.MaterialType(); ok {
+		if err := material.MaterialTypeValidator(v); err != nil {
+			return &ValidationError{Name: "material_type", err: fmt.Errorf(`ent: validator failed for field "Material.material_type": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Surface(); ok {
+		if err := material.SurfaceValidator(v); err != nil {
+			return &ValidationError{Name: "surface", err: fmt.Errorf(`ent: validator failed for field "Material.surface": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Color(); ok {
 		if err := material.ColorValidator(v); err != nil {
 			return &ValidationError{Name: "color", err: fmt.Errorf(`ent: validator failed for field "Material.color": %w`, err)}
@@ -351,6 +366,11 @@ func (_u *MaterialUpdate) check() error {
 	if v, ok := _u.mutation.Reflection(); ok {
 		if err := material.ReflectionValidator(v); err != nil {
 			return &ValidationError{Name: "reflection", err: fmt.Errorf(`ent: validator failed for field "Material.reflection": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.CreatedBy(); ok {
+		if err := material.CreatedByValidator(v); err != nil {
+			return &ValidationError{Name: "created_by", err: fmt.Errorf(`ent: validator failed for field "Material.created_by": %w`, err)}
 		}
 	}
 	if _u.mutation.OwnerCleared() && len(_u.mutation.OwnerIDs()) > 0 {
@@ -813,6 +833,21 @@ func (_u *MaterialUpdateOne) check() error {
 			return &ValidationError{Name: "name", err: fmt.Errorf(`ent: validator failed for field "Material.name": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.MaterialFile(); ok {
+		if err := material.MaterialFileValidator(v); err != nil {
+			return &ValidationError{Name: "material_file", err: fmt.Errorf(`ent: validator failed for field "Material.material_file": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.MaterialType(); ok {
+		if err := material.MaterialTypeValidator(v); err != nil {
+			return &ValidationError{Name: "material_type", err: fmt.Errorf(`ent: validator failed for field "Material.material_type": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Surface(); ok {
+		if err := material.SurfaceValidator(v); err != nil {
+			return &ValidationError{Name: "surface", err: fmt.Errorf(`ent: validator failed for field "Material.surface": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Color(); ok {
 		if err := material.ColorValidator(v); err != nil {
 			return &ValidationError{Name: "color", err: fmt.Errorf(`ent: validator failed for field "Material.color": %w`, err)}
@@ -831,6 +866,11 @@ func (_u *MaterialUpdateOne) check() error {
 	if v, ok := _u.mutation.Reflection(); ok {
 		if err := material.ReflectionValidator(v); err != nil {
 			return &ValidationError{Name: "reflection", err: fmt.Errorf(`ent: validator failed for field "Material.reflection": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.CreatedBy(); ok {
+		if err := material.CreatedByValidator(v); err != nil {
+			return &ValidationError{Name: "created_by", err: fmt.Errorf(`ent: validator failed for field "Material.created_by": %w`, err)}
 		}
 	}
 	if _u.mutation.OwnerCleared() && len(_u.mutation.OwnerIDs()) > 0 {

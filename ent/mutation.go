@@ -24,6 +24,7 @@ import (
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/predicate"
 	"github.com/configurator/catalogue/ent/setting"
+	"github.com/configurator/catalogue/ent/share"
 	"github.com/configurator/catalogue/ent/texture"
 )
 
@@ -48,6 +49,7 @@ const (
 	TypeOrder              = "Order"
 	TypeOwner              = "Owner"
 	TypeSetting            = "Setting"
+	TypeShare              = "Share"
 	TypeTexture            = "Texture"
 )
 
@@ -68,6 +70,9 @@ type APITokenMutation struct {
 	clearedowner        bool
 	configurator        *int
 	clearedconfigurator bool
+	shares              map[int]struct{}
+	removedshares       map[int]struct{}
+	clearedshares       bool
 	done                bool
 	oldValue            func(context.Context) (*APIToken, error)
 	predicates          []predicate.APIToken
@@ -571,6 +576,60 @@ func (m *APITokenMutation) ResetConfigurator() {
 	m.clearedconfigurator = false
 }
 
+// AddShareIDs adds the "shares" edge to the Share entity by ids.
+func (m *APITokenMutation) AddShareIDs(ids ...int) {
+	if m.shares == nil {
+		m.shares = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.shares[ids[i]] = struct{}{}
+	}
+}
+
+// ClearShares clears the "shares" edge to the Share entity.
+func (m *APITokenMutation) ClearShares() {
+	m.clearedshares = true
+}
+
+// SharesCleared reports if the "shares" edge to the Share entity was cleared.
+func (m *APITokenMutation) SharesCleared() bool {
+	return m.clearedshares
+}
+
+// RemoveShareIDs removes the "shares" edge to the Share entity by IDs.
+func (m *APITokenMutation) RemoveShareIDs(ids ...int) {
+	if m.removedshares == nil {
+		m.removedshares = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.shares, ids[i])
+		m.removedshares[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedShares returns the removed IDs of the "shares" edge to the Share entity.
+func (m *APITokenMutation) RemovedSharesIDs() (ids []int) {
+	for id := range m.removedshares {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// SharesIDs returns the "shares" edge IDs in the mutation.
+func (m *APITokenMutation) SharesIDs() (ids []int) {
+	for id := range m.shares {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetShares resets all changes to the "shares" edge.
+func (m *APITokenMutation) ResetShares() {
+	m.shares = nil
+	m.clearedshares = false
+	m.removedshares = nil
+}
+
 // Where appends a list predicates to the APITokenMutation builder.
 func (m *APITokenMutation) Where(ps ...predicate.APIToken) {
 	m.predicates = append(m.predicates, ps...)
@@ -853,12 +912,15 @@ func (m *APITokenMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *APITokenMutation) AddedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.owner != nil {
 		edges = append(edges, apitoken.EdgeOwner)
 	}
 	if m.configurator != nil {
 		edges = append(edges, apitoken.EdgeConfigurator)
+	}
+	if m.shares != nil {
+		edges = append(edges, apitoken.EdgeShares)
 	}
 	return edges
 }
@@ -875,30 +937,50 @@ func (m *APITokenMutation) AddedIDs(name string) []ent.Value {
 		if id := m.configurator; id != nil {
 			return []ent.Value{*id}
 		}
+	case apitoken.EdgeShares:
+		ids := make([]ent.Value, 0, len(m.shares))
+		for id := range m.shares {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *APITokenMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
+	if m.removedshares != nil {
+		edges = append(edges, apitoken.EdgeShares)
+	}
 	return edges
 }
 
 // RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
 // the given name in this mutation.
 func (m *APITokenMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case apitoken.EdgeShares:
+		ids := make([]ent.Value, 0, len(m.removedshares))
+		for id := range m.removedshares {
+			ids = append(ids, id)
+		}
+		return ids
+	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *APITokenMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.clearedowner {
 		edges = append(edges, apitoken.EdgeOwner)
 	}
 	if m.clearedconfigurator {
 		edges = append(edges, apitoken.EdgeConfigurator)
+	}
+	if m.clearedshares {
+		edges = append(edges, apitoken.EdgeShares)
 	}
 	return edges
 }
@@ -911,6 +993,8 @@ func (m *APITokenMutation) EdgeCleared(name string) bool {
 		return m.clearedowner
 	case apitoken.EdgeConfigurator:
 		return m.clearedconfigurator
+	case apitoken.EdgeShares:
+		return m.clearedshares
 	}
 	return false
 }
@@ -938,6 +1022,9 @@ func (m *APITokenMutation) ResetEdge(name string) error {
 		return nil
 	case apitoken.EdgeConfigurator:
 		m.ResetConfigurator()
+		return nil
+	case apitoken.EdgeShares:
+		m.ResetShares()
 		return nil
 	}
 	return fmt.Errorf("unknown APIToken edge %s", name)
@@ -973,6 +1060,9 @@ type ConfiguratorMutation struct {
 	tokens             map[int]struct{}
 	removedtokens      map[int]struct{}
 	clearedtokens      bool
+	shares             map[int]struct{}
+	removedshares      map[int]struct{}
+	clearedshares      bool
 	done               bool
 	oldValue           func(context.Context) (*Configurator, error)
 	predicates         []predicate.Configurator
@@ -1577,6 +1667,60 @@ func (m *ConfiguratorMutation) ResetTokens() {
 	m.removedtokens = nil
 }
 
+// AddShareIDs adds the "shares" edge to the Share entity by ids.
+func (m *ConfiguratorMutation) AddShareIDs(ids ...int) {
+	if m.shares == nil {
+		m.shares = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.shares[ids[i]] = struct{}{}
+	}
+}
+
+// ClearShares clears the "shares" edge to the Share entity.
+func (m *ConfiguratorMutation) ClearShares() {
+	m.clearedshares = true
+}
+
+// SharesCleared reports if the "shares" edge to the Share entity was cleared.
+func (m *ConfiguratorMutation) SharesCleared() bool {
+	return m.clearedshares
+}
+
+// RemoveShareIDs removes the "shares" edge to the Share entity by IDs.
+func (m *ConfiguratorMutation) RemoveShareIDs(ids ...int) {
+	if m.removedshares == nil {
+		m.removedshares = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.shares, ids[i])
+		m.removedshares[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedShares returns the removed IDs of the "shares" edge to the Share entity.
+func (m *ConfiguratorMutation) RemovedSharesIDs() (ids []int) {
+	for id := range m.removedshares {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// SharesIDs returns the "shares" edge IDs in the mutation.
+func (m *ConfiguratorMutation) SharesIDs() (ids []int) {
+	for id := range m.shares {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetShares resets all changes to the "shares" edge.
+func (m *ConfiguratorMutation) ResetShares() {
+	m.shares = nil
+	m.clearedshares = false
+	m.removedshares = nil
+}
+
 // Where appends a list predicates to the ConfiguratorMutation builder.
 func (m *ConfiguratorMutation) Where(ps ...predicate.Configurator) {
 	m.predicates = append(m.predicates, ps...)
@@ -1764,7 +1908,7 @@ func (m *ConfiguratorMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *ConfiguratorMutation) AddedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
 	if m.owner != nil {
 		edges = append(edges, configurator.EdgeOwner)
 	}
@@ -1785,6 +1929,9 @@ func (m *ConfiguratorMutation) AddedEdges() []string {
 	}
 	if m.tokens != nil {
 		edges = append(edges, configurator.EdgeTokens)
+	}
+	if m.shares != nil {
+		edges = append(edges, configurator.EdgeShares)
 	}
 	return edges
 }
@@ -1833,13 +1980,19 @@ func (m *ConfiguratorMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case configurator.EdgeShares:
+		ids := make([]ent.Value, 0, len(m.shares))
+		for id := range m.shares {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *ConfiguratorMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
 	if m.removedorders != nil {
 		edges = append(edges, configurator.EdgeOrders)
 	}
@@ -1857,6 +2010,9 @@ func (m *ConfiguratorMutation) RemovedEdges() []string {
 	}
 	if m.removedtokens != nil {
 		edges = append(edges, configurator.EdgeTokens)
+	}
+	if m.removedshares != nil {
+		edges = append(edges, configurator.EdgeShares)
 	}
 	return edges
 }
@@ -1901,13 +2057,19 @@ func (m *ConfiguratorMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case configurator.EdgeShares:
+		ids := make([]ent.Value, 0, len(m.removedshares))
+		for id := range m.removedshares {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *ConfiguratorMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 7)
+	edges := make([]string, 0, 8)
 	if m.clearedowner {
 		edges = append(edges, configurator.EdgeOwner)
 	}
@@ -1928,6 +2090,9 @@ func (m *ConfiguratorMutation) ClearedEdges() []string {
 	}
 	if m.clearedtokens {
 		edges = append(edges, configurator.EdgeTokens)
+	}
+	if m.clearedshares {
+		edges = append(edges, configurator.EdgeShares)
 	}
 	return edges
 }
@@ -1950,6 +2115,8 @@ func (m *ConfiguratorMutation) EdgeCleared(name string) bool {
 		return m.clearedoption_sets
 	case configurator.EdgeTokens:
 		return m.clearedtokens
+	case configurator.EdgeShares:
+		return m.clearedshares
 	}
 	return false
 }
@@ -1989,6 +2156,9 @@ func (m *ConfiguratorMutation) ResetEdge(name string) error {
 		return nil
 	case configurator.EdgeTokens:
 		m.ResetTokens()
+		return nil
+	case configurator.EdgeShares:
+		m.ResetShares()
 		return nil
 	}
 	return fmt.Errorf("unknown Configurator edge %s", name)
@@ -11754,6 +11924,865 @@ func (m *SettingMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SettingMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Setting edge %s", name)
+}
+
+// ShareMutation represents an operation that mutates the Share nodes in the graph.
+type ShareMutation struct {
+	config
+	op                  Op
+	typ                 string
+	id                  *int
+	created_at          *time.Time
+	updated_at          *time.Time
+	key                 *string
+	data                *map[string]interface{}
+	digest              *string
+	clearedFields       map[string]struct{}
+	owner               *int
+	clearedowner        bool
+	token               *int
+	clearedtoken        bool
+	configurator        *int
+	clearedconfigurator bool
+	done                bool
+	oldValue            func(context.Context) (*Share, error)
+	predicates          []predicate.Share
+}
+
+var _ ent.Mutation = (*ShareMutation)(nil)
+
+// shareOption allows management of the mutation configuration using functional options.
+type shareOption func(*ShareMutation)
+
+// newShareMutation creates new mutation for the Share entity.
+func newShareMutation(c config, op Op, opts ...shareOption) *ShareMutation {
+	m := &ShareMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeShare,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withShareID sets the ID field of the mutation.
+func withShareID(id int) shareOption {
+	return func(m *ShareMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Share
+		)
+		m.oldValue = func(ctx context.Context) (*Share, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Share.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withShare sets the old Share of the mutation.
+func withShare(node *Share) shareOption {
+	return func(m *ShareMutation) {
+		m.oldValue = func(context.Context) (*Share, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ShareMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ShareMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Share entities.
+func (m *ShareMutation) SetID(id int) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ShareMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ShareMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Share.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetOwnerID sets the "owner_id" field.
+func (m *ShareMutation) SetOwnerID(i int) {
+	m.owner = &i
+}
+
+// OwnerID returns the value of the "owner_id" field in the mutation.
+func (m *ShareMutation) OwnerID() (r int, exists bool) {
+	v := m.owner
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOwnerID returns the old "owner_id" field's value of the Share entity.
+// If the Share object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShareMutation) OldOwnerID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOwnerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOwnerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOwnerID: %w", err)
+	}
+	return oldValue.OwnerID, nil
+}
+
+// ResetOwnerID resets all changes to the "owner_id" field.
+func (m *ShareMutation) ResetOwnerID() {
+	m.owner = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ShareMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ShareMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Share entity.
+// If the Share object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShareMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ShareMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *ShareMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *ShareMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Share entity.
+// If the Share object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShareMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *ShareMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetKey sets the "key" field.
+func (m *ShareMutation) SetKey(s string) {
+	m.key = &s
+}
+
+// Key returns the value of the "key" field in the mutation.
+func (m *ShareMutation) Key() (r string, exists bool) {
+	v := m.key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKey returns the old "key" field's value of the Share entity.
+// If the Share object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShareMutation) OldKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKey: %w", err)
+	}
+	return oldValue.Key, nil
+}
+
+// ResetKey resets all changes to the "key" field.
+func (m *ShareMutation) ResetKey() {
+	m.key = nil
+}
+
+// SetTokenID sets the "token_id" field.
+func (m *ShareMutation) SetTokenID(i int) {
+	m.token = &i
+}
+
+// TokenID returns the value of the "token_id" field in the mutation.
+func (m *ShareMutation) TokenID() (r int, exists bool) {
+	v := m.token
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenID returns the old "token_id" field's value of the Share entity.
+// If the Share object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShareMutation) OldTokenID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenID: %w", err)
+	}
+	return oldValue.TokenID, nil
+}
+
+// ResetTokenID resets all changes to the "token_id" field.
+func (m *ShareMutation) ResetTokenID() {
+	m.token = nil
+}
+
+// SetConfiguratorID sets the "configurator_id" field.
+func (m *ShareMutation) SetConfiguratorID(i int) {
+	m.configurator = &i
+}
+
+// ConfiguratorID returns the value of the "configurator_id" field in the mutation.
+func (m *ShareMutation) ConfiguratorID() (r int, exists bool) {
+	v := m.configurator
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConfiguratorID returns the old "configurator_id" field's value of the Share entity.
+// If the Share object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShareMutation) OldConfiguratorID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConfiguratorID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConfiguratorID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConfiguratorID: %w", err)
+	}
+	return oldValue.ConfiguratorID, nil
+}
+
+// ResetConfiguratorID resets all changes to the "configurator_id" field.
+func (m *ShareMutation) ResetConfiguratorID() {
+	m.configurator = nil
+}
+
+// SetData sets the "data" field.
+func (m *ShareMutation) SetData(value map[string]interface{}) {
+	m.data = &value
+}
+
+// Data returns the value of the "data" field in the mutation.
+func (m *ShareMutation) Data() (r map[string]interface{}, exists bool) {
+	v := m.data
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldData returns the old "data" field's value of the Share entity.
+// If the Share object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShareMutation) OldData(ctx context.Context) (v map[string]interface{}, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldData is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldData requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldData: %w", err)
+	}
+	return oldValue.Data, nil
+}
+
+// ResetData resets all changes to the "data" field.
+func (m *ShareMutation) ResetData() {
+	m.data = nil
+}
+
+// SetDigest sets the "digest" field.
+func (m *ShareMutation) SetDigest(s string) {
+	m.digest = &s
+}
+
+// Digest returns the value of the "digest" field in the mutation.
+func (m *ShareMutation) Digest() (r string, exists bool) {
+	v := m.digest
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDigest returns the old "digest" field's value of the Share entity.
+// If the Share object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShareMutation) OldDigest(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDigest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDigest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDigest: %w", err)
+	}
+	return oldValue.Digest, nil
+}
+
+// ResetDigest resets all changes to the "digest" field.
+func (m *ShareMutation) ResetDigest() {
+	m.digest = nil
+}
+
+// ClearOwner clears the "owner" edge to the Owner entity.
+func (m *ShareMutation) ClearOwner() {
+	m.clearedowner = true
+	m.clearedFields[share.FieldOwnerID] = struct{}{}
+}
+
+// OwnerCleared reports if the "owner" edge to the Owner entity was cleared.
+func (m *ShareMutation) OwnerCleared() bool {
+	return m.clearedowner
+}
+
+// OwnerIDs returns the "owner" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// OwnerID instead. It exists only for internal usage by the builders.
+func (m *ShareMutation) OwnerIDs() (ids []int) {
+	if id := m.owner; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetOwner resets all changes to the "owner" edge.
+func (m *ShareMutation) ResetOwner() {
+	m.owner = nil
+	m.clearedowner = false
+}
+
+// ClearToken clears the "token" edge to the APIToken entity.
+func (m *ShareMutation) ClearToken() {
+	m.clearedtoken = true
+	m.clearedFields[share.FieldTokenID] = struct{}{}
+}
+
+// TokenCleared reports if the "token" edge to the APIToken entity was cleared.
+func (m *ShareMutation) TokenCleared() bool {
+	return m.clearedtoken
+}
+
+// TokenIDs returns the "token" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TokenID instead. It exists only for internal usage by the builders.
+func (m *ShareMutation) TokenIDs() (ids []int) {
+	if id := m.token; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetToken resets all changes to the "token" edge.
+func (m *ShareMutation) ResetToken() {
+	m.token = nil
+	m.clearedtoken = false
+}
+
+// ClearConfigurator clears the "configurator" edge to the Configurator entity.
+func (m *ShareMutation) ClearConfigurator() {
+	m.clearedconfigurator = true
+	m.clearedFields[share.FieldConfiguratorID] = struct{}{}
+}
+
+// ConfiguratorCleared reports if the "configurator" edge to the Configurator entity was cleared.
+func (m *ShareMutation) ConfiguratorCleared() bool {
+	return m.clearedconfigurator
+}
+
+// ConfiguratorIDs returns the "configurator" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// ConfiguratorID instead. It exists only for internal usage by the builders.
+func (m *ShareMutation) ConfiguratorIDs() (ids []int) {
+	if id := m.configurator; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetConfigurator resets all changes to the "configurator" edge.
+func (m *ShareMutation) ResetConfigurator() {
+	m.configurator = nil
+	m.clearedconfigurator = false
+}
+
+// Where appends a list predicates to the ShareMutation builder.
+func (m *ShareMutation) Where(ps ...predicate.Share) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ShareMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ShareMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Share, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ShareMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ShareMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Share).
+func (m *ShareMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ShareMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.owner != nil {
+		fields = append(fields, share.FieldOwnerID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, share.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, share.FieldUpdatedAt)
+	}
+	if m.key != nil {
+		fields = append(fields, share.FieldKey)
+	}
+	if m.token != nil {
+		fields = append(fields, share.FieldTokenID)
+	}
+	if m.configurator != nil {
+		fields = append(fields, share.FieldConfiguratorID)
+	}
+	if m.data != nil {
+		fields = append(fields, share.FieldData)
+	}
+	if m.digest != nil {
+		fields = append(fields, share.FieldDigest)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ShareMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case share.FieldOwnerID:
+		return m.OwnerID()
+	case share.FieldCreatedAt:
+		return m.CreatedAt()
+	case share.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case share.FieldKey:
+		return m.Key()
+	case share.FieldTokenID:
+		return m.TokenID()
+	case share.FieldConfiguratorID:
+		return m.ConfiguratorID()
+	case share.FieldData:
+		return m.Data()
+	case share.FieldDigest:
+		return m.Digest()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ShareMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case share.FieldOwnerID:
+		return m.OldOwnerID(ctx)
+	case share.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case share.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case share.FieldKey:
+		return m.OldKey(ctx)
+	case share.FieldTokenID:
+		return m.OldTokenID(ctx)
+	case share.FieldConfiguratorID:
+		return m.OldConfiguratorID(ctx)
+	case share.FieldData:
+		return m.OldData(ctx)
+	case share.FieldDigest:
+		return m.OldDigest(ctx)
+	}
+	return nil, fmt.Errorf("unknown Share field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ShareMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case share.FieldOwnerID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOwnerID(v)
+		return nil
+	case share.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case share.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case share.FieldKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKey(v)
+		return nil
+	case share.FieldTokenID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenID(v)
+		return nil
+	case share.FieldConfiguratorID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConfiguratorID(v)
+		return nil
+	case share.FieldData:
+		v, ok := value.(map[string]interface{})
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetData(v)
+		return nil
+	case share.FieldDigest:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDigest(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Share field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ShareMutation) AddedFields() []string {
+	var fields []string
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ShareMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ShareMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Share numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ShareMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ShareMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ShareMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Share nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ShareMutation) ResetField(name string) error {
+	switch name {
+	case share.FieldOwnerID:
+		m.ResetOwnerID()
+		return nil
+	case share.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case share.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case share.FieldKey:
+		m.ResetKey()
+		return nil
+	case share.FieldTokenID:
+		m.ResetTokenID()
+		return nil
+	case share.FieldConfiguratorID:
+		m.ResetConfiguratorID()
+		return nil
+	case share.FieldData:
+		m.ResetData()
+		return nil
+	case share.FieldDigest:
+		m.ResetDigest()
+		return nil
+	}
+	return fmt.Errorf("unknown Share field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ShareMutation) AddedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.owner != nil {
+		edges = append(edges, share.EdgeOwner)
+	}
+	if m.token != nil {
+		edges = append(edges, share.EdgeToken)
+	}
+	if m.configurator != nil {
+		edges = append(edges, share.EdgeConfigurator)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ShareMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case share.EdgeOwner:
+		if id := m.owner; id != nil {
+			return []ent.Value{*id}
+		}
+	case share.EdgeToken:
+		if id := m.token; id != nil {
+			return []ent.Value{*id}
+		}
+	case share.EdgeConfigurator:
+		if id := m.configurator; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ShareMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 3)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ShareMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ShareMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 3)
+	if m.clearedowner {
+		edges = append(edges, share.EdgeOwner)
+	}
+	if m.clearedtoken {
+		edges = append(edges, share.EdgeToken)
+	}
+	if m.clearedconfigurator {
+		edges = append(edges, share.EdgeConfigurator)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ShareMutation) EdgeCleared(name string) bool {
+	switch name {
+	case share.EdgeOwner:
+		return m.clearedowner
+	case share.EdgeToken:
+		return m.clearedtoken
+	case share.EdgeConfigurator:
+		return m.clearedconfigurator
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ShareMutation) ClearEdge(name string) error {
+	switch name {
+	case share.EdgeOwner:
+		m.ClearOwner()
+		return nil
+	case share.EdgeToken:
+		m.ClearToken()
+		return nil
+	case share.EdgeConfigurator:
+		m.ClearConfigurator()
+		return nil
+	}
+	return fmt.Errorf("unknown Share unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ShareMutation) ResetEdge(name string) error {
+	switch name {
+	case share.EdgeOwner:
+		m.ResetOwner()
+		return nil
+	case share.EdgeToken:
+		m.ResetToken()
+		return nil
+	case share.EdgeConfigurator:
+		m.ResetConfigurator()
+		return nil
+	}
+	return fmt.Errorf("unknown Share edge %s", name)
 }
 
 // TextureMutation represents an operation that mutates the Texture nodes in the graph.

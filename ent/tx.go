@@ -36,6 +36,8 @@ type Tx struct {
 	Owner *OwnerClient
 	// Setting is the client for interacting with the Setting builders.
 	Setting *SettingClient
+	// Share is the client for interacting with the Share builders.
+	Share *ShareClient
 	// Texture is the client for interacting with the Texture builders.
 	Texture *TextureClient
 
@@ -181,6 +183,7 @@ func (tx *Tx) init() {
 	tx.Order = NewOrderClient(tx.config)
 	tx.Owner = NewOwnerClient(tx.config)
 	tx.Setting = NewSettingClient(tx.config)
+	tx.Share = NewShareClient(tx.config)
 	tx.Texture = NewTextureClient(tx.config)
 }
 

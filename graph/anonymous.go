@@ -20,8 +20,10 @@ const maxAnonymousBody = 64 << 10
 
 // IntrospectionOnlyWithoutToken answers 401 to a request without a viewer
 // unless its operation only introspects the schema (__schema, __type,
-// __typename), so that the playground can load the schema before a token
-// is pasted while any data access without a token is a 401.
+// __typename) or reads share links (sharedConfigurator, whose key is its
+// own credential), so that the playground can load the schema before a
+// token is pasted and a share link's front-end needs no token, while any
+// other data access without a token is a 401.
 func IntrospectionOnlyWithoutToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if viewer.FromContext(r.Context()) != nil || r.Method == http.MethodOptions {
@@ -65,6 +67,12 @@ func readOperation(r *http.Request) (query, operation string, ok bool) {
 	return "", "", false
 }
 
+// anonymousFields are the root query fields an operation without a token
+// may select.
+var anonymousFields = map[string]bool{
+	"__schema": true, "__type": true, "__typename": true, "sharedConfigurator": true,
+}
+
 // introspectionOnly reports whether the chosen operation of query selects
 // nothing but introspection fields at its root.
 func introspectionOnly(query, operation string) bool {
@@ -81,7 +89,7 @@ func introspectionOnly(query, operation string) bool {
 	}
 	for _, sel := range op.SelectionSet {
 		f, ok := sel.(*ast.Field)
-		if !ok || (f.Name != "__schema" && f.Name != "__type" && f.Name != "__typename") {
+		if !ok || !anonymousFields[f.Name] {
 			return false
 		}
 	}

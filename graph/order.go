@@ -2,11 +2,14 @@ package graph
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"time"
 
 	"entgo.io/contrib/entgql"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/configurator"
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/graph/scalar"
@@ -54,3 +57,71 @@ func (r *Resolver) order(ctx context.Context, id int) (*ent.Order, error) {
 
 // restOrder loads what REST v1 shows of an order: its configurator.
 func restOrder(q *ent.OrderQuery) *ent.OrderQuery { return q.WithConfigurator() }
+
+// createOrder validates an order, stores its images and inserts it. The
+// configurator must be one of the caller's owner (another owner's is not
+// found). Files stored before a failure are removed again.
+func (r *Resolver) createOrder(ctx context.Context, in model.CreateOrderInput) (_ *ent.Order, err error) {
+	if math.IsNaN(in.Price) || math.IsInf(in.Price, 0) || in.Price < 0 {
+		return nil, apperr.Field("price", "price must be a number of 0 or more")
+	}
+	if in.CustomerDetails == nil {
+		return nil, apperr.Field("customerDetails", "customerDetails must be a JSON object")
+	}
+	if in.ConfiguratorSummary == nil {
+		return nil, apperr.Field("configuratorSummary", "configuratorSummary must be a JSON object")
+	}
+	if len(in.ConfiguratorPrintMap) > MaxPrintMaps {
+		return nil, apperr.Field("configuratorPrintMap", "configuratorPrintMap takes at most %d images, got %d", MaxPrintMaps, len(in.ConfiguratorPrintMap))
+	}
+	ok, err := r.client.Configurator.Query().Where(configurator.ID(in.ConfiguratorID)).Exist(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("find configurator %d: %w", in.ConfiguratorID, err)
+	}
+	if !ok {
+		return nil, &apperr.Error{Kind: apperr.NotFound, Field: "configuratorId", Message: fmt.Sprintf("configurator %d not found", in.ConfiguratorID)}
+	}
+
+	up := &uploads{r: r}
+	defer func() {
+		if err != nil {
+			up.discard(ctx)
+		}
+	}()
+	var snapshot *string
+	if in.ConfiguratorSnapshot != nil {
+		s, err := up.image(ctx, "configuratorSnapshot", in.ConfiguratorSnapshot)
+		if err != nil {
+			return nil, err
+		}
+		snapshot = &s.URL
+	}
+	printMap := make([]string, 0, len(in.ConfiguratorPrintMap))
+	for i, f := range in.ConfiguratorPrintMap {
+		s, err := up.image(ctx, fmt.Sprintf("configuratorPrintMap[%d]", i), f)
+		if err != nil {
+			return nil, err
+		}
+		printMap = append(printMap, s.URL)
+	}
+	var id int
+	err = r.withTx(ctx, func(c *ent.Client) error {
+		o, err := c.Order.Create().
+			SetConfiguratorID(in.ConfiguratorID).
+			SetPrice(in.Price).
+			SetCustomerDetails(in.CustomerDetails).
+			SetConfiguratorSummary(in.ConfiguratorSummary).
+			SetNillableConfiguratorSnapshot(snapshot).
+			SetConfiguratorPrintMap(printMap).
+			Save(ctx)
+		if err != nil {
+			return fmt.Errorf("create order: %w", err)
+		}
+		id = o.ID
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.order(ctx, id)
+}

@@ -17,6 +17,46 @@ import (
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
+// CreateOrder is the resolver for the createOrder field.
+func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOrderInput) (*ent.Order, error) {
+	return r.createOrder(ctx, input)
+}
+
+// CreateMaterial is the resolver for the createMaterial field.
+func (r *mutationResolver) CreateMaterial(ctx context.Context, input ent.CreateMaterialInput) (*ent.Material, error) {
+	return r.createMaterial(ctx, input)
+}
+
+// UpdateMaterial is the resolver for the updateMaterial field.
+func (r *mutationResolver) UpdateMaterial(ctx context.Context, id int, input ent.UpdateMaterialInput) (*ent.Material, error) {
+	return r.updateMaterial(ctx, id, input)
+}
+
+// DeleteMaterial is the resolver for the deleteMaterial field.
+func (r *mutationResolver) DeleteMaterial(ctx context.Context, id int) (int, error) {
+	return r.deleteMaterial(ctx, id)
+}
+
+// CreateTexture is the resolver for the createTexture field.
+func (r *mutationResolver) CreateTexture(ctx context.Context, input model.CreateTextureInput) (*ent.Texture, error) {
+	return r.createTexture(ctx, input)
+}
+
+// UpdateTexture is the resolver for the updateTexture field.
+func (r *mutationResolver) UpdateTexture(ctx context.Context, id int, input model.UpdateTextureInput) (*ent.Texture, error) {
+	return r.updateTexture(ctx, id, input)
+}
+
+// DeleteTexture is the resolver for the deleteTexture field.
+func (r *mutationResolver) DeleteTexture(ctx context.Context, id int) (int, error) {
+	return r.deleteTexture(ctx, id)
+}
+
+// SetOptionOverrides is the resolver for the setOptionOverrides field.
+func (r *mutationResolver) SetOptionOverrides(ctx context.Context, options map[string]any) (*model.ShareLink, error) {
+	return r.setOptionOverrides(ctx, options)
+}
+
 // Viewer is the resolver for the viewer field.
 func (r *queryResolver) Viewer(ctx context.Context) (*viewer.Viewer, error) {
 	return viewerOf(ctx)
@@ -102,6 +142,11 @@ func (r *queryResolver) OptionSetList(ctx context.Context) ([]*ent.OptionSet, er
 	return r.optionSetList(ctx)
 }
 
+// SharedConfigurator is the resolver for the sharedConfigurator field.
+func (r *queryResolver) SharedConfigurator(ctx context.Context, key string) (*model.SharedConfigurator, error) {
+	return r.sharedConfigurator(ctx, key)
+}
+
 // Kind is the resolver for the tokenKind field.
 func (r *viewerResolver) Kind(ctx context.Context, obj *viewer.Viewer) (string, error) {
 	return string(obj.Kind), nil
@@ -112,7 +157,13 @@ func (r *viewerResolver) Configurator(ctx context.Context, obj *viewer.Viewer) (
 	return r.homeConfigurator(ctx, obj)
 }
 
+// Mutation returns generated.MutationResolver implementation.
+func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResolver{r} }
+
 // Viewer returns generated.ViewerResolver implementation.
 func (r *Resolver) Viewer() generated.ViewerResolver { return &viewerResolver{r} }
 
-type viewerResolver struct{ *Resolver }
+type (
+	mutationResolver struct{ *Resolver }
+	viewerResolver   struct{ *Resolver }
+)

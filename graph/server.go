@@ -31,9 +31,10 @@ const (
 )
 
 // NewHandler returns the GraphQL HTTP handler (GET for queries, POST) over
-// client. Authentication happens before it, in the auth middleware.
-func NewHandler(client *ent.Client) http.Handler {
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(client)}))
+// client, with the resolver options opts. Authentication happens before
+// it, in the auth middleware.
+func NewHandler(client *ent.Client, opts ...Option) http.Handler {
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(client, opts...)}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})

@@ -38,6 +38,8 @@ const (
 	EdgeOwner = "owner"
 	// EdgeConfigurator holds the string denoting the configurator edge name in mutations.
 	EdgeConfigurator = "configurator"
+	// EdgeShares holds the string denoting the shares edge name in mutations.
+	EdgeShares = "shares"
 	// Table holds the table name of the apitoken in the database.
 	Table = "api_tokens"
 	// OwnerTable is the table that holds the owner relation/edge.
@@ -54,6 +56,13 @@ const (
 	ConfiguratorInverseTable = "configurators"
 	// ConfiguratorColumn is the table column denoting the configurator relation/edge.
 	ConfiguratorColumn = "configurator_id"
+	// SharesTable is the table that holds the shares relation/edge.
+	SharesTable = "shares"
+	// SharesInverseTable is the table name for the Share entity.
+	// It exists in this package in order to avoid circular dependency with the "share" package.
+	SharesInverseTable = "shares"
+	// SharesColumn is the table column denoting the shares relation/edge.
+	SharesColumn = "token_id"
 )
 
 // Columns holds all SQL columns for apitoken fields.
@@ -176,6 +185,20 @@ func ByConfiguratorField(field string, opts ...sql.OrderTermOption) OrderOption 
 		sqlgraph.OrderByNeighborTerms(s, newConfiguratorStep(), sql.OrderByField(field, opts...))
 	}
 }
+
+// BySharesCount orders the results by shares count.
+func BySharesCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newSharesStep(), opts...)
+	}
+}
+
+// ByShares orders the results by shares terms.
+func ByShares(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newSharesStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newOwnerStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -188,6 +211,13 @@ func newConfiguratorStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(ConfiguratorInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2O, true, ConfiguratorTable, ConfiguratorColumn),
+	)
+}
+func newSharesStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(SharesInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, SharesTable, SharesColumn),
 	)
 }
 

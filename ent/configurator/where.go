@@ -401,6 +401,29 @@ func HasTokensWith(preds ...predicate.APIToken) predicate.Configurator {
 	})
 }
 
+// HasShares applies the HasEdge predicate on the "shares" edge.
+func HasShares() predicate.Configurator {
+	return predicate.Configurator(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, SharesTable, SharesColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasSharesWith applies the HasEdge predicate on the "shares" edge with a given conditions (other predicates).
+func HasSharesWith(preds ...predicate.Share) predicate.Configurator {
+	return predicate.Configurator(func(s *sql.Selector) {
+		step := newSharesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Configurator) predicate.Configurator {
 	return predicate.Configurator(sql.AndPredicates(predicates...))

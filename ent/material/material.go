@@ -125,12 +125,18 @@ var (
 	UpdateDefaultUpdatedAt func() time.Time
 	// NameValidator is a validator for the "name" field. It is called by the builders before save.
 	NameValidator func(string) error
+	// MaterialFileValidator is a validator for the "material_file" field. It is called by the builders before save.
+	MaterialFileValidator func(string) error
 	// DefaultStatus holds the default value on creation for the "status" field.
 	DefaultStatus bool
 	// DefaultMaterialType holds the default value on creation for the "material_type" field.
 	DefaultMaterialType string
+	// MaterialTypeValidator is a validator for the "material_type" field. It is called by the builders before save.
+	MaterialTypeValidator func(string) error
 	// DefaultSurface holds the default value on creation for the "surface" field.
 	DefaultSurface string
+	// SurfaceValidator is a validator for the "surface" field. It is called by the builders before save.
+	SurfaceValidator func(string) error
 	// DefaultBump holds the default value on creation for the "bump" field.
 	DefaultBump bool
 	// DefaultColor holds the default value on creation for the "color" field.
@@ -151,6 +157,8 @@ var (
 	ReflectionValidator func(float64) error
 	// DefaultCreatedBy holds the default value on creation for the "created_by" field.
 	DefaultCreatedBy string
+	// CreatedByValidator is a validator for the "created_by" field. It is called by the builders before save.
+	CreatedByValidator func(string) error
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(int) error
 )

@@ -227,17 +227,17 @@ var (
 		{Name: "id", Type: field.TypeInt, Increment: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
-		{Name: "name", Type: field.TypeString},
-		{Name: "material_file", Type: field.TypeString, Nullable: true},
+		{Name: "name", Type: field.TypeString, Size: 255},
+		{Name: "material_file", Type: field.TypeString, Nullable: true, Size: 2048},
 		{Name: "status", Type: field.TypeBool, Default: true},
-		{Name: "material_type", Type: field.TypeString, Default: ""},
-		{Name: "surface", Type: field.TypeString, Default: ""},
+		{Name: "material_type", Type: field.TypeString, Size: 64, Default: ""},
+		{Name: "surface", Type: field.TypeString, Size: 64, Default: ""},
 		{Name: "bump", Type: field.TypeBool, Default: false},
 		{Name: "color", Type: field.TypeString, Default: "#FFFFFF"},
 		{Name: "opacity", Type: field.TypeFloat64, Default: 1},
 		{Name: "specular", Type: field.TypeFloat64, Default: 0},
 		{Name: "reflection", Type: field.TypeFloat64, Default: 0},
-		{Name: "created_by", Type: field.TypeString, Default: ""},
+		{Name: "created_by", Type: field.TypeString, Size: 255, Default: ""},
 		{Name: "owner_id", Type: field.TypeInt},
 		{Name: "category_id", Type: field.TypeInt, Nullable: true},
 		{Name: "texture_id", Type: field.TypeInt, Nullable: true},
@@ -482,12 +482,62 @@ var (
 		Columns:    SettingsColumns,
 		PrimaryKey: []*schema.Column{SettingsColumns[0]},
 	}
+	// SharesColumns holds the columns for the "shares" table.
+	SharesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "key", Type: field.TypeString, Unique: true},
+		{Name: "data", Type: field.TypeJSON},
+		{Name: "digest", Type: field.TypeString},
+		{Name: "token_id", Type: field.TypeInt},
+		{Name: "configurator_id", Type: field.TypeInt},
+		{Name: "owner_id", Type: field.TypeInt},
+	}
+	// SharesTable holds the schema information for the "shares" table.
+	SharesTable = &schema.Table{
+		Name:       "shares",
+		Columns:    SharesColumns,
+		PrimaryKey: []*schema.Column{SharesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "shares_api_tokens_shares",
+				Columns:    []*schema.Column{SharesColumns[6]},
+				RefColumns: []*schema.Column{APITokensColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "shares_configurators_shares",
+				Columns:    []*schema.Column{SharesColumns[7]},
+				RefColumns: []*schema.Column{ConfiguratorsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "shares_owners_owner",
+				Columns:    []*schema.Column{SharesColumns[8]},
+				RefColumns: []*schema.Column{OwnersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "share_owner_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SharesColumns[8], SharesColumns[1]},
+			},
+			{
+				Name:    "share_token_id_digest",
+				Unique:  true,
+				Columns: []*schema.Column{SharesColumns[6], SharesColumns[5]},
+			},
+		},
+	}
 	// TexturesColumns holds the columns for the "textures" table.
 	TexturesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
-		{Name: "name", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString, Size: 255},
 		{Name: "texture_file", Type: field.TypeString, Nullable: true},
 		{Name: "texture_thumbnail_50", Type: field.TypeString, Nullable: true},
 		{Name: "texture_thumbnail_100", Type: field.TypeString, Nullable: true},
@@ -566,6 +616,7 @@ var (
 		OrdersTable,
 		OwnersTable,
 		SettingsTable,
+		SharesTable,
 		TexturesTable,
 		OptionSetOptionsTable,
 	}
@@ -592,6 +643,9 @@ func init() {
 	OptionVariationsTable.ForeignKeys[1].RefTable = OwnersTable
 	OrdersTable.ForeignKeys[0].RefTable = ConfiguratorsTable
 	OrdersTable.ForeignKeys[1].RefTable = OwnersTable
+	SharesTable.ForeignKeys[0].RefTable = APITokensTable
+	SharesTable.ForeignKeys[1].RefTable = ConfiguratorsTable
+	SharesTable.ForeignKeys[2].RefTable = OwnersTable
 	TexturesTable.ForeignKeys[0].RefTable = MaterialCategoriesTable
 	TexturesTable.ForeignKeys[1].RefTable = OwnersTable
 	OptionSetOptionsTable.ForeignKeys[0].RefTable = OptionSetsTable

@@ -42,5 +42,8 @@ type Owner func(*sql.Selector)
 // Setting is the predicate function for setting builders.
 type Setting func(*sql.Selector)
 
+// Share is the predicate function for share builders.
+type Share func(*sql.Selector)
+
 // Texture is the predicate function for texture builders.
 type Texture func(*sql.Selector)

@@ -399,6 +399,30 @@ func (f SettingMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutatio
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SettingMutation", m)
 }
 
+// The ShareQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type ShareQueryRuleFunc func(context.Context, *ent.ShareQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f ShareQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ShareQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.ShareQuery", q)
+}
+
+// The ShareMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type ShareMutationRuleFunc func(context.Context, *ent.ShareMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f ShareMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.ShareMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ShareMutation", m)
+}
+
 // The TextureQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type TextureQueryRuleFunc func(context.Context, *ent.TextureQuery) error
@@ -482,6 +506,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.SettingQuery:
 		return q.Filter(), nil
+	case *ent.ShareQuery:
+		return q.Filter(), nil
 	case *ent.TextureQuery:
 		return q.Filter(), nil
 	default:
@@ -514,6 +540,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.OwnerMutation:
 		return m.Filter(), nil
 	case *ent.SettingMutation:
+		return m.Filter(), nil
+	case *ent.ShareMutation:
 		return m.Filter(), nil
 	case *ent.TextureMutation:
 		return m.Filter(), nil

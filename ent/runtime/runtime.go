@@ -19,6 +19,7 @@ import (
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/schema"
 	"github.com/configurator/catalogue/ent/setting"
+	"github.com/configurator/catalogue/ent/share"
 	"github.com/configurator/catalogue/ent/texture"
 
 	"entgo.io/ent"
@@ -291,7 +292,39 @@ func init() {
 	// materialDescName is the schema descriptor for name field.
 	materialDescName := materialFields[0].Descriptor()
 	// material.NameValidator is a validator for the "name" field. It is called by the builders before save.
-	material.NameValidator = materialDescName.Validators[0].(func(string) error)
+	material.NameValidator = func() func(string) error {
+		validators := materialDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// materialDescMaterialFile is the schema descriptor for material_file field.
+	materialDescMaterialFile := materialFields[1].Descriptor()
+	// material.MaterialFileValidator is a validator for the "material_file" field. It is called by the builders before save.
+	material.MaterialFileValidator = func() func(string) error {
+		validators := materialDescMaterialFile.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(material_file string) error {
+			for _, fn := range fns {
+				if err := fn(material_file); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	// materialDescStatus is the schema descriptor for status field.
 	materialDescStatus := materialFields[4].Descriptor()
 	// material.DefaultStatus holds the default value on creation for the status field.
@@ -300,10 +333,14 @@ func init() {
 	materialDescMaterialType := materialFields[5].Descriptor()
 	// material.DefaultMaterialType holds the default value on creation for the material_type field.
 	material.DefaultMaterialType = materialDescMaterialType.Default.(string)
+	// material.MaterialTypeValidator is a validator for the "material_type" field. It is called by the builders before save.
+	material.MaterialTypeValidator = materialDescMaterialType.Validators[0].(func(string) error)
 	// materialDescSurface is the schema descriptor for surface field.
 	materialDescSurface := materialFields[6].Descriptor()
 	// material.DefaultSurface holds the default value on creation for the surface field.
 	material.DefaultSurface = materialDescSurface.Default.(string)
+	// material.SurfaceValidator is a validator for the "surface" field. It is called by the builders before save.
+	material.SurfaceValidator = materialDescSurface.Validators[0].(func(string) error)
 	// materialDescBump is the schema descriptor for bump field.
 	materialDescBump := materialFields[7].Descriptor()
 	// material.DefaultBump holds the default value on creation for the bump field.
@@ -350,6 +387,8 @@ func init() {
 	materialDescCreatedBy := materialFields[12].Descriptor()
 	// material.DefaultCreatedBy holds the default value on creation for the created_by field.
 	material.DefaultCreatedBy = materialDescCreatedBy.Default.(string)
+	// material.CreatedByValidator is a validator for the "created_by" field. It is called by the builders before save.
+	material.CreatedByValidator = materialDescCreatedBy.Validators[0].(func(string) error)
 	// materialDescID is the schema descriptor for id field.
 	materialDescID := materialMixinFields0[0].Descriptor()
 	// material.IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -571,6 +610,43 @@ func init() {
 	settingDescKey := settingFields[0].Descriptor()
 	// setting.KeyValidator is a validator for the "key" field. It is called by the builders before save.
 	setting.KeyValidator = settingDescKey.Validators[0].(func(string) error)
+	shareMixin := schema.Share{}.Mixin()
+	share.Policy = privacy.NewPolicies(shareMixin[1], schema.Share{})
+	share.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := share.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	shareMixinHooks1 := shareMixin[1].Hooks()
+
+	share.Hooks[1] = shareMixinHooks1[0]
+	shareMixinFields0 := shareMixin[0].Fields()
+	_ = shareMixinFields0
+	shareMixinFields2 := shareMixin[2].Fields()
+	_ = shareMixinFields2
+	shareFields := schema.Share{}.Fields()
+	_ = shareFields
+	// shareDescCreatedAt is the schema descriptor for created_at field.
+	shareDescCreatedAt := shareMixinFields2[0].Descriptor()
+	// share.DefaultCreatedAt holds the default value on creation for the created_at field.
+	share.DefaultCreatedAt = shareDescCreatedAt.Default.(func() time.Time)
+	// shareDescUpdatedAt is the schema descriptor for updated_at field.
+	shareDescUpdatedAt := shareMixinFields2[1].Descriptor()
+	// share.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	share.DefaultUpdatedAt = shareDescUpdatedAt.Default.(func() time.Time)
+	// share.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	share.UpdateDefaultUpdatedAt = shareDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// shareDescKey is the schema descriptor for key field.
+	shareDescKey := shareFields[0].Descriptor()
+	// share.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	share.KeyValidator = shareDescKey.Validators[0].(func(string) error)
+	// shareDescID is the schema descriptor for id field.
+	shareDescID := shareMixinFields0[0].Descriptor()
+	// share.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	share.IDValidator = shareDescID.Validators[0].(func(int) error)
 	textureMixin := schema.Texture{}.Mixin()
 	texture.Policy = privacy.NewPolicies(textureMixin[1], textureMixin[3], schema.Texture{})
 	texture.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -603,7 +679,21 @@ func init() {
 	// textureDescName is the schema descriptor for name field.
 	textureDescName := textureFields[0].Descriptor()
 	// texture.NameValidator is a validator for the "name" field. It is called by the builders before save.
-	texture.NameValidator = textureDescName.Validators[0].(func(string) error)
+	texture.NameValidator = func() func(string) error {
+		validators := textureDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	// textureDescID is the schema descriptor for id field.
 	textureDescID := textureMixinFields0[0].Descriptor()
 	// texture.IDValidator is a validator for the "id" field. It is called by the builders before save.

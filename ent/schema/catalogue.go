@@ -1,6 +1,9 @@
 package schema
 
 import (
+	"errors"
+	"net/url"
+
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
@@ -44,19 +47,19 @@ func (Material) Mixin() []ent.Mixin { return append(tenant(), DashboardMixin{}) 
 // Fields of the Material.
 func (Material) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("name").NotEmpty().Annotations(entgql.OrderField("NAME")),
-		field.String("material_file").Optional().Nillable(),
+		field.String("name").NotEmpty().MaxLen(255).Annotations(entgql.OrderField("NAME")),
+		field.String("material_file").Optional().Nillable().MaxLen(2048).Validate(absoluteURL),
 		field.Int("category_id").Optional().Nillable(),
 		field.Int("texture_id").Optional().Nillable(),
 		field.Bool("status").Default(true).Comment("true = active, false = inactive"),
-		field.String("material_type").Default("").Comment("flat, glossy, ..."),
-		field.String("surface").Default(""),
+		field.String("material_type").Default("").MaxLen(64).Comment("flat, glossy, ..."),
+		field.String("surface").Default("").MaxLen(64),
 		field.Bool("bump").Default(false),
 		field.String("color").Default("#FFFFFF").Match(colorRE).Comment("#RRGGBB"),
 		field.Float("opacity").Default(1).Min(0).Max(1),
 		field.Float("specular").Default(0).Min(0),
 		field.Float("reflection").Default(0).Min(0),
-		field.String("created_by").Default(""),
+		field.String("created_by").Default("").MaxLen(255),
 	}
 }
 
@@ -76,8 +79,11 @@ func (Material) Indexes() []ent.Index {
 	}
 }
 
-// Annotations of the Material.
-func (Material) Annotations() []schema.Annotation { return readable() }
+// Annotations of the Material: dashboard tokens create and update materials
+// through the generated inputs.
+func (Material) Annotations() []schema.Annotation {
+	return append(readable(), entgql.Mutations(entgql.MutationCreate(), entgql.MutationUpdate()))
+}
 
 // Texture is an image applied by materials, with server-made thumbnails.
 type Texture struct{ ent.Schema }
@@ -88,7 +94,7 @@ func (Texture) Mixin() []ent.Mixin { return append(tenant(), DashboardMixin{}) }
 // Fields of the Texture.
 func (Texture) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("name").NotEmpty().Annotations(entgql.OrderField("NAME")),
+		field.String("name").NotEmpty().MaxLen(255).Annotations(entgql.OrderField("NAME")),
 		field.String("texture_file").Optional().Nillable(),
 		field.String("texture_thumbnail_50").Optional().Nillable(),
 		field.String("texture_thumbnail_100").Optional().Nillable(),
@@ -112,3 +118,13 @@ func (Texture) Indexes() []ent.Index {
 
 // Annotations of the Texture.
 func (Texture) Annotations() []schema.Annotation { return readable() }
+
+// absoluteURL accepts the absolute http(s) URLs the spec declares for file
+// fields.
+func absoluteURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("must be an absolute http(s) URL")
+	}
+	return nil
+}

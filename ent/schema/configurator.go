@@ -39,6 +39,7 @@ func (Configurator) Edges() []ent.Edge {
 		edge.To("options", ConfiguratorOption.Type),
 		edge.To("option_sets", OptionSet.Type),
 		edge.To("tokens", APIToken.Type).Annotations(entgql.Skip()),
+		edge.To("shares", Share.Type).Annotations(entgql.Skip()),
 	}
 }
 

@@ -32,6 +32,7 @@ func (APIToken) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("configurator", Configurator.Type).Ref("tokens").Field("configurator_id").
 			Unique().Immutable(),
+		edge.To("shares", Share.Type),
 	}
 }
 

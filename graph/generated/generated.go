@@ -35,6 +35,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	ConfiguratorOption() ConfiguratorOptionResolver
+	Mutation() MutationResolver
 	OptionSet() OptionSetResolver
 	Query() QueryResolver
 	Viewer() ViewerResolver
@@ -212,6 +213,17 @@ type ComplexityRoot struct {
 		Pagination func(childComplexity int) int
 	}
 
+	Mutation struct {
+		CreateMaterial     func(childComplexity int, input ent.CreateMaterialInput) int
+		CreateOrder        func(childComplexity int, input model.CreateOrderInput) int
+		CreateTexture      func(childComplexity int, input model.CreateTextureInput) int
+		DeleteMaterial     func(childComplexity int, id int) int
+		DeleteTexture      func(childComplexity int, id int) int
+		SetOptionOverrides func(childComplexity int, options map[string]any) int
+		UpdateMaterial     func(childComplexity int, id int, input ent.UpdateMaterialInput) int
+		UpdateTexture      func(childComplexity int, id int, input model.UpdateTextureInput) int
+	}
+
 	OptionSet struct {
 		Configurator   func(childComplexity int) int
 		ConfiguratorID func(childComplexity int) int
@@ -334,10 +346,56 @@ type ComplexityRoot struct {
 		Order                   func(childComplexity int, id int) int
 		Orders                  func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.OrderOrder, where *ent.OrderWhereInput) int
 		OrdersPage              func(childComplexity int, page *int, perPage *int, orderBy *ent.OrderOrderField, order *entgql.OrderDirection, configuratorID *int, startDate *scalar.Date, endDate *scalar.Date) int
+		SharedConfigurator      func(childComplexity int, key string) int
 		Texture                 func(childComplexity int, id int) int
 		Textures                func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.TextureOrder, where *ent.TextureWhereInput) int
 		TexturesPage            func(childComplexity int, page *int, perPage *int, orderBy *ent.TextureOrderField, order *entgql.OrderDirection, categoryID *int) int
 		Viewer                  func(childComplexity int) int
+	}
+
+	ShareLink struct {
+		Key func(childComplexity int) int
+		URL func(childComplexity int) int
+	}
+
+	SharedConfigurator struct {
+		ID      func(childComplexity int) int
+		Key     func(childComplexity int) int
+		Name    func(childComplexity int) int
+		Options func(childComplexity int) int
+	}
+
+	SharedOption struct {
+		ConfiguratorID func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		CreatedBy      func(childComplexity int) int
+		ID             func(childComplexity int) int
+		ParameterList  func(childComplexity int) int
+		Position       func(childComplexity int) int
+		Settings       func(childComplexity int) int
+		Title          func(childComplexity int) int
+		Type           func(childComplexity int) int
+		UpdatedAt      func(childComplexity int) int
+	}
+
+	SharedVariation struct {
+		ConfiguratorOptionID func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		CustomColor          func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		MaterialCategoryID   func(childComplexity int) int
+		MaterialID           func(childComplexity int) int
+		ModelID              func(childComplexity int) int
+		Name                 func(childComplexity int) int
+		NumericalDefault     func(childComplexity int) int
+		Position             func(childComplexity int) int
+		Selected             func(childComplexity int) int
+		SelectedParts        func(childComplexity int) int
+		TextColorCategoryID  func(childComplexity int) int
+		TextFontFamily       func(childComplexity int) int
+		TextFontSize         func(childComplexity int) int
+		TextValue            func(childComplexity int) int
+		UpdatedAt            func(childComplexity int) int
 	}
 
 	Texture struct {
@@ -384,6 +442,16 @@ type ComplexityRoot struct {
 type ConfiguratorOptionResolver interface {
 	Variations(ctx context.Context, obj *ent.ConfiguratorOption) ([]*ent.OptionVariation, error)
 }
+type MutationResolver interface {
+	CreateOrder(ctx context.Context, input model.CreateOrderInput) (*ent.Order, error)
+	CreateMaterial(ctx context.Context, input ent.CreateMaterialInput) (*ent.Material, error)
+	UpdateMaterial(ctx context.Context, id int, input ent.UpdateMaterialInput) (*ent.Material, error)
+	DeleteMaterial(ctx context.Context, id int) (int, error)
+	CreateTexture(ctx context.Context, input model.CreateTextureInput) (*ent.Texture, error)
+	UpdateTexture(ctx context.Context, id int, input model.UpdateTextureInput) (*ent.Texture, error)
+	DeleteTexture(ctx context.Context, id int) (int, error)
+	SetOptionOverrides(ctx context.Context, options map[string]any) (*model.ShareLink, error)
+}
 type OptionSetResolver interface {
 	Options(ctx context.Context, obj *ent.OptionSet) ([]*ent.ConfiguratorOption, error)
 }
@@ -415,6 +483,7 @@ type QueryResolver interface {
 	ConfiguratorOption(ctx context.Context, id int) (*ent.ConfiguratorOption, error)
 	OptionVariationList(ctx context.Context, configuratorOptionID int) ([]*ent.OptionVariation, error)
 	OptionSetList(ctx context.Context) ([]*ent.OptionSet, error)
+	SharedConfigurator(ctx context.Context, key string) (*model.SharedConfigurator, error)
 }
 type ViewerResolver interface {
 	Kind(ctx context.Context, obj *viewer.Viewer) (string, error)
@@ -1095,6 +1164,95 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MaterialPage.Pagination(childComplexity), true
 
+	case "Mutation.createMaterial":
+		if e.ComplexityRoot.Mutation.CreateMaterial == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createMaterial_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateMaterial(childComplexity, args["input"].(ent.CreateMaterialInput)), true
+	case "Mutation.createOrder":
+		if e.ComplexityRoot.Mutation.CreateOrder == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createOrder_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateOrder(childComplexity, args["input"].(model.CreateOrderInput)), true
+	case "Mutation.createTexture":
+		if e.ComplexityRoot.Mutation.CreateTexture == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createTexture_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateTexture(childComplexity, args["input"].(model.CreateTextureInput)), true
+	case "Mutation.deleteMaterial":
+		if e.ComplexityRoot.Mutation.DeleteMaterial == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteMaterial_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteMaterial(childComplexity, args["id"].(int)), true
+	case "Mutation.deleteTexture":
+		if e.ComplexityRoot.Mutation.DeleteTexture == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteTexture_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteTexture(childComplexity, args["id"].(int)), true
+	case "Mutation.setOptionOverrides":
+		if e.ComplexityRoot.Mutation.SetOptionOverrides == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setOptionOverrides_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetOptionOverrides(childComplexity, args["options"].(map[string]any)), true
+	case "Mutation.updateMaterial":
+		if e.ComplexityRoot.Mutation.UpdateMaterial == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateMaterial_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateMaterial(childComplexity, args["id"].(int), args["input"].(ent.UpdateMaterialInput)), true
+	case "Mutation.updateTexture":
+		if e.ComplexityRoot.Mutation.UpdateTexture == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateTexture_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateTexture(childComplexity, args["id"].(int), args["input"].(model.UpdateTextureInput)), true
+
 	case "OptionSet.configurator":
 		if e.ComplexityRoot.OptionSet.Configurator == nil {
 			break
@@ -1718,6 +1876,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.OrdersPage(childComplexity, args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.OrderOrderField), args["order"].(*entgql.OrderDirection), args["configuratorId"].(*int), args["startDate"].(*scalar.Date), args["endDate"].(*scalar.Date)), true
+	case "Query.sharedConfigurator":
+		if e.ComplexityRoot.Query.SharedConfigurator == nil {
+			break
+		}
+
+		args, err := ec.field_Query_sharedConfigurator_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SharedConfigurator(childComplexity, args["key"].(string)), true
 	case "Query.texture":
 		if e.ComplexityRoot.Query.Texture == nil {
 			break
@@ -1757,6 +1926,208 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
+
+	case "ShareLink.key":
+		if e.ComplexityRoot.ShareLink.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShareLink.Key(childComplexity), true
+	case "ShareLink.url":
+		if e.ComplexityRoot.ShareLink.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShareLink.URL(childComplexity), true
+
+	case "SharedConfigurator.id":
+		if e.ComplexityRoot.SharedConfigurator.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedConfigurator.ID(childComplexity), true
+	case "SharedConfigurator.key":
+		if e.ComplexityRoot.SharedConfigurator.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedConfigurator.Key(childComplexity), true
+	case "SharedConfigurator.name":
+		if e.ComplexityRoot.SharedConfigurator.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedConfigurator.Name(childComplexity), true
+	case "SharedConfigurator.options":
+		if e.ComplexityRoot.SharedConfigurator.Options == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedConfigurator.Options(childComplexity), true
+
+	case "SharedOption.configuratorId":
+		if e.ComplexityRoot.SharedOption.ConfiguratorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedOption.ConfiguratorID(childComplexity), true
+	case "SharedOption.createdAt":
+		if e.ComplexityRoot.SharedOption.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedOption.CreatedAt(childComplexity), true
+	case "SharedOption.createdBy":
+		if e.ComplexityRoot.SharedOption.CreatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedOption.CreatedBy(childComplexity), true
+	case "SharedOption.id":
+		if e.ComplexityRoot.SharedOption.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedOption.ID(childComplexity), true
+	case "SharedOption.parameterList":
+		if e.ComplexityRoot.SharedOption.ParameterList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedOption.ParameterList(childComplexity), true
+	case "SharedOption.position":
+		if e.ComplexityRoot.SharedOption.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedOption.Position(childComplexity), true
+	case "SharedOption.settings":
+		if e.ComplexityRoot.SharedOption.Settings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedOption.Settings(childComplexity), true
+	case "SharedOption.title":
+		if e.ComplexityRoot.SharedOption.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedOption.Title(childComplexity), true
+	case "SharedOption.type":
+		if e.ComplexityRoot.SharedOption.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedOption.Type(childComplexity), true
+	case "SharedOption.updatedAt":
+		if e.ComplexityRoot.SharedOption.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedOption.UpdatedAt(childComplexity), true
+
+	case "SharedVariation.configuratorOptionId":
+		if e.ComplexityRoot.SharedVariation.ConfiguratorOptionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.ConfiguratorOptionID(childComplexity), true
+	case "SharedVariation.createdAt":
+		if e.ComplexityRoot.SharedVariation.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.CreatedAt(childComplexity), true
+	case "SharedVariation.customColor":
+		if e.ComplexityRoot.SharedVariation.CustomColor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.CustomColor(childComplexity), true
+	case "SharedVariation.id":
+		if e.ComplexityRoot.SharedVariation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.ID(childComplexity), true
+	case "SharedVariation.materialCategoryId":
+		if e.ComplexityRoot.SharedVariation.MaterialCategoryID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.MaterialCategoryID(childComplexity), true
+	case "SharedVariation.materialId":
+		if e.ComplexityRoot.SharedVariation.MaterialID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.MaterialID(childComplexity), true
+	case "SharedVariation.modelId":
+		if e.ComplexityRoot.SharedVariation.ModelID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.ModelID(childComplexity), true
+	case "SharedVariation.name":
+		if e.ComplexityRoot.SharedVariation.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.Name(childComplexity), true
+	case "SharedVariation.numericalDefault":
+		if e.ComplexityRoot.SharedVariation.NumericalDefault == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.NumericalDefault(childComplexity), true
+	case "SharedVariation.position":
+		if e.ComplexityRoot.SharedVariation.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.Position(childComplexity), true
+	case "SharedVariation.selected":
+		if e.ComplexityRoot.SharedVariation.Selected == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.Selected(childComplexity), true
+	case "SharedVariation.selectedParts":
+		if e.ComplexityRoot.SharedVariation.SelectedParts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.SelectedParts(childComplexity), true
+	case "SharedVariation.textColorCategoryId":
+		if e.ComplexityRoot.SharedVariation.TextColorCategoryID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.TextColorCategoryID(childComplexity), true
+	case "SharedVariation.textFontFamily":
+		if e.ComplexityRoot.SharedVariation.TextFontFamily == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.TextFontFamily(childComplexity), true
+	case "SharedVariation.textFontSize":
+		if e.ComplexityRoot.SharedVariation.TextFontSize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.TextFontSize(childComplexity), true
+	case "SharedVariation.textValue":
+		if e.ComplexityRoot.SharedVariation.TextValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.TextValue(childComplexity), true
+	case "SharedVariation.updatedAt":
+		if e.ComplexityRoot.SharedVariation.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SharedVariation.UpdatedAt(childComplexity), true
 
 	case "Texture.bumpFile":
 		if e.ComplexityRoot.Texture.BumpFile == nil {
@@ -1903,6 +2274,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputConfiguratorOptionWhereInput,
 		ec.unmarshalInputConfiguratorOrder,
 		ec.unmarshalInputConfiguratorWhereInput,
+		ec.unmarshalInputCreateMaterialInput,
+		ec.unmarshalInputCreateOrderInput,
+		ec.unmarshalInputCreateTextureInput,
 		ec.unmarshalInputFormFieldOrder,
 		ec.unmarshalInputFormFieldWhereInput,
 		ec.unmarshalInputMaterialCategoryOrder,
@@ -1917,6 +2291,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputOrderWhereInput,
 		ec.unmarshalInputTextureOrder,
 		ec.unmarshalInputTextureWhereInput,
+		ec.unmarshalInputUpdateMaterialInput,
+		ec.unmarshalInputUpdateTextureInput,
 	)
 	first := true
 
@@ -1950,6 +2326,21 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 
 			return &response
+		}
+	case ast.Mutation:
+		return func(ctx context.Context) *graphql.Response {
+			if !first {
+				return nil
+			}
+			first = false
+			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
+			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
+			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
 		}
 
 	default:
@@ -2107,6 +2498,140 @@ extend type Query {
   optionVariationList(configuratorOptionId: ID!): [OptionVariation!]!
   "Every option set with its options."
   optionSetList: [OptionSet!]!
+}
+
+"A file sent with the GraphQL multipart request specification."
+scalar Upload
+
+"""
+A new order. The images are checked by their content (PNG, JPEG or WebP),
+limited in size, stored under generated names and returned as absolute
+URLs.
+"""
+input CreateOrderInput {
+  "A configurator of the caller's owner."
+  configuratorId: ID!
+  "Total price; 0 or more."
+  price: Float!
+  customerDetails: Map!
+  configuratorSummary: Map!
+  configuratorSnapshot: Upload
+  configuratorPrintMap: [Upload!]
+}
+
+"""
+A new texture from an image; the 50 and 100 pixel thumbnails are made by
+the server.
+"""
+input CreateTextureInput {
+  name: String!
+  file: Upload!
+  categoryId: ID
+  bumpFile: Upload
+}
+
+"""
+Changes to a texture: only what is given changes. A new file replaces the
+texture image and its thumbnails.
+"""
+input UpdateTextureInput {
+  name: String
+  file: Upload
+  categoryId: ID
+  clearCategory: Boolean
+  bumpFile: Upload
+  clearBumpFile: Boolean
+}
+
+"The link an integrator sends to a customer."
+type ShareLink {
+  "Opens the configurator with the overrides applied."
+  url: String!
+  "Names the immutable snapshot of the overrides; reads the configurator through sharedConfigurator(key)."
+  key: String!
+}
+
+"""
+A configurator as a share link shows it: read-only, without a token, with
+the link's overrides applied to the variations of its options.
+"""
+type SharedConfigurator {
+  key: String!
+  id: ID!
+  name: String!
+  options: [SharedOption!]!
+}
+
+"An option of a shared configurator."
+type SharedOption {
+  id: ID!
+  configuratorId: ID!
+  title: String!
+  type: ConfiguratorOptionType!
+  settings: Map
+  position: Int!
+  createdAt: Time!
+  updatedAt: Time!
+  createdBy: String!
+  "The variations (parameter_list) in position order, overrides applied."
+  parameterList: [SharedVariation!]!
+}
+
+"A variation of a shared option, overrides applied."
+type SharedVariation {
+  id: ID!
+  configuratorOptionId: ID!
+  name: String!
+  position: Int!
+  selected: Boolean!
+  modelId: Int
+  materialId: Int
+  materialCategoryId: Int
+  textValue: String
+  customColor: Boolean
+  textFontSize: String
+  textFontFamily: String
+  textColorCategoryId: Int
+  numericalDefault: Int
+  "The model parts a material override applies to."
+  selectedParts: [String!]
+  createdAt: Time!
+  updatedAt: Time!
+}
+
+extend type Query {
+  """
+  The configurator behind a share link. Needs no token: the key is the
+  credential, and it reads only that configurator and its options.
+  """
+  sharedConfigurator(key: String!): SharedConfigurator
+}
+
+type Mutation {
+  "Places an order (Open API or dashboard token)."
+  createOrder(input: CreateOrderInput!): Order!
+
+  "Dashboard token only."
+  createMaterial(input: CreateMaterialInput!): Material!
+  "Dashboard token only; only the given fields change."
+  updateMaterial(id: ID!, input: UpdateMaterialInput!): Material!
+  "Dashboard token only; returns the id of the deleted material."
+  deleteMaterial(id: ID!): ID!
+
+  "Dashboard token only."
+  createTexture(input: CreateTextureInput!): Texture!
+  "Dashboard token only."
+  updateTexture(id: ID!, input: UpdateTextureInput!): Texture!
+  "Dashboard token only; materials using the texture lose their texture."
+  deleteTexture(id: ID!): ID!
+
+  """
+  Stores override data for the options of the caller's home configurator
+  (Open API token) and returns the link that opens the configurator with
+  them applied. options is keyed by option id; each value names a
+  variation id and the fields of the option's type (see docs/overrides.md).
+  """
+  setOptionOverrides(options: Map!): ShareLink!
 }
 `, BuiltIn: false},
 	{Name: "../ent.graphql", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
@@ -2605,6 +3130,34 @@ input ConfiguratorWhereInput {
   """
   hasOptionSets: Boolean
   hasOptionSetsWith: [OptionSetWhereInput!]
+}
+"""
+CreateMaterialInput is used for create Material object.
+Input was generated by ent.
+"""
+input CreateMaterialInput {
+  name: String!
+  materialFile: String
+  """
+  true = active, false = inactive
+  """
+  status: Boolean
+  """
+  flat, glossy, ...
+  """
+  materialType: String
+  surface: String
+  bump: Boolean
+  """
+  #RRGGBB
+  """
+  color: String
+  opacity: Float
+  specular: Float
+  reflection: Float
+  createdBy: String
+  categoryID: ID
+  textureID: ID
 }
 """
 Define a Relay Cursor type:
@@ -4526,6 +5079,37 @@ input TextureWhereInput {
   hasMaterials: Boolean
   hasMaterialsWith: [MaterialWhereInput!]
 }
+"""
+UpdateMaterialInput is used for update Material object.
+Input was generated by ent.
+"""
+input UpdateMaterialInput {
+  name: String
+  materialFile: String
+  clearMaterialFile: Boolean
+  """
+  true = active, false = inactive
+  """
+  status: Boolean
+  """
+  flat, glossy, ...
+  """
+  materialType: String
+  surface: String
+  bump: Boolean
+  """
+  #RRGGBB
+  """
+  color: String
+  opacity: Float
+  specular: Float
+  reflection: Float
+  createdBy: String
+  categoryID: ID
+  clearCategory: Boolean
+  textureID: ID
+  clearTexture: Boolean
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -5066,6 +5650,96 @@ func (ec *executionContext) childFields_Pagination(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type Pagination", field.Name)
 }
 
+func (ec *executionContext) childFields_ShareLink(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_ShareLink_url(ctx, field)
+	case "key":
+		return ec.fieldContext_ShareLink_key(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ShareLink", field.Name)
+}
+
+func (ec *executionContext) childFields_SharedConfigurator(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_SharedConfigurator_key(ctx, field)
+	case "id":
+		return ec.fieldContext_SharedConfigurator_id(ctx, field)
+	case "name":
+		return ec.fieldContext_SharedConfigurator_name(ctx, field)
+	case "options":
+		return ec.fieldContext_SharedConfigurator_options(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SharedConfigurator", field.Name)
+}
+
+func (ec *executionContext) childFields_SharedOption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SharedOption_id(ctx, field)
+	case "configuratorId":
+		return ec.fieldContext_SharedOption_configuratorId(ctx, field)
+	case "title":
+		return ec.fieldContext_SharedOption_title(ctx, field)
+	case "type":
+		return ec.fieldContext_SharedOption_type(ctx, field)
+	case "settings":
+		return ec.fieldContext_SharedOption_settings(ctx, field)
+	case "position":
+		return ec.fieldContext_SharedOption_position(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_SharedOption_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_SharedOption_updatedAt(ctx, field)
+	case "createdBy":
+		return ec.fieldContext_SharedOption_createdBy(ctx, field)
+	case "parameterList":
+		return ec.fieldContext_SharedOption_parameterList(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SharedOption", field.Name)
+}
+
+func (ec *executionContext) childFields_SharedVariation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SharedVariation_id(ctx, field)
+	case "configuratorOptionId":
+		return ec.fieldContext_SharedVariation_configuratorOptionId(ctx, field)
+	case "name":
+		return ec.fieldContext_SharedVariation_name(ctx, field)
+	case "position":
+		return ec.fieldContext_SharedVariation_position(ctx, field)
+	case "selected":
+		return ec.fieldContext_SharedVariation_selected(ctx, field)
+	case "modelId":
+		return ec.fieldContext_SharedVariation_modelId(ctx, field)
+	case "materialId":
+		return ec.fieldContext_SharedVariation_materialId(ctx, field)
+	case "materialCategoryId":
+		return ec.fieldContext_SharedVariation_materialCategoryId(ctx, field)
+	case "textValue":
+		return ec.fieldContext_SharedVariation_textValue(ctx, field)
+	case "customColor":
+		return ec.fieldContext_SharedVariation_customColor(ctx, field)
+	case "textFontSize":
+		return ec.fieldContext_SharedVariation_textFontSize(ctx, field)
+	case "textFontFamily":
+		return ec.fieldContext_SharedVariation_textFontFamily(ctx, field)
+	case "textColorCategoryId":
+		return ec.fieldContext_SharedVariation_textColorCategoryId(ctx, field)
+	case "numericalDefault":
+		return ec.fieldContext_SharedVariation_numericalDefault(ctx, field)
+	case "selectedParts":
+		return ec.fieldContext_SharedVariation_selectedParts(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_SharedVariation_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_SharedVariation_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SharedVariation", field.Name)
+}
+
 func (ec *executionContext) childFields_Texture(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -5305,6 +5979,134 @@ func (ec *executionContext) field_Configurator_orders_args(ctx context.Context, 
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createMaterial_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (ent.CreateMaterialInput, error) {
+			return ec.unmarshalNCreateMaterialInput2githubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐCreateMaterialInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createOrder_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateOrderInput, error) {
+			return ec.unmarshalNCreateOrderInput2githubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐCreateOrderInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createTexture_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateTextureInput, error) {
+			return ec.unmarshalNCreateTextureInput2githubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐCreateTextureInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteMaterial_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteTexture_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setOptionOverrides_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "options",
+		func(ctx context.Context, v any) (map[string]any, error) {
+			return ec.unmarshalNMap2map(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["options"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateMaterial_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (ent.UpdateMaterialInput, error) {
+			return ec.unmarshalNUpdateMaterialInput2githubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐUpdateMaterialInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateTexture_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateTextureInput, error) {
+			return ec.unmarshalNUpdateTextureInput2githubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐUpdateTextureInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -6103,6 +6905,20 @@ func (ec *executionContext) field_Query_orders_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_sharedConfigurator_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "key",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["key"] = arg0
 	return args, nil
 }
 
@@ -9067,6 +9883,358 @@ func (ec *executionContext) fieldContext_MaterialPage_pagination(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createOrder(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createOrder(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateOrder(ctx, fc.Args["input"].(model.CreateOrderInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createOrder(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createOrder_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createMaterial(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createMaterial(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateMaterial(ctx, fc.Args["input"].(ent.CreateMaterialInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Material) graphql.Marshaler {
+			return ec.marshalNMaterial2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterial(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createMaterial(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Material(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createMaterial_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateMaterial(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateMaterial(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateMaterial(ctx, fc.Args["id"].(int), fc.Args["input"].(ent.UpdateMaterialInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Material) graphql.Marshaler {
+			return ec.marshalNMaterial2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterial(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateMaterial(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Material(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateMaterial_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteMaterial(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteMaterial(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteMaterial(ctx, fc.Args["id"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteMaterial(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteMaterial_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createTexture(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createTexture(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateTexture(ctx, fc.Args["input"].(model.CreateTextureInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Texture) graphql.Marshaler {
+			return ec.marshalNTexture2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐTexture(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createTexture(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Texture(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createTexture_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateTexture(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateTexture(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateTexture(ctx, fc.Args["id"].(int), fc.Args["input"].(model.UpdateTextureInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Texture) graphql.Marshaler {
+			return ec.marshalNTexture2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐTexture(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateTexture(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Texture(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateTexture_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteTexture(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteTexture(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteTexture(ctx, fc.Args["id"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteTexture(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteTexture_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setOptionOverrides(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setOptionOverrides(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetOptionOverrides(ctx, fc.Args["options"].(map[string]any))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ShareLink) graphql.Marshaler {
+			return ec.marshalNShareLink2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐShareLink(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setOptionOverrides(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ShareLink(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setOptionOverrides_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _OptionSet_id(ctx context.Context, field graphql.CollectedField, obj *ent.OptionSet) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11759,6 +12927,50 @@ func (ec *executionContext) fieldContext_Query_optionSetList(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_sharedConfigurator(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_sharedConfigurator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SharedConfigurator(ctx, fc.Args["key"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SharedConfigurator) graphql.Marshaler {
+			return ec.marshalOSharedConfigurator2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedConfigurator(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_sharedConfigurator(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SharedConfigurator(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_sharedConfigurator_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11833,6 +13045,783 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ShareLink_url(ctx context.Context, field graphql.CollectedField, obj *model.ShareLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShareLink_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShareLink_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShareLink", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ShareLink_key(ctx context.Context, field graphql.CollectedField, obj *model.ShareLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShareLink_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShareLink_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShareLink", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SharedConfigurator_key(ctx context.Context, field graphql.CollectedField, obj *model.SharedConfigurator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedConfigurator_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedConfigurator_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedConfigurator", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SharedConfigurator_id(ctx context.Context, field graphql.CollectedField, obj *model.SharedConfigurator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedConfigurator_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedConfigurator_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedConfigurator", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SharedConfigurator_name(ctx context.Context, field graphql.CollectedField, obj *model.SharedConfigurator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedConfigurator_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedConfigurator_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedConfigurator", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SharedConfigurator_options(ctx context.Context, field graphql.CollectedField, obj *model.SharedConfigurator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedConfigurator_options(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Options, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SharedOption) graphql.Marshaler {
+			return ec.marshalNSharedOption2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedOptionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedConfigurator_options(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SharedConfigurator",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SharedOption(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SharedOption_id(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedOption_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedOption_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SharedOption_configuratorId(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedOption_configuratorId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfiguratorID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedOption_configuratorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SharedOption_title(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedOption_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedOption_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SharedOption_type(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedOption_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v configuratoroption.Type) graphql.Marshaler {
+			return ec.marshalNConfiguratorOptionType2githubᚗcomᚋconfiguratorᚋcatalogueᚋentᚋconfiguratoroptionᚐType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedOption_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type ConfiguratorOptionType does not have child fields"))
+}
+
+func (ec *executionContext) _SharedOption_settings(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedOption_settings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Settings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SharedOption_settings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type Map does not have child fields"))
+}
+
+func (ec *executionContext) _SharedOption_position(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedOption_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedOption_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SharedOption_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedOption_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedOption_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SharedOption_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedOption_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedOption_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SharedOption_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedOption_createdBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedOption_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SharedOption_parameterList(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedOption_parameterList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ParameterList, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SharedVariation) graphql.Marshaler {
+			return ec.marshalNSharedVariation2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedVariationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedOption_parameterList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SharedOption",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SharedVariation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SharedVariation_id(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_configuratorOptionId(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_configuratorOptionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfiguratorOptionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_configuratorOptionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_name(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_position(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_selected(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_selected(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Selected, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_selected(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_modelId(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_modelId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ModelID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_modelId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_materialId(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_materialId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaterialID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_materialId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_materialCategoryId(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_materialCategoryId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaterialCategoryID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_materialCategoryId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_textValue(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_textValue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TextValue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_textValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_customColor(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_customColor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CustomColor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_customColor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_textFontSize(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_textFontSize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TextFontSize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_textFontSize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_textFontFamily(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_textFontFamily(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TextFontFamily, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_textFontFamily(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_textColorCategoryId(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_textColorCategoryId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TextColorCategoryID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_textColorCategoryId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_numericalDefault(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_numericalDefault(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NumericalDefault, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_numericalDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_selectedParts(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_selectedParts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SelectedParts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_selectedParts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SharedVariation_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SharedVariation_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SharedVariation_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Texture_id(ctx context.Context, field graphql.CollectedField, obj *ent.Texture) (ret graphql.Marshaler) {
@@ -14770,6 +16759,236 @@ func (ec *executionContext) unmarshalInputConfiguratorWhereInput(ctx context.Con
 				return it, err
 			}
 			it.HasOptionSetsWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateMaterialInput(ctx context.Context, obj any) (ent.CreateMaterialInput, error) {
+	var it ent.CreateMaterialInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "materialFile", "status", "materialType", "surface", "bump", "color", "opacity", "specular", "reflection", "createdBy", "categoryID", "textureID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "materialFile":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialFile"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaterialFile = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "materialType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaterialType = data
+		case "surface":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("surface"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Surface = data
+		case "bump":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bump"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Bump = data
+		case "color":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("color"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Color = data
+		case "opacity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("opacity"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Opacity = data
+		case "specular":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("specular"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Specular = data
+		case "reflection":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reflection"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reflection = data
+		case "createdBy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdBy"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedBy = data
+		case "categoryID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryID"))
+			data, err := ec.unmarshalOID2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryID = data
+		case "textureID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textureID"))
+			data, err := ec.unmarshalOID2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextureID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateOrderInput(ctx context.Context, obj any) (model.CreateOrderInput, error) {
+	var it model.CreateOrderInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"configuratorId", "price", "customerDetails", "configuratorSummary", "configuratorSnapshot", "configuratorPrintMap"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "configuratorId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("configuratorId"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConfiguratorID = data
+		case "price":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("price"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Price = data
+		case "customerDetails":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDetails"))
+			data, err := ec.unmarshalNMap2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerDetails = data
+		case "configuratorSummary":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("configuratorSummary"))
+			data, err := ec.unmarshalNMap2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConfiguratorSummary = data
+		case "configuratorSnapshot":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("configuratorSnapshot"))
+			data, err := ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConfiguratorSnapshot = data
+		case "configuratorPrintMap":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("configuratorPrintMap"))
+			data, err := ec.unmarshalOUpload2ᚕᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUploadᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConfiguratorPrintMap = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateTextureInput(ctx context.Context, obj any) (model.CreateTextureInput, error) {
+	var it model.CreateTextureInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "file", "categoryId", "bumpFile"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "file":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("file"))
+			data, err := ec.unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.File = data
+		case "categoryId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
+			data, err := ec.unmarshalOID2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryID = data
+		case "bumpFile":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bumpFile"))
+			data, err := ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BumpFile = data
 		}
 	}
 	return it, nil
@@ -20599,6 +22818,206 @@ func (ec *executionContext) unmarshalInputTextureWhereInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateMaterialInput(ctx context.Context, obj any) (ent.UpdateMaterialInput, error) {
+	var it ent.UpdateMaterialInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "materialFile", "clearMaterialFile", "status", "materialType", "surface", "bump", "color", "opacity", "specular", "reflection", "createdBy", "categoryID", "clearCategory", "textureID", "clearTexture"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "materialFile":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialFile"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaterialFile = data
+		case "clearMaterialFile":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clearMaterialFile"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClearMaterialFile = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "materialType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("materialType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaterialType = data
+		case "surface":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("surface"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Surface = data
+		case "bump":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bump"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Bump = data
+		case "color":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("color"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Color = data
+		case "opacity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("opacity"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Opacity = data
+		case "specular":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("specular"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Specular = data
+		case "reflection":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reflection"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reflection = data
+		case "createdBy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdBy"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedBy = data
+		case "categoryID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryID"))
+			data, err := ec.unmarshalOID2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryID = data
+		case "clearCategory":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clearCategory"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClearCategory = data
+		case "textureID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textureID"))
+			data, err := ec.unmarshalOID2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextureID = data
+		case "clearTexture":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clearTexture"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClearTexture = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateTextureInput(ctx context.Context, obj any) (model.UpdateTextureInput, error) {
+	var it model.UpdateTextureInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "file", "categoryId", "clearCategory", "bumpFile", "clearBumpFile"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "file":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("file"))
+			data, err := ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.File = data
+		case "categoryId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
+			data, err := ec.unmarshalOID2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryID = data
+		case "clearCategory":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clearCategory"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClearCategory = data
+		case "bumpFile":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bumpFile"))
+			data, err := ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BumpFile = data
+		case "clearBumpFile":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clearBumpFile"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClearBumpFile = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -22416,6 +24835,103 @@ func (ec *executionContext) _MaterialPage(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var mutationImplementors = []string{"Mutation"}
+
+func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Mutation",
+	})
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
+			Object: field.Name,
+			Field:  field,
+		})
+
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Mutation")
+		case "createOrder":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createOrder(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createMaterial":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createMaterial(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateMaterial":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateMaterial(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteMaterial":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteMaterial(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createTexture":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createTexture(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateTexture":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateTexture(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteTexture":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteTexture(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setOptionOverrides":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setOptionOverrides(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var optionSetImplementors = []string{"OptionSet", "Node"}
 
 func (ec *executionContext) _OptionSet(ctx context.Context, sel ast.SelectionSet, obj *ent.OptionSet) graphql.Marshaler {
@@ -23868,6 +26384,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "sharedConfigurator":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_sharedConfigurator(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -23881,6 +26419,303 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var shareLinkImplementors = []string{"ShareLink"}
+
+func (ec *executionContext) _ShareLink(ctx context.Context, sel ast.SelectionSet, obj *model.ShareLink) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, shareLinkImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ShareLink")
+		case "url":
+			out.Values[i] = ec._ShareLink_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "key":
+			out.Values[i] = ec._ShareLink_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sharedConfiguratorImplementors = []string{"SharedConfigurator"}
+
+func (ec *executionContext) _SharedConfigurator(ctx context.Context, sel ast.SelectionSet, obj *model.SharedConfigurator) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sharedConfiguratorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SharedConfigurator")
+		case "key":
+			out.Values[i] = ec._SharedConfigurator_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._SharedConfigurator_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._SharedConfigurator_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "options":
+			out.Values[i] = ec._SharedConfigurator_options(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sharedOptionImplementors = []string{"SharedOption"}
+
+func (ec *executionContext) _SharedOption(ctx context.Context, sel ast.SelectionSet, obj *model.SharedOption) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sharedOptionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SharedOption")
+		case "id":
+			out.Values[i] = ec._SharedOption_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "configuratorId":
+			out.Values[i] = ec._SharedOption_configuratorId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._SharedOption_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._SharedOption_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "settings":
+			out.Values[i] = ec._SharedOption_settings(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "position":
+			out.Values[i] = ec._SharedOption_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._SharedOption_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._SharedOption_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdBy":
+			out.Values[i] = ec._SharedOption_createdBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "parameterList":
+			out.Values[i] = ec._SharedOption_parameterList(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sharedVariationImplementors = []string{"SharedVariation"}
+
+func (ec *executionContext) _SharedVariation(ctx context.Context, sel ast.SelectionSet, obj *model.SharedVariation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sharedVariationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SharedVariation")
+		case "id":
+			out.Values[i] = ec._SharedVariation_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "configuratorOptionId":
+			out.Values[i] = ec._SharedVariation_configuratorOptionId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._SharedVariation_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "position":
+			out.Values[i] = ec._SharedVariation_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "selected":
+			out.Values[i] = ec._SharedVariation_selected(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "modelId":
+			out.Values[i] = ec._SharedVariation_modelId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "materialId":
+			out.Values[i] = ec._SharedVariation_materialId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "materialCategoryId":
+			out.Values[i] = ec._SharedVariation_materialCategoryId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "textValue":
+			out.Values[i] = ec._SharedVariation_textValue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "customColor":
+			out.Values[i] = ec._SharedVariation_customColor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "textFontSize":
+			out.Values[i] = ec._SharedVariation_textFontSize(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "textFontFamily":
+			out.Values[i] = ec._SharedVariation_textFontFamily(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "textColorCategoryId":
+			out.Values[i] = ec._SharedVariation_textColorCategoryId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "numericalDefault":
+			out.Values[i] = ec._SharedVariation_numericalDefault(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "selectedParts":
+			out.Values[i] = ec._SharedVariation_selectedParts(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._SharedVariation_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._SharedVariation_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -24918,6 +27753,21 @@ func (ec *executionContext) unmarshalNConfiguratorWhereInput2ᚖgithubᚗcomᚋc
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCreateMaterialInput2githubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐCreateMaterialInput(ctx context.Context, v any) (ent.CreateMaterialInput, error) {
+	res, err := ec.unmarshalInputCreateMaterialInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateOrderInput2githubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐCreateOrderInput(ctx context.Context, v any) (model.CreateOrderInput, error) {
+	res, err := ec.unmarshalInputCreateOrderInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateTextureInput2githubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐCreateTextureInput(ctx context.Context, v any) (model.CreateTextureInput, error) {
+	res, err := ec.unmarshalInputCreateTextureInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (entgql.Cursor[int], error) {
 	var res entgql.Cursor[int]
 	err := res.UnmarshalGQL(v)
@@ -25394,6 +28244,68 @@ func (ec *executionContext) marshalNPagination2ᚖgithubᚗcomᚋconfiguratorᚋ
 	return ec._Pagination(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNShareLink2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐShareLink(ctx context.Context, sel ast.SelectionSet, v *model.ShareLink) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ShareLink(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSharedOption2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SharedOption) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSharedOption2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedOption(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSharedOption2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedOption(ctx context.Context, sel ast.SelectionSet, v *model.SharedOption) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SharedOption(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSharedVariation2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedVariationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SharedVariation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSharedVariation2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedVariation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSharedVariation2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedVariation(ctx context.Context, sel ast.SelectionSet, v *model.SharedVariation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SharedVariation(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -25485,6 +28397,54 @@ func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v an
 func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel ast.SelectionSet, v time.Time) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalTime(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNUpdateMaterialInput2githubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐUpdateMaterialInput(ctx context.Context, v any) (ent.UpdateMaterialInput, error) {
+	res, err := ec.unmarshalInputUpdateMaterialInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateTextureInput2githubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐUpdateTextureInput(ctx context.Context, v any) (model.UpdateTextureInput, error) {
+	res, err := ec.unmarshalInputUpdateTextureInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, v any) (graphql.Upload, error) {
+	res, err := graphql.UnmarshalUpload(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, sel ast.SelectionSet, v graphql.Upload) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalUpload(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, v any) (*graphql.Upload, error) {
+	res, err := graphql.UnmarshalUpload(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, sel ast.SelectionSet, v *graphql.Upload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalUpload(*v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -26683,6 +29643,13 @@ func (ec *executionContext) unmarshalOOrderWhereInput2ᚖgithubᚗcomᚋconfigur
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOSharedConfigurator2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedConfigurator(ctx context.Context, sel ast.SelectionSet, v *model.SharedConfigurator) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SharedConfigurator(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
 	if v == nil {
 		return nil, nil
@@ -26881,6 +29848,59 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalTime(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOUpload2ᚕᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUploadᚄ(ctx context.Context, v any) ([]*graphql.Upload, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*graphql.Upload, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOUpload2ᚕᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUploadᚄ(ctx context.Context, sel ast.SelectionSet, v []*graphql.Upload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, v any) (*graphql.Upload, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalUpload(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, sel ast.SelectionSet, v *graphql.Upload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalUpload(*v)
 	return res
 }
 
