@@ -221,7 +221,7 @@ func (r *Resolver) updateTexture(ctx context.Context, id int, in model.UpdateTex
 	if err := r.mayWriteCatalogue(ctx); err != nil {
 		return nil, err
 	}
-	old, err := r.texture(ctx, id)
+	old, err := r.storedTexture(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +278,7 @@ func (r *Resolver) deleteTexture(ctx context.Context, id int) (int, error) {
 	if err := r.mayWriteCatalogue(ctx); err != nil {
 		return 0, err
 	}
-	old, err := r.texture(ctx, id)
+	old, err := r.storedTexture(ctx, id)
 	if err != nil {
 		return 0, err
 	}
@@ -290,6 +290,12 @@ func (r *Resolver) deleteTexture(ctx context.Context, id int) (int, error) {
 	}
 	r.removeFiles(ctx, derefs([]*string{old.TextureFile, old.TextureThumbnail50, old.TextureThumbnail100, old.BumpFile})...)
 	return id, nil
+}
+
+// storedTexture loads a texture whole, whatever the operation selects, to
+// learn which files a write replaces.
+func (r *Resolver) storedTexture(ctx context.Context, id int) (*ent.Texture, error) {
+	return one[ent.Texture](ctx, r.client.Texture.Query().Where(texture.ID(id)), "texture", id)
 }
 
 // mayWriteCatalogue checks the dashboard scope before any file is stored;

@@ -29,7 +29,7 @@ func Classify(err error) *apperr.Error {
 	case ent.IsNotFound(err):
 		return apperr.E(apperr.NotFound, "not found")
 	case errors.As(err, &ve):
-		return &apperr.Error{Kind: apperr.Invalid, Field: ve.Name, Message: fmt.Sprintf("%s is invalid", ve.Name)}
+		return &apperr.Error{Kind: apperr.Invalid, Field: ve.Name, Message: fmt.Sprintf("%s is invalid: %v", ve.Name, cause(ve))}
 	case ent.IsConstraintError(err):
 		return apperr.E(apperr.Conflict, "the change conflicts with existing data")
 	case errors.Is(err, privacy.Deny):
@@ -38,6 +38,18 @@ func Classify(err error) *apperr.Error {
 		return apperr.E(apperr.Internal, "request cancelled")
 	}
 	return apperr.E(apperr.Internal, "internal server error")
+}
+
+// cause is the innermost error of err: the validator's own message rather
+// than ent's wrapping, which names Go types.
+func cause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 // presentError gives every GraphQL error an extensions.code. Errors gqlgen

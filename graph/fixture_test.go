@@ -16,6 +16,7 @@ import (
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/storage"
 )
 
 // world is a small two-tenant dataset: owner A has two configurators and
@@ -35,9 +36,15 @@ type world struct {
 	idsOf   map[string]map[int]bool // owner name -> ids of every kind, "kind:id"
 	signer  *auth.Signer
 	orderAt []time.Time
+	// files is where mutations store uploads; store counts what it holds.
+	files *storage.Files
+	store *storage.Memory
 }
 
 var day0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+
+// shareBase starts the share links of the test handler.
+const shareBase = "http://viewer.test/share/"
 
 func newWorld(t *testing.T, c *ent.Client) *world {
 	t.Helper()
@@ -134,7 +141,10 @@ func newWorld(t *testing.T, c *ent.Client) *world {
 	must(err)
 	w.dashA, _, err = w.tokens.CreateDashboard(context.Background(), w.a.ID)
 	must(err)
-	w.h = auth.Middleware(w.tokens, graph.RejectAuth)(graph.IntrospectionOnlyWithoutToken(graph.NewHandler(c)))
+	w.store = storage.NewMemory()
+	w.files = &storage.Files{Store: w.store, BaseURL: "http://files.test/files/", MaxBytes: 64 << 10}
+	w.h = auth.Middleware(w.tokens, graph.RejectAuth)(graph.IntrospectionOnlyWithoutToken(
+		graph.NewHandler(c, graph.WithFiles(w.files), graph.WithShareBase(shareBase))))
 	return w
 }
 

@@ -55,7 +55,7 @@ func (Material) Fields() []ent.Field {
 		field.String("material_type").Default("").MaxLen(64).Comment("flat, glossy, ..."),
 		field.String("surface").Default("").MaxLen(64),
 		field.Bool("bump").Default(false),
-		field.String("color").Default("#FFFFFF").Match(colorRE).Comment("#RRGGBB"),
+		field.String("color").Default("#FFFFFF").Validate(hexColor).Comment("#RRGGBB"),
 		field.Float("opacity").Default(1).Min(0).Max(1),
 		field.Float("specular").Default(0).Min(0),
 		field.Float("reflection").Default(0).Min(0),
@@ -125,6 +125,14 @@ func absoluteURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("must be an absolute http(s) URL")
+	}
+	return nil
+}
+
+// hexColor accepts the #RRGGBB colours of the spec.
+func hexColor(s string) error {
+	if !colorRE.MatchString(s) {
+		return errors.New("must be a colour of the form #RRGGBB")
 	}
 	return nil
 }
