@@ -1121,7 +1121,8 @@ func (c *ConfiguratorOptionClient) Hooks() []Hook {
 
 // Interceptors returns the client interceptors.
 func (c *ConfiguratorOptionClient) Interceptors() []Interceptor {
-	return c.inters.ConfiguratorOption
+	inters := c.inters.ConfiguratorOption
+	return append(inters[:len(inters):len(inters)], configuratoroption.Interceptors[:]...)
 }
 
 func (c *ConfiguratorOptionClient) mutate(ctx context.Context, m *ConfiguratorOptionMutation) (Value, error) {
@@ -2015,7 +2016,8 @@ func (c *OptionVariationClient) Hooks() []Hook {
 
 // Interceptors returns the client interceptors.
 func (c *OptionVariationClient) Interceptors() []Interceptor {
-	return c.inters.OptionVariation
+	inters := c.inters.OptionVariation
+	return append(inters[:len(inters):len(inters)], optionvariation.Interceptors[:]...)
 }
 
 func (c *OptionVariationClient) mutate(ctx context.Context, m *OptionVariationMutation) (Value, error) {

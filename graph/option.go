@@ -1,10 +1,8 @@
 package graph
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 
 	"entgo.io/contrib/entgql"
 
@@ -100,32 +98,15 @@ func (r *Resolver) optionSetList(ctx context.Context) ([]*ent.OptionSet, error) 
 	return sets, nil
 }
 
-// variationsOf is ConfiguratorOption.variations: the loaded edge (by the
-// field's alias, as entgql loads it) or a query, in position order.
+// variationsOf is ConfiguratorOption.variations: the edge entgql loaded
+// (by the field's alias) or a query; both come in position order, which
+// the OptionVariation interceptor (ent/schema) adds to every read.
 func variationsOf(ctx context.Context, o *ent.ConfiguratorOption) ([]*ent.OptionVariation, error) {
-	vs, err := o.Variations(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return sortedBy(vs, func(v *ent.OptionVariation) (int, int) { return v.Position, v.ID }), nil
+	return o.Variations(ctx)
 }
 
-// optionsOf is OptionSet.options, in the options' position order.
+// optionsOf is OptionSet.options, in position order (the
+// ConfiguratorOption interceptor).
 func optionsOf(ctx context.Context, s *ent.OptionSet) ([]*ent.ConfiguratorOption, error) {
-	os, err := s.Options(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return sortedBy(os, func(o *ent.ConfiguratorOption) (int, int) { return o.Position, o.ID }), nil
-}
-
-// sortedBy returns a copy of xs sorted by (position, id).
-func sortedBy[T any](xs []T, key func(T) (int, int)) []T {
-	out := slices.Clone(xs)
-	slices.SortFunc(out, func(a, b T) int {
-		pa, ia := key(a)
-		pb, ib := key(b)
-		return cmp.Or(cmp.Compare(pa, pb), cmp.Compare(ia, ib))
-	})
-	return out
+	return s.Options(ctx)
 }

@@ -147,6 +147,8 @@ func init() {
 	configuratoroptionMixinHooks1 := configuratoroptionMixin[1].Hooks()
 
 	configuratoroption.Hooks[1] = configuratoroptionMixinHooks1[0]
+	configuratoroptionInters := schema.ConfiguratorOption{}.Interceptors()
+	configuratoroption.Interceptors[0] = configuratoroptionInters[0]
 	configuratoroptionMixinFields0 := configuratoroptionMixin[0].Fields()
 	_ = configuratoroptionMixinFields0
 	configuratoroptionMixinFields2 := configuratoroptionMixin[2].Fields()
@@ -488,6 +490,8 @@ func init() {
 	optionvariationMixinHooks1 := optionvariationMixin[1].Hooks()
 
 	optionvariation.Hooks[1] = optionvariationMixinHooks1[0]
+	optionvariationInters := schema.OptionVariation{}.Interceptors()
+	optionvariation.Interceptors[0] = optionvariationInters[0]
 	optionvariationMixinFields0 := optionvariationMixin[0].Fields()
 	_ = optionvariationMixinFields0
 	optionvariationMixinFields2 := optionvariationMixin[2].Fields()

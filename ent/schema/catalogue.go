@@ -3,6 +3,7 @@ package schema
 import (
 	"errors"
 	"net/url"
+	"strings"
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
@@ -119,14 +120,20 @@ func (Texture) Indexes() []ent.Index {
 // Annotations of the Texture.
 func (Texture) Annotations() []schema.Annotation { return readable() }
 
-// absoluteURL accepts the absolute http(s) URLs the spec declares for file
-// fields.
+// absoluteURL accepts what the spec's URI fields hold: an absolute http(s)
+// URL, or a path on this service (starting with a single /).
 func absoluteURL(s string) error {
 	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errors.New("must be an absolute http(s) URL")
+	switch {
+	case err != nil:
+	case u.Scheme == "http" || u.Scheme == "https":
+		if u.Host != "" {
+			return nil
+		}
+	case u.Scheme == "" && u.Host == "" && strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "//"):
+		return nil
 	}
-	return nil
+	return errors.New("must be an absolute http(s) URL or a path starting with /")
 }
 
 // hexColor accepts the #RRGGBB colours of the spec.

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"context"
 	"regexp"
 
 	"entgo.io/contrib/entgql"
@@ -9,6 +10,10 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+
+	gen "github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/configuratoroption"
+	"github.com/configurator/catalogue/ent/optionvariation"
 )
 
 // colorRE is the #RRGGBB form the spec gives colours.
@@ -52,6 +57,17 @@ func (ConfiguratorOption) Edges() []ent.Edge {
 // Indexes of the ConfiguratorOption.
 func (ConfiguratorOption) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("configurator_id", "position")}
+}
+
+// Interceptors of the ConfiguratorOption: options are read in position
+// order unless the query orders them otherwise (the options of an option
+// set, for one).
+func (ConfiguratorOption) Interceptors() []ent.Interceptor {
+	return []ent.Interceptor{orderRows(func(q ent.Query) {
+		if q, ok := q.(*gen.ConfiguratorOptionQuery); ok {
+			q.Order(configuratoroption.ByPosition(), configuratoroption.ByID())
+		}
+	})}
 }
 
 // Annotations of the ConfiguratorOption.
@@ -128,3 +144,32 @@ func (OptionSet) Indexes() []ent.Index {
 
 // Annotations of the OptionSet.
 func (OptionSet) Annotations() []schema.Annotation { return readable() }
+
+// Interceptors of the OptionVariation: a parameter_list is read in position
+// order wherever it is loaded, eager loads included (entgql narrows those
+// to the selected columns, so they cannot be sorted afterwards). An
+// explicit order of the query comes first; these terms only break its ties.
+func (OptionVariation) Interceptors() []ent.Interceptor {
+	return []ent.Interceptor{orderRows(func(q ent.Query) {
+		if q, ok := q.(*gen.OptionVariationQuery); ok {
+			q.Order(optionvariation.ByPosition(), optionvariation.ByID())
+		}
+	})}
+}
+
+// orderRows applies order to the queries that read rows (not counts,
+// existence checks or aggregates, where an ORDER BY is meaningless or
+// invalid).
+func orderRows(order func(ent.Query)) ent.Interceptor {
+	return ent.InterceptFunc(func(next ent.Querier) ent.Querier {
+		return ent.QuerierFunc(func(ctx context.Context, q ent.Query) (ent.Value, error) {
+			if qc := ent.QueryFromContext(ctx); qc != nil {
+				switch qc.Op {
+				case ent.OpQueryAll, ent.OpQueryFirst, ent.OpQueryOnly:
+					order(q)
+				}
+			}
+			return next.Query(ctx, q)
+		})
+	})
+}
