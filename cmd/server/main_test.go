@@ -24,6 +24,7 @@ import (
 	"github.com/configurator/catalogue/internal/browsertest"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/storage"
 )
 
 // syncBuffer is an io.Writer that a running server and the test share.
@@ -164,7 +165,7 @@ var tokenRE = regexp.MustCompile(`#token=(\S+)`)
 func TestServe(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			env := map[string]string{"DATABASE_URL": b.URL(t)}
+			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir()}
 			if b.Name == "sqlite" {
 				// The default embedded database, in a directory that does not exist yet.
 				env["DATABASE_URL"] = "sqlite://" + filepath.Join(t.TempDir(), "data", "configurator.db")
@@ -265,7 +266,7 @@ func TestSIGTERM(t *testing.T) {
 	}
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, "serve", "--addr", addr)
-	cmd.Env = append(os.Environ(), "DATABASE_URL=sqlite://"+filepath.Join(t.TempDir(), "c.db"))
+	cmd.Env = append(os.Environ(), "DATABASE_URL=sqlite://"+filepath.Join(t.TempDir(), "c.db"), "UPLOAD_DIR="+t.TempDir())
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -308,7 +309,8 @@ func TestSIGTERM(t *testing.T) {
 func TestReadyz(t *testing.T) {
 	c := dbtest.Open(t, dbtest.Backends()[0].URL(t))
 	cfg := &config.Config{PublicURL: "http://localhost"}
-	h := newRouter(c, auth.NewTokens(c, auth.NewSigner(make([]byte, 32))), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	files := &storage.Files{Store: storage.NewMemory(), BaseURL: "http://localhost/files/"}
+	h := newRouter(c, auth.NewTokens(c, auth.NewSigner(make([]byte, 32))), cfg, files, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	probe := func(path string) int {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))

@@ -16,11 +16,17 @@ import (
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/playground"
+	"github.com/configurator/catalogue/internal/sharepage"
+	"github.com/configurator/catalogue/internal/storage"
+	"github.com/configurator/catalogue/rest"
 )
 
-// newRouter wires the HTTP surface: probes, the GraphQL endpoint behind
-// the auth middleware, and the playground.
-func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, log *slog.Logger) http.Handler {
+// newRouter wires the HTTP surface: probes, the GraphQL endpoint and REST
+// v1 behind the auth middleware (both over one resolver), uploaded files,
+// share-link pages and the playground.
+func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger) http.Handler {
+	opts := []graph.Option{graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL)}
+	res := graph.NewResolver(c, opts...)
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, requestLog(log), middleware.Recoverer)
 
@@ -38,10 +44,13 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, log *slog
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "database": "ok"})
 	})
 
-	gql := auth.Middleware(tokens, graph.RejectAuth)(graph.IntrospectionOnlyWithoutToken(graph.NewHandler(c)))
+	gql := auth.Middleware(tokens, graph.RejectAuth)(graph.IntrospectionOnlyWithoutToken(graph.NewHandler(c, opts...)))
 	r.Method(http.MethodGet, "/graphql", gql)
 	r.Method(http.MethodPost, "/graphql", gql)
 	r.Method(http.MethodOptions, "/graphql", gql)
+	r.Mount(rest.Prefix, rest.New(res, tokens, rest.Options{PublicURL: cfg.PublicURL}))
+	r.Handle("/files/*", http.StripPrefix("/files/", files.Handler()))
+	r.Handle(config.SharePath+"*", http.StripPrefix(config.SharePath, sharepage.Handler(res)))
 
 	pg := playground.Handler("Configurator catalogue", "/graphql")
 	r.Handle("/playground", pg)

@@ -18,6 +18,7 @@ import (
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/demo"
+	"github.com/configurator/catalogue/internal/storage"
 )
 
 // shutdownGrace is how long in-flight requests may take to finish after
@@ -52,12 +53,18 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 		}
 	}
 
+	store, err := storage.NewDisk(cfg.UploadDir)
+	if err != nil {
+		return fmt.Errorf("upload directory: %w", err)
+	}
+	files := &storage.Files{Store: store, BaseURL: cfg.PublicURL + "/files/", MaxBytes: cfg.MaxUploadBytes}
+
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	srv := &http.Server{
-		Handler:           newRouter(c, tokens, &cfg, log),
+		Handler:           newRouter(c, tokens, &cfg, files, log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		WriteTimeout:      2 * time.Minute,

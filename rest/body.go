@@ -1,0 +1,377 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/internal/apperr"
+)
+
+// Request body limits: a JSON body is small; a multipart body carries
+// images, each limited by the file store, and is bounded as a whole by the
+// same limit as GraphQL's multipart requests.
+const (
+	MaxJSONBody      = 1 << 20
+	MaxMultipartBody = graph.MaxMultipartBody
+	// maxFormMemory is how much of a multipart body is held in memory;
+	// the rest of its files is spooled to temporary files.
+	maxFormMemory = 8 << 20
+)
+
+// mediaType returns the media type of the request body, lower-cased.
+func mediaType(r *http.Request) string {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return strings.ToLower(mt)
+}
+
+// unsupported is the 415 for a body of another media type.
+func unsupported(r *http.Request, want ...string) error {
+	got := mediaType(r)
+	if got == "" {
+		got = "no Content-Type"
+	}
+	return apperr.E(apperr.Unsupported, "%s %s takes %s, got %s", r.Method, r.URL.Path, strings.Join(want, " or "), got)
+}
+
+// tooLarge is the 413 for a body over limit.
+func tooLarge(limit int64) error {
+	return apperr.E(apperr.TooLarge, "the request body is larger than the limit of %d bytes", limit)
+}
+
+// limit refuses a body whose declared length is over n at once, without
+// reading it, and cuts off one that turns out longer while it is read.
+func limit(w http.ResponseWriter, r *http.Request, n int64) error {
+	if r.ContentLength > n {
+		return tooLarge(n)
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, n)
+	return nil
+}
+
+// readErr maps a failure to read the body: over the limit is 413, anything
+// else (a malformed multipart body) 400.
+func readErr(err error, n int64) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return tooLarge(n)
+	}
+	return apperr.E(apperr.Invalid, "the request body cannot be read: %v", err)
+}
+
+// form is a parsed multipart/form-data (or urlencoded) body, read strictly:
+// a text field given twice, or a file where text is expected, is an error
+// naming the field.
+type form struct {
+	values map[string][]string
+	files  map[string][]*multipart.FileHeader
+	errs   paramErrors
+}
+
+// parseForm reads a multipart/form-data body, or with urlencoded also an
+// application/x-www-form-urlencoded one, within MaxMultipartBody.
+func parseForm(w http.ResponseWriter, r *http.Request, urlencoded bool) (*form, error) {
+	mt := mediaType(r)
+	switch {
+	case mt == "multipart/form-data":
+	case urlencoded && mt == "application/x-www-form-urlencoded":
+	default:
+		if urlencoded {
+			return nil, unsupported(r, "multipart/form-data", "application/x-www-form-urlencoded")
+		}
+		return nil, unsupported(r, "multipart/form-data")
+	}
+	if err := limit(w, r, MaxMultipartBody); err != nil {
+		return nil, err
+	}
+	if mt == "multipart/form-data" {
+		if err := r.ParseMultipartForm(maxFormMemory); err != nil {
+			return nil, readErr(err, MaxMultipartBody)
+		}
+		return &form{values: r.MultipartForm.Value, files: r.MultipartForm.File}, nil
+	}
+	if err := r.ParseForm(); err != nil {
+		return nil, readErr(err, MaxMultipartBody)
+	}
+	return &form{values: r.PostForm}, nil
+}
+
+// cleanup removes the temporary files of a multipart body.
+func cleanup(r *http.Request) {
+	if r.MultipartForm != nil {
+		r.MultipartForm.RemoveAll()
+	}
+}
+
+func (f *form) fail(name, format string, args ...any) {
+	f.errs = append(f.errs, apperr.Field(name, format, args...))
+}
+
+// err returns the collected faults, or nil.
+func (f *form) err() error {
+	if len(f.errs) == 0 {
+		return nil
+	}
+	return f.errs
+}
+
+// text returns the one text value of name; absent is ok false.
+func (f *form) text(name string) (string, bool) {
+	vs := f.values[name]
+	if len(f.files[name]) > 0 {
+		f.fail(name, "%s must be a text field, not a file", name)
+		return "", false
+	}
+	switch len(vs) {
+	case 0:
+		return "", false
+	case 1:
+		return vs[0], true
+	}
+	f.fail(name, "%s is given %d times; give it once", name, len(vs))
+	return "", false
+}
+
+// required returns the text value of name, or records that it is missing.
+func (f *form) required(name string) (string, bool) {
+	v, ok := f.text(name)
+	if !ok && len(f.values[name]) == 0 && len(f.files[name]) == 0 {
+		f.fail(name, "%s is required", name)
+	}
+	return v, ok
+}
+
+// float reads a required number.
+func (f *form) float(name string) float64 {
+	s, ok := f.required(name)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		f.fail(name, "%s must be a number, got %q", name, clip(s))
+	}
+	return n
+}
+
+// id reads a positive integer; required says whether it must be there.
+func (f *form) id(name string, required bool) *int {
+	var s string
+	var ok bool
+	if required {
+		s, ok = f.required(name)
+	} else {
+		s, ok = f.text(name)
+	}
+	if !ok {
+		return nil
+	}
+	n, err := parseInt(name, strings.TrimSpace(s), 64)
+	if err != nil {
+		f.errs = append(f.errs, err)
+		return nil
+	}
+	if n < 1 {
+		f.fail(name, "%s must be a positive integer, got %d", name, n)
+		return nil
+	}
+	return &n
+}
+
+// object reads a required text field holding a JSON object.
+func (f *form) object(name string) map[string]any {
+	s, ok := f.required(name)
+	if !ok {
+		return nil
+	}
+	m, err := decodeObject(s)
+	if err != nil {
+		f.fail(name, "%s must be a JSON object: %v", name, err)
+	}
+	return m
+}
+
+// decodeObject parses s as one JSON object, keeping numbers exact.
+func decodeObject(s string) (map[string]any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, jsonProblem(err)
+	}
+	if dec.More() {
+		return nil, errors.New("unexpected data after the object")
+	}
+	if m == nil {
+		return nil, errors.New("got null")
+	}
+	return m, nil
+}
+
+// jsonProblem describes a JSON decoding error without Go type names.
+func jsonProblem(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("invalid JSON at byte %d", se.Offset)
+	case errors.As(err, &te):
+		if te.Field != "" {
+			return fmt.Errorf("%s must be %s, got a JSON %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return fmt.Errorf("expected %s, got a JSON %s", jsonKind(te.Type.Kind().String()), te.Value)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the JSON ends early")
+	}
+	return errors.New("invalid JSON")
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "map", "struct":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "float32", "float64":
+		return "a number"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	}
+	return "another type"
+}
+
+// file returns the upload of name, at most one; nil when absent.
+func (f *form) file(name string) *graphql.Upload {
+	fs := f.files[name]
+	if len(f.values[name]) > 0 {
+		f.fail(name, "%s must be a file", name)
+		return nil
+	}
+	switch len(fs) {
+	case 0:
+		return nil
+	case 1:
+		return f.open(name, fs[0])
+	}
+	f.fail(name, "%s takes one file, got %d", name, len(fs))
+	return nil
+}
+
+// arrayIndex matches the index of a PHP-style array field, name[3].
+var arrayIndex = regexp.MustCompile(`^\[(\d{1,3})\]$`)
+
+// fileArray returns the uploads of an array field, in order. Clients send
+// arrays as repeated name, as name[] or as name[0], name[1], ... (the
+// forms PHP and most HTTP clients use); indexed parts are ordered by index.
+func (f *form) fileArray(name string) []*graphql.Upload {
+	var headers []*multipart.FileHeader
+	headers = append(headers, f.files[name]...)
+	headers = append(headers, f.files[name+"[]"]...)
+	indexed := map[int]*multipart.FileHeader{}
+	maxIndex := -1
+	for key, fs := range f.files {
+		rest, ok := strings.CutPrefix(key, name)
+		m := arrayIndex.FindStringSubmatch(rest)
+		if !ok || m == nil {
+			continue
+		}
+		i, _ := strconv.Atoi(m[1])
+		if len(fs) != 1 {
+			f.fail(key, "%s takes one file, got %d", key, len(fs))
+			continue
+		}
+		indexed[i] = fs[0]
+		maxIndex = max(maxIndex, i)
+	}
+	for i := 0; i <= maxIndex; i++ {
+		if h, ok := indexed[i]; ok {
+			headers = append(headers, h)
+		}
+	}
+	for _, key := range []string{name, name + "[]"} {
+		if len(f.values[key]) > 0 {
+			f.fail(key, "%s must be files", key)
+		}
+	}
+	out := make([]*graphql.Upload, 0, len(headers))
+	for _, h := range headers {
+		if u := f.open(name, h); u != nil {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func (f *form) open(name string, h *multipart.FileHeader) *graphql.Upload {
+	file, err := h.Open()
+	if err != nil {
+		f.fail(name, "%s cannot be read", name)
+		return nil
+	}
+	return &graphql.Upload{File: file, Filename: h.Filename, Size: h.Size, ContentType: h.Header.Get("Content-Type")}
+}
+
+// decodeJSON reads a JSON object body into v strictly: application/json
+// only (415), within MaxJSONBody (413), no unknown fields, no trailing
+// data; faults name the field. It returns the top-level members as raw
+// JSON too, so that a partial update can tell null from absent.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) (map[string]json.RawMessage, error) {
+	if mediaType(r) != "application/json" {
+		return nil, unsupported(r, "application/json")
+	}
+	raw, err := readJSON(w, r)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			name = strings.Trim(name, `"`)
+			return nil, paramErrors{apperr.Field(name, "unknown field %q", name)}
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, paramErrors{apperr.Field(te.Field, "%v", jsonProblem(err))}
+		}
+		return nil, apperr.E(apperr.Invalid, "the body must be a JSON object: %v", jsonProblem(err))
+	}
+	if dec.More() {
+		return nil, apperr.E(apperr.Invalid, "the body must be one JSON object: unexpected data after it")
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		return nil, apperr.E(apperr.Invalid, "the body must be a JSON object")
+	}
+	return members, nil
+}
+
+// readJSON reads a JSON body within MaxJSONBody.
+func readJSON(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if err := limit(w, r, MaxJSONBody); err != nil {
+		return nil, err
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, readErr(err, MaxJSONBody)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, apperr.E(apperr.Invalid, "the body is empty; send a JSON object")
+	}
+	return raw, nil
+}

@@ -1,0 +1,148 @@
+package rest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/apperr"
+)
+
+func TestSnake(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"perPage", "per_page"},
+		{"orderBy", "order_by"},
+		{"configuratorOptionId", "configurator_option_id"},
+		{"configuratorID", "configurator_id"},
+		{"startDate", "start_date"},
+		{"page", "page"},
+		{"per_page", "per_page"},
+		{"thumbnail50Url", "thumbnail50_url"},
+	} {
+		if got := snake(tc.in); got != tc.want {
+			t.Errorf("snake(%q) = %q; want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestRestNames(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"perPage must be between 1 and 100, or -1 for all records, got 500", "per_page must be between 1 and 100, or -1 for all records, got 500"},
+		{"endDate 2026-03-01 is before startDate 2026-03-05", "end_date 2026-03-01 is before start_date 2026-03-05"},
+		{"configurator option 7 not found", "configurator option 7 not found"},
+		{"page must be 1 or more, got 0", "page must be 1 or more, got 0"},
+	} {
+		if got := restNames(tc.in); got != tc.want {
+			t.Errorf("restNames(%q) = %q; want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestStatusTable checks that every error kind has its status.
+func TestStatusTable(t *testing.T) {
+	want := map[apperr.Kind]int{
+		apperr.Invalid: 400, apperr.Unauthenticated: 401, apperr.Forbidden: 403, apperr.NotFound: 404,
+		apperr.Conflict: 409, apperr.TooLarge: 413, apperr.Unsupported: 415, apperr.Internal: 500,
+	}
+	for k, s := range want {
+		if statusOf[k] != s {
+			t.Errorf("statusOf[%s] = %d; want %d", k, statusOf[k], s)
+		}
+	}
+	if len(statusOf) != len(want) {
+		t.Errorf("statusOf has %d kinds; want %d", len(statusOf), len(want))
+	}
+}
+
+func TestWriteProblem(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		err        error
+		auth       string
+		status     int
+		code       apperr.Kind
+		detail     string
+		field      string
+		challenge  string
+		fieldCount int
+	}{
+		{
+			name: "resolver field error", err: fmt.Errorf("list: %w", apperr.Field("perPage", "perPage must be between 1 and 100, got 0")),
+			status: 400, code: apperr.Invalid, detail: "per_page must be between 1 and 100, got 0", field: "per_page", fieldCount: 1,
+		},
+		{
+			name: "param errors", err: paramErrors{apperr.Field("page", "page bad"), apperr.Field("order", "order bad")},
+			status: 400, code: apperr.Invalid, detail: "2 parameters are invalid: page bad; order bad", field: "page", fieldCount: 2,
+		},
+		{name: "not found", err: apperr.E(apperr.NotFound, "order 9 not found"), status: 404, code: apperr.NotFound, detail: "order 9 not found"},
+		{name: "ent not found", err: &ent.NotFoundError{}, status: 404, code: apperr.NotFound, detail: "not found"},
+		{name: "no token", err: apperr.ErrNoToken, status: 401, code: apperr.Unauthenticated, detail: apperr.ErrNoToken.Message, challenge: "Bearer"},
+		{name: "bad token", err: apperr.E(apperr.Unauthenticated, "invalid token"), auth: "Bearer x", status: 401, code: apperr.Unauthenticated, detail: "invalid token", challenge: `Bearer error="invalid_token"`},
+		{name: "forbidden", err: apperr.E(apperr.Forbidden, "this write needs a dashboard token"), status: 403, code: apperr.Forbidden, detail: "this write needs a dashboard token"},
+		{name: "conflict", err: apperr.E(apperr.Conflict, "taken"), status: 409, code: apperr.Conflict, detail: "taken"},
+		{name: "too large", err: apperr.E(apperr.TooLarge, "too big"), status: 413, code: apperr.TooLarge, detail: "too big"},
+		{name: "unsupported", err: apperr.E(apperr.Unsupported, "not an image"), status: 415, code: apperr.Unsupported, detail: "not an image"},
+		{name: "internal", err: errors.New("pq: connection refused at 10.0.0.7"), status: 500, code: apperr.Internal, detail: internalMessage},
+		{name: "internal kind", err: apperr.E(apperr.Internal, "secret detail"), status: 500, code: apperr.Internal, detail: internalMessage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/x", nil)
+			if tc.auth != "" {
+				r.Header.Set("Authorization", tc.auth)
+			}
+			w := httptest.NewRecorder()
+			writeProblem(w, r, tc.err)
+			p := problemOf(t, tc.name, w.Code, w.Header(), w.Body.Bytes(), tc.status)
+			if p.Code != tc.code || p.Detail != tc.detail {
+				t.Errorf("problem = %+v; want code %s, detail %q", p, tc.code, tc.detail)
+			}
+			if len(p.Errors) != tc.fieldCount {
+				t.Fatalf("errors = %+v; want %d", p.Errors, tc.fieldCount)
+			}
+			if tc.fieldCount > 0 && p.Errors[0].Name != tc.field {
+				t.Errorf("errors[0].name = %q; want %q", p.Errors[0].Name, tc.field)
+			}
+			if got := w.Header().Get("WWW-Authenticate"); got != tc.challenge {
+				t.Errorf("WWW-Authenticate = %q; want %q", got, tc.challenge)
+			}
+			// errors is absent, not null, without field errors.
+			var raw map[string]json.RawMessage
+			json.Unmarshal(w.Body.Bytes(), &raw)
+			if _, ok := raw["errors"]; ok != (tc.fieldCount > 0) {
+				t.Errorf("errors present = %v; want %v: %s", ok, tc.fieldCount > 0, w.Body)
+			}
+		})
+	}
+}
+
+func TestWriteEnvelopeError(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		status int
+		msg    string
+	}{
+		{"no token", apperr.ErrNoToken, 401, apperr.ErrNoToken.Message},
+		{"internal", errors.New("disk on fire"), 500, internalMessage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			writeEnvelopeError(w, httptest.NewRequest(http.MethodGet, "/x", nil), tc.err)
+			if w.Code != tc.status || w.Header().Get("Content-Type") != "application/json" {
+				t.Fatalf("status %d, %s; want %d, application/json", w.Code, w.Header().Get("Content-Type"), tc.status)
+			}
+			var env map[string]any
+			if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]any{"success": false, "message": tc.msg, "data": nil}
+			if fmt.Sprint(env) != fmt.Sprint(want) {
+				t.Errorf("body = %v; want %v", env, want)
+			}
+		})
+	}
+}

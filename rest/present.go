@@ -1,0 +1,455 @@
+package rest
+
+import (
+	"cmp"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/graph/model"
+)
+
+// This file alone knows the v1 JSON: snake_case names, RFC 3339 UTC
+// timestamps (seconds), nulls for absent optional values, and the
+// envelopes of the spec.
+
+// timestamp formats a time as v1 shows it: RFC 3339 in UTC, in seconds.
+func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// categoryTimestamp is the YYYY-MM-DD HH:MM:SS (UTC) form the spec's
+// material-category sample uses.
+func categoryTimestamp(t time.Time) string { return t.UTC().Format(time.DateTime) }
+
+// orderJSON is an order, in the list and on its own.
+type orderJSON struct {
+	ID                   int                   `json:"id"`
+	Price                float64               `json:"price"`
+	Status               string                `json:"status"`
+	CustomerDetails      map[string]any        `json:"customer_details"`
+	ConfiguratorSummary  map[string]any        `json:"configurator_summary"`
+	ConfiguratorSnapshot *string               `json:"configurator_snapshot"`
+	ConfiguratorPrintMap []string              `json:"configurator_print_map"`
+	InvoiceURL           *string               `json:"invoice_url"`
+	OrderStorefront      *string               `json:"order_storefront"`
+	CreatedAt            string                `json:"created_at"`
+	UpdatedAt            string                `json:"updated_at"`
+	Configurator         orderConfiguratorJSON `json:"configurator"`
+}
+
+type orderConfiguratorJSON struct {
+	ID   int    `json:"id"`
+	Name string `json:"configurator_name"`
+}
+
+// presentOrder presents an order. Its configurator edge should be loaded
+// (the resolvers load it); without it configurator_name is empty.
+func presentOrder(o *ent.Order) orderJSON {
+	conf := orderConfiguratorJSON{ID: o.ConfiguratorID}
+	if c := o.Edges.Configurator; c != nil {
+		conf.Name = c.Name
+	}
+	return orderJSON{
+		ID:                   o.ID,
+		Price:                o.Price,
+		Status:               o.Status,
+		CustomerDetails:      object(o.CustomerDetails),
+		ConfiguratorSummary:  object(o.ConfiguratorSummary),
+		ConfiguratorSnapshot: o.ConfiguratorSnapshot,
+		ConfiguratorPrintMap: list(o.ConfiguratorPrintMap),
+		InvoiceURL:           o.InvoiceURL,
+		OrderStorefront:      o.OrderStorefront,
+		CreatedAt:            timestamp(o.CreatedAt),
+		UpdatedAt:            timestamp(o.UpdatedAt),
+		Configurator:         conf,
+	}
+}
+
+// orderPageJSON is the order list: the spec's data and pagination
+// envelope (Laravel's paginator).
+type orderPageJSON struct {
+	Data       []orderJSON    `json:"data"`
+	Pagination paginationJSON `json:"pagination"`
+}
+
+type paginationJSON struct {
+	CurrentPage int     `json:"current_page"`
+	PerPage     int     `json:"per_page"`
+	Total       int     `json:"total"`
+	LastPage    int     `json:"last_page"`
+	NextPageURL *string `json:"next_page_url"`
+	PrevPageURL *string `json:"prev_page_url"`
+}
+
+func presentOrderPage(p *model.OrderPage, links pageLinks) orderPageJSON {
+	return orderPageJSON{
+		Data: presentAll(p.Data, presentOrder),
+		Pagination: paginationJSON{
+			CurrentPage: p.Pagination.CurrentPage,
+			PerPage:     p.Pagination.PerPage,
+			Total:       p.Pagination.Total,
+			LastPage:    p.Pagination.LastPage,
+			NextPageURL: links.next,
+			PrevPageURL: links.prev,
+		},
+	}
+}
+
+// materialJSON is a material.
+type materialJSON struct {
+	ID           int     `json:"id"`
+	Name         string  `json:"name"`
+	MaterialFile *string `json:"material_file"`
+	CategoryID   *int    `json:"category_id"`
+	TextureID    *int    `json:"texture_id"`
+	Status       bool    `json:"status"`
+	MaterialType string  `json:"material_type"`
+	Surface      string  `json:"surface"`
+	Bump         bool    `json:"bump"`
+	Color        string  `json:"color"`
+	Opacity      float64 `json:"opacity"`
+	Specular     float64 `json:"specular"`
+	Reflection   float64 `json:"reflection"`
+	CreatedAt    string  `json:"created_at"`
+	UpdatedAt    string  `json:"updated_at"`
+	CreatedBy    string  `json:"created_by"`
+}
+
+func presentMaterial(m *ent.Material) materialJSON {
+	return materialJSON{
+		ID:           m.ID,
+		Name:         m.Name,
+		MaterialFile: m.MaterialFile,
+		CategoryID:   m.CategoryID,
+		TextureID:    m.TextureID,
+		Status:       m.Status,
+		MaterialType: m.MaterialType,
+		Surface:      m.Surface,
+		Bump:         m.Bump,
+		Color:        m.Color,
+		Opacity:      m.Opacity,
+		Specular:     m.Specular,
+		Reflection:   m.Reflection,
+		CreatedAt:    timestamp(m.CreatedAt),
+		UpdatedAt:    timestamp(m.UpdatedAt),
+		CreatedBy:    m.CreatedBy,
+	}
+}
+
+// materialCategoryJSON is a material category; its timestamps use the
+// spec sample's YYYY-MM-DD HH:MM:SS form.
+type materialCategoryJSON struct {
+	ID          int    `json:"id"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	CreatedAt   string `json:"created_at"`
+	UpdatedAt   string `json:"updated_at"`
+	CreatedBy   string `json:"created_by"`
+}
+
+func presentMaterialCategory(c *ent.MaterialCategory) materialCategoryJSON {
+	return materialCategoryJSON{
+		ID:          c.ID,
+		Title:       c.Title,
+		Description: c.Description,
+		CreatedAt:   categoryTimestamp(c.CreatedAt),
+		UpdatedAt:   categoryTimestamp(c.UpdatedAt),
+		CreatedBy:   c.CreatedBy,
+	}
+}
+
+// textureJSON is a texture.
+type textureJSON struct {
+	ID                  int     `json:"id"`
+	Name                string  `json:"name"`
+	TextureFile         *string `json:"texture_file"`
+	TextureThumbnail50  *string `json:"texture_thumbnail_50"`
+	TextureThumbnail100 *string `json:"texture_thumbnail_100"`
+	BumpFile            *string `json:"bump_file"`
+	CategoryID          *int    `json:"category_id"`
+	CreatedAt           string  `json:"created_at"`
+	UpdatedAt           string  `json:"updated_at"`
+}
+
+func presentTexture(t *ent.Texture) textureJSON {
+	return textureJSON{
+		ID:                  t.ID,
+		Name:                t.Name,
+		TextureFile:         t.TextureFile,
+		TextureThumbnail50:  t.TextureThumbnail50,
+		TextureThumbnail100: t.TextureThumbnail100,
+		BumpFile:            t.BumpFile,
+		CategoryID:          t.CategoryID,
+		CreatedAt:           timestamp(t.CreatedAt),
+		UpdatedAt:           timestamp(t.UpdatedAt),
+	}
+}
+
+// formJSON is a configurator form.
+type formJSON struct {
+	ID             int    `json:"id"`
+	ConfiguratorID int    `json:"configurator_id"`
+	EnableForm     bool   `json:"enable_form"`
+	CreatedAt      string `json:"created_at"`
+	UpdatedAt      string `json:"updated_at"`
+}
+
+func presentForm(f *ent.ConfiguratorForm) formJSON {
+	return formJSON{
+		ID:             f.ID,
+		ConfiguratorID: f.ConfiguratorID,
+		EnableForm:     f.EnableForm,
+		CreatedAt:      timestamp(f.CreatedAt),
+		UpdatedAt:      timestamp(f.UpdatedAt),
+	}
+}
+
+// formFieldJSON is a configurator form field; settings stays the
+// JSON-encoded string the spec declares.
+type formFieldJSON struct {
+	ID              int    `json:"id"`
+	ConfiguratorID  int    `json:"configurator_id"`
+	FormID          *int   `json:"form_id"`
+	Title           string `json:"title"`
+	Type            string `json:"type"`
+	MandatoryStatus string `json:"mandatory_status"`
+	Description     string `json:"description"`
+	URL             string `json:"url"`
+	Settings        string `json:"settings"`
+	ShowTitle       int    `json:"show_title"`
+	CreatedAt       string `json:"created_at"`
+	UpdatedAt       string `json:"updated_at"`
+}
+
+func presentFormField(f *ent.FormField) formFieldJSON {
+	return formFieldJSON{
+		ID:              f.ID,
+		ConfiguratorID:  f.ConfiguratorID,
+		FormID:          f.FormID,
+		Title:           f.Title,
+		Type:            f.Type,
+		MandatoryStatus: f.MandatoryStatus,
+		Description:     f.Description,
+		URL:             f.URL,
+		Settings:        f.Settings,
+		ShowTitle:       f.ShowTitle,
+		CreatedAt:       timestamp(f.CreatedAt),
+		UpdatedAt:       timestamp(f.UpdatedAt),
+	}
+}
+
+// optionTypesJSON is the list of option types.
+type optionTypesJSON struct {
+	OptionTypes []string `json:"optionTypes"`
+}
+
+func presentOptionTypes[T ~string](types []T) optionTypesJSON {
+	out := optionTypesJSON{OptionTypes: make([]string, len(types))}
+	for i, t := range types {
+		out.OptionTypes[i] = string(t)
+	}
+	return out
+}
+
+// optionJSON is a configurator option with its variations as its
+// parameter_list.
+type optionJSON struct {
+	ID             int             `json:"id"`
+	ConfiguratorID int             `json:"configurator_id"`
+	Title          string          `json:"title"`
+	Type           string          `json:"type"`
+	Settings       map[string]any  `json:"settings"`
+	ParameterList  []variationJSON `json:"parameter_list"`
+	Position       int             `json:"position"`
+	CreatedAt      string          `json:"created_at"`
+	UpdatedAt      string          `json:"updated_at"`
+	CreatedBy      string          `json:"created_by"`
+}
+
+// presentOption presents an option whose variations edge is loaded (the
+// resolvers load it); the parameter_list is in position order.
+func presentOption(o *ent.ConfiguratorOption) optionJSON {
+	return optionJSON{
+		ID:             o.ID,
+		ConfiguratorID: o.ConfiguratorID,
+		Title:          o.Title,
+		Type:           string(o.Type),
+		Settings:       object(o.Settings),
+		ParameterList:  presentAll(byPosition(o.Edges.Variations, func(v *ent.OptionVariation) (int, int) { return v.Position, v.ID }), presentVariation),
+		Position:       o.Position,
+		CreatedAt:      timestamp(o.CreatedAt),
+		UpdatedAt:      timestamp(o.UpdatedAt),
+		CreatedBy:      o.CreatedBy,
+	}
+}
+
+// variationJSON is an option variation, an entry of a parameter_list.
+// The fields an option type does not use are null.
+type variationJSON struct {
+	ID                   int     `json:"id"`
+	ConfiguratorOptionID int     `json:"configurator_option_id"`
+	Name                 string  `json:"name"`
+	Position             int     `json:"position"`
+	Selected             bool    `json:"selected"`
+	ModelID              *int    `json:"model_id"`
+	MaterialID           *int    `json:"material_id"`
+	MaterialCategoryID   *int    `json:"material_category_id"`
+	TextValue            *string `json:"text_value"`
+	CustomColor          *bool   `json:"custom_color"`
+	TextFontSize         *string `json:"text_font_size"`
+	TextFontFamily       *string `json:"text_font_family"`
+	TextColorCategoryID  *int    `json:"text_color_category_id"`
+	NumericalDefault     *int    `json:"numerical_default"`
+	CreatedAt            string  `json:"created_at"`
+	UpdatedAt            string  `json:"updated_at"`
+}
+
+func presentVariation(v *ent.OptionVariation) variationJSON {
+	return variationJSON{
+		ID:                   v.ID,
+		ConfiguratorOptionID: v.ConfiguratorOptionID,
+		Name:                 v.Name,
+		Position:             v.Position,
+		Selected:             v.Selected,
+		ModelID:              v.ModelID,
+		MaterialID:           v.MaterialID,
+		MaterialCategoryID:   v.MaterialCategoryID,
+		TextValue:            v.TextValue,
+		CustomColor:          v.CustomColor,
+		TextFontSize:         v.TextFontSize,
+		TextFontFamily:       v.TextFontFamily,
+		TextColorCategoryID:  v.TextColorCategoryID,
+		NumericalDefault:     v.NumericalDefault,
+		CreatedAt:            timestamp(v.CreatedAt),
+		UpdatedAt:            timestamp(v.UpdatedAt),
+	}
+}
+
+// optionSetJSON is an option set; options are the ids of its options in
+// their position order.
+type optionSetJSON struct {
+	ID             int    `json:"id"`
+	ConfiguratorID int    `json:"configurator_id"`
+	Name           string `json:"name"`
+	Options        []int  `json:"options"`
+	CreatedAt      string `json:"created_at"`
+	UpdatedAt      string `json:"updated_at"`
+}
+
+func presentOptionSet(s *ent.OptionSet) optionSetJSON {
+	opts := byPosition(s.Edges.Options, func(o *ent.ConfiguratorOption) (int, int) { return o.Position, o.ID })
+	ids := make([]int, len(opts))
+	for i, o := range opts {
+		ids[i] = o.ID
+	}
+	return optionSetJSON{
+		ID:             s.ID,
+		ConfiguratorID: s.ConfiguratorID,
+		Name:           s.Name,
+		Options:        ids,
+		CreatedAt:      timestamp(s.CreatedAt),
+		UpdatedAt:      timestamp(s.UpdatedAt),
+	}
+}
+
+// envelopeJSON is the spec's {success, message, data} reply of the
+// option-set and override endpoints.
+type envelopeJSON struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+}
+
+// presentEnvelope wraps data (nil for null) in the spec's envelope.
+func presentEnvelope(success bool, message string, data any) envelopeJSON {
+	return envelopeJSON{Success: success, Message: message, Data: data}
+}
+
+// presentAll presents every item, as a JSON array even when empty.
+func presentAll[T, J any](items []T, present func(T) J) []J {
+	out := make([]J, len(items))
+	for i, it := range items {
+		out[i] = present(it)
+	}
+	return out
+}
+
+// byPosition returns a copy of xs in (position, id) order.
+func byPosition[T any](xs []T, key func(T) (int, int)) []T {
+	out := slices.Clone(xs)
+	slices.SortStableFunc(out, func(a, b T) int {
+		pa, ia := key(a)
+		pb, ib := key(b)
+		return cmp.Or(cmp.Compare(pa, pb), cmp.Compare(ia, ib))
+	})
+	return out
+}
+
+// object is m, or an empty object for nil.
+func object(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// list is xs, or an empty array for nil.
+func list(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}
+
+// pageLinks are the absolute URLs of the neighbouring pages, nil where
+// there is none.
+type pageLinks struct{ next, prev *string }
+
+// linksOf computes the neighbours of a page of the list at path. They keep
+// every query parameter the client sent (re-encoded, sorted by name) and
+// change only page. There is no next page on the last page nor past it,
+// and no neighbour at all when per_page is -1 (everything is on one
+// page). Past the end, prev points at the last page rather than at
+// another empty page.
+func (h *handler) linksOf(q url.Values, path string, pg *model.Pagination) pageLinks {
+	var l pageLinks
+	if pg.PerPage < 0 {
+		return l
+	}
+	at := func(page int) *string {
+		v := url.Values{}
+		for k, vs := range q {
+			v[k] = vs
+		}
+		v.Set("page", strconv.Itoa(page))
+		s := h.base + path + "?" + v.Encode()
+		return &s
+	}
+	if pg.CurrentPage < pg.LastPage {
+		l.next = at(pg.CurrentPage + 1)
+	}
+	if pg.CurrentPage > 1 {
+		l.prev = at(min(pg.CurrentPage-1, pg.LastPage))
+	}
+	return l
+}
+
+// writePage answers a page of a list whose v1 shape is a bare array: the
+// page arithmetic travels in X-Total-Count and an RFC 8288 Link header.
+func writePage[J any](w http.ResponseWriter, items []J, pg *model.Pagination, links pageLinks) {
+	w.Header().Set("X-Total-Count", strconv.Itoa(pg.Total))
+	var link []string
+	if links.next != nil {
+		link = append(link, "<"+*links.next+`>; rel="next"`)
+	}
+	if links.prev != nil {
+		link = append(link, "<"+*links.prev+`>; rel="prev"`)
+	}
+	if len(link) > 0 {
+		w.Header().Set("Link", strings.Join(link, ", "))
+	}
+	writeJSON(w, http.StatusOK, items)
+}
