@@ -242,7 +242,9 @@ func (f *fixture) graphqlResult(t *testing.T, token, query string, vars map[stri
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	rec := httptest.NewRecorder()
 	f.gql.ServeHTTP(rec, req)
 	var resp struct {
