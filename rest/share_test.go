@@ -123,7 +123,7 @@ func TestShareLinks(t *testing.T) {
 			{"Upholstery Pattern", "Solid", nil},
 		}
 		options := map[string]any{}
-			for _, ch := range choices {
+		for _, ch := range choices {
 			oid, vid := pick(ch.title, ch.variation)
 			entry := map[string]any{"id": vid}
 			for k, v := range ch.fields {
