@@ -252,6 +252,8 @@ func testServe(t *testing.T, env map[string]string) {
 			}
 		}
 	})
+	// Writes last: they add an order to the demo data read above.
+	testWrites(t, base, token)
 }
 
 // TestSIGTERM runs the real binary: on SIGTERM it stops accepting, lets a
