@@ -60,12 +60,22 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	})
 
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such path: " + r.URL.Path})
+		writeProblem(w, http.StatusNotFound, "NOT_FOUND", "no such path: "+r.URL.Path)
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method " + r.Method + " not allowed on " + r.URL.Path})
+		writeProblem(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method "+r.Method+" is not allowed on "+r.URL.Path)
 	})
 	return r
+}
+
+// writeProblem answers an RFC 9457 problem, the error format of REST v1,
+// for paths no handler claims.
+func writeProblem(w http.ResponseWriter, status int, code, detail string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{
+		"type": "about:blank", "title": http.StatusText(status), "status": status, "detail": detail, "code": code,
+	})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
