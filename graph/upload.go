@@ -58,11 +58,14 @@ func (u *uploads) discard(ctx context.Context) {
 
 // removeFiles deletes stored files that are no longer referenced. A
 // failure only leaves an orphan file behind, so it is logged, not
-// returned.
+// returned. It runs after the write committed, so it ignores the
+// request's cancellation: a client that hangs up then would otherwise
+// leave the replaced files behind for good.
 func (r *Resolver) removeFiles(ctx context.Context, urls ...string) {
 	if r.files == nil {
 		return
 	}
+	ctx = context.WithoutCancel(ctx)
 	var keep []string
 	for _, u := range urls {
 		if u != "" {

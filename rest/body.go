@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -60,12 +61,18 @@ func limit(w http.ResponseWriter, r *http.Request, n int64) error {
 	return nil
 }
 
-// readErr maps a failure to read the body: over the limit is 413, anything
-// else (a malformed multipart body) 400.
+// readErr maps a failure to read the body: over the limit, or a form
+// with more text or parts than is held in memory, is 413; anything else
+// (a malformed multipart body) 400.
 func readErr(err error, n int64) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return tooLarge(n)
+	}
+	if errors.Is(err, multipart.ErrMessageTooLarge) {
+		// The text fields of a form are held in memory, within a budget
+		// of their own, and so is the count of its parts.
+		return apperr.E(apperr.TooLarge, "the form is too large: its text fields hold too much data, or it has too many parts")
 	}
 	return apperr.E(apperr.Invalid, "the request body cannot be read: %v", err)
 }
@@ -77,6 +84,8 @@ type form struct {
 	values map[string][]string
 	files  map[string][]*multipart.FileHeader
 	errs   paramErrors
+	// opened are the uploads handed out, closed by close.
+	opened []multipart.File
 }
 
 // parseForm reads a multipart/form-data body, or with urlencoded also an
@@ -112,6 +121,16 @@ func cleanup(r *http.Request) {
 	if r.MultipartForm != nil {
 		r.MultipartForm.RemoveAll()
 	}
+}
+
+// close closes the uploads handed out by file and fileArray (a part over
+// the in-memory budget is an open temporary file) and then removes the
+// temporary files of the body; handlers that take files defer it.
+func (f *form) close(r *http.Request) {
+	for _, file := range f.opened {
+		file.Close()
+	}
+	cleanup(r)
 }
 
 func (f *form) fail(name, format string, args ...any) {
@@ -152,15 +171,20 @@ func (f *form) required(name string) (string, bool) {
 	return v, ok
 }
 
-// float reads a required number.
+// decimal matches a number as people write it: decimal digits with an
+// optional sign, fraction and exponent. strconv.ParseFloat alone would
+// also take hexadecimal, digit separators, NaN and Inf.
+var decimal = regexp.MustCompile(`^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$`)
+
+// float reads a required decimal number.
 func (f *form) float(name string) float64 {
 	s, ok := f.required(name)
 	if !ok {
 		return 0
 	}
 	n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil {
-		f.fail(name, "%s must be a number, got %q", name, clip(s))
+	if err != nil || !decimal.MatchString(strings.TrimSpace(s)) {
+		f.fail(name, "%s must be a decimal number, got %q", name, clip(s))
 	}
 	return n
 }
@@ -210,13 +234,20 @@ func decodeObject(s string) (map[string]any, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, jsonProblem(err)
 	}
-	if dec.More() {
+	if !atEnd(dec) {
 		return nil, errors.New("unexpected data after the object")
 	}
 	if m == nil {
 		return nil, errors.New("got null")
 	}
 	return m, nil
+}
+
+// atEnd reports whether nothing but white space follows the value dec
+// decoded. dec.More is not enough: it answers false before a stray ] or }.
+func atEnd(dec *json.Decoder) bool {
+	_, err := dec.Token()
+	return err == io.EOF
 }
 
 // jsonProblem describes a JSON decoding error without Go type names.
@@ -272,40 +303,50 @@ func (f *form) file(name string) *graphql.Upload {
 	return nil
 }
 
-// arrayIndex matches the index of a PHP-style array field, name[3].
-var arrayIndex = regexp.MustCompile(`^\[(\d{1,3})\]$`)
+// arrayIndex matches the index of a PHP-style array field, name[3]; like
+// PHP it takes no leading zeros (name[01] would be the same element as
+// name[1]).
+var arrayIndex = regexp.MustCompile(`^\[(0|[1-9]\d{0,2})\]$`)
 
 // fileArray returns the uploads of an array field, in order. Clients send
 // arrays as repeated name, as name[] or as name[0], name[1], ... (the
-// forms PHP and most HTTP clients use); indexed parts are ordered by index.
+// forms PHP and most HTTP clients use); indexed parts are ordered by index
+// (numerically, gaps allowed) and follow the others. Text under any of
+// these names, an index given twice and any other name[...] are errors
+// naming the part, so no part a client meant as an element is dropped.
 func (f *form) fileArray(name string) []*graphql.Upload {
 	var headers []*multipart.FileHeader
 	headers = append(headers, f.files[name]...)
 	headers = append(headers, f.files[name+"[]"]...)
 	indexed := map[int]*multipart.FileHeader{}
 	maxIndex := -1
-	for key, fs := range f.files {
-		rest, ok := strings.CutPrefix(key, name)
-		m := arrayIndex.FindStringSubmatch(rest)
-		if !ok || m == nil {
+	for _, key := range f.arrayKeys(name) {
+		m := arrayIndex.FindStringSubmatch(strings.TrimPrefix(key, name))
+		switch {
+		case key == name || key == name+"[]":
+			if len(f.values[key]) > 0 {
+				f.fail(key, "%s must be files", key)
+			}
+			continue
+		case m == nil:
+			f.fail(key, "%s is not an element of %s; send %s, %s[] or %s[0], %s[1], ...", key, name, name, name, name, name)
+			continue
+		case len(f.values[key]) > 0:
+			f.fail(key, "%s must be a file", key)
 			continue
 		}
-		i, _ := strconv.Atoi(m[1])
+		fs := f.files[key]
 		if len(fs) != 1 {
 			f.fail(key, "%s takes one file, got %d", key, len(fs))
 			continue
 		}
+		i, _ := strconv.Atoi(m[1])
 		indexed[i] = fs[0]
 		maxIndex = max(maxIndex, i)
 	}
 	for i := 0; i <= maxIndex; i++ {
 		if h, ok := indexed[i]; ok {
 			headers = append(headers, h)
-		}
-	}
-	for _, key := range []string{name, name + "[]"} {
-		if len(f.values[key]) > 0 {
-			f.fail(key, "%s must be files", key)
 		}
 	}
 	out := make([]*graphql.Upload, 0, len(headers))
@@ -317,12 +358,32 @@ func (f *form) fileArray(name string) []*graphql.Upload {
 	return out
 }
 
+// arrayKeys returns the names of the text and file parts that are name or
+// start with name[, sorted so that faults are reported in a stable order.
+func (f *form) arrayKeys(name string) []string {
+	var keys []string
+	add := func(key string) {
+		if (key == name || strings.HasPrefix(key, name+"[")) && !slices.Contains(keys, key) {
+			keys = append(keys, key)
+		}
+	}
+	for key := range f.values {
+		add(key)
+	}
+	for key := range f.files {
+		add(key)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 func (f *form) open(name string, h *multipart.FileHeader) *graphql.Upload {
 	file, err := h.Open()
 	if err != nil {
 		f.fail(name, "%s cannot be read", name)
 		return nil
 	}
+	f.opened = append(f.opened, file)
 	return &graphql.Upload{File: file, Filename: h.Filename, Size: h.Size, ContentType: h.Header.Get("Content-Type")}
 }
 
@@ -351,7 +412,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) (map[string]json.
 		}
 		return nil, apperr.E(apperr.Invalid, "the body must be a JSON object: %v", jsonProblem(err))
 	}
-	if dec.More() {
+	if !atEnd(dec) {
 		return nil, apperr.E(apperr.Invalid, "the body must be one JSON object: unexpected data after it")
 	}
 	var members map[string]json.RawMessage

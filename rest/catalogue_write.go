@@ -35,8 +35,12 @@ func (h *handler) createMaterial(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
+	var errs paramErrors
 	if b.Name == nil {
-		writeProblem(w, r, paramErrors{apperr.Field("name", "name is required")})
+		errs = append(errs, apperr.Field("name", "name is required"))
+	}
+	if errs = append(errs, badIDs(idField{"category_id", b.CategoryID}, idField{"texture_id", b.TextureID})...); len(errs) > 0 {
+		writeProblem(w, r, errs)
 		return
 	}
 	m, err := h.res.Mutation().CreateMaterial(r.Context(), ent.CreateMaterialInput{
@@ -80,7 +84,7 @@ func (h *handler) updateMaterial(w http.ResponseWriter, r *http.Request) {
 			errs = append(errs, apperr.Field(k, "%s cannot be null", k))
 		}
 	}
-	if len(errs) > 0 {
+	if errs = append(errs, badIDs(idField{"category_id", b.CategoryID}, idField{"texture_id", b.TextureID})...); len(errs) > 0 {
 		writeProblem(w, r, errs)
 		return
 	}
@@ -90,6 +94,25 @@ func (h *handler) updateMaterial(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, presentMaterial(m))
+}
+
+// idField is a reference to another record in a JSON body.
+type idField struct {
+	name string
+	id   *int
+}
+
+// badIDs refuses references that are not positive integers: no record has
+// such an id, so the body is at fault (400 naming the field) rather than a
+// record missing (404). Form bodies check the same in form.id.
+func badIDs(fields ...idField) paramErrors {
+	var errs paramErrors
+	for _, f := range fields {
+		if f.id != nil && *f.id < 1 {
+			errs = append(errs, apperr.Field(f.name, "%s must be a positive integer, got %d", f.name, *f.id))
+		}
+	}
+	return errs
 }
 
 // deletedJSON confirms a deletion.
@@ -129,7 +152,7 @@ func (h *handler) createTexture(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	defer cleanup(r)
+	defer f.close(r)
 	name, _ := f.required("name")
 	in := model.CreateTextureInput{Name: name, CategoryID: f.id("category_id", false), BumpFile: f.file("bump_file")}
 	if file := f.file("file"); file != nil {
@@ -175,8 +198,12 @@ func (h *handler) updateTexture(w http.ResponseWriter, r *http.Request) {
 			writeProblem(w, r, err)
 			return
 		}
+		var errs paramErrors
 		if v, ok := raw["name"]; ok && string(v) == "null" {
-			writeProblem(w, r, paramErrors{apperr.Field("name", "name cannot be null")})
+			errs = append(errs, apperr.Field("name", "name cannot be null"))
+		}
+		if errs = append(errs, badIDs(idField{"category_id", b.CategoryID})...); len(errs) > 0 {
+			writeProblem(w, r, errs)
 			return
 		}
 		clear := string(raw["category_id"]) == "null"
@@ -187,7 +214,7 @@ func (h *handler) updateTexture(w http.ResponseWriter, r *http.Request) {
 			writeProblem(w, r, unsupportedOr(r, err, "multipart/form-data", "application/json"))
 			return
 		}
-		defer cleanup(r)
+		defer f.close(r)
 		if name, ok := f.text("name"); ok {
 			in.Name = &name
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
+	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -30,6 +31,13 @@ var update = flag.Bool("update", false, "rewrite rest/testdata/*.golden from the
 // testPublicURL is the PublicURL of the fixture, so that the page URLs in
 // golden files do not depend on the test server's port.
 const testPublicURL = "http://api.test"
+
+// testMaxFileBytes is the fixture's limit on one stored file: small, so
+// that the size refusal is cheap to provoke.
+const testMaxFileBytes = 256 << 10
+
+// testShareBase starts the share links of the fixture.
+const testShareBase = "http://viewer.test/share/"
 
 // fixture is the demo dataset behind the v1 handler, mounted at Prefix
 // exactly as cmd/server mounts it, with tokens of both demo owners.
@@ -40,6 +48,13 @@ type fixture struct {
 	// gql is the GraphQL endpoint over the same database, behind the
 	// same auth middleware, for parity checks.
 	gql http.Handler
+	// handler is the server's whole router (v1 at Prefix, files at
+	// /files/), for requests a client would not send as they are.
+	handler http.Handler
+	// files stores the uploads of the write endpoints in store, served
+	// at testPublicURL/files/ by the fixture's server.
+	files *storage.Files
+	store *storage.Memory
 
 	owner1  string // Open API token of configurator 1 (owner 1)
 	owner2  string // Open API token of configurator 3 (owner 2)
@@ -67,11 +82,16 @@ func newFixture(t *testing.T, c *ent.Client) *fixture {
 	other := auth.NewTokens(c, auth.NewSigner([]byte("fedcba9876543210fedcba9876543210")))
 	f.foreign, _ = minted(other.CreateOpenAPI(ctx, 1))
 
+	f.store = storage.NewMemory()
+	f.files = &storage.Files{Store: f.store, BaseURL: testPublicURL + "/files/", MaxBytes: testMaxFileBytes}
+	opts := []graph.Option{graph.WithFiles(f.files), graph.WithShareBase(testShareBase)}
 	r := chi.NewRouter()
-	r.Mount(Prefix, New(graph.NewResolver(c), f.tokens, Options{PublicURL: testPublicURL}))
+	r.Mount(Prefix, New(graph.NewResolver(c, opts...), f.tokens, Options{PublicURL: testPublicURL}))
+	r.Handle("/files/*", http.StripPrefix("/files/", f.files.Handler()))
+	f.handler = r
 	f.srv = httptest.NewServer(r)
 	t.Cleanup(f.srv.Close)
-	f.gql = auth.Middleware(f.tokens, graph.RejectAuth)(graph.NewHandler(c))
+	f.gql = auth.Middleware(f.tokens, graph.RejectAuth)(graph.NewHandler(c, opts...))
 	return f
 }
 

@@ -18,7 +18,7 @@ func (h *handler) createOrder(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	defer cleanup(r)
+	defer f.close(r)
 	in := model.CreateOrderInput{
 		Price:                f.float("price"),
 		CustomerDetails:      f.object("customer_details"),

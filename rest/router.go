@@ -29,8 +29,9 @@ type Options struct {
 
 // New returns the v1 handler. It routes paths relative to Prefix, so
 // callers mount it: r.Mount(rest.Prefix, rest.New(...)). Every endpoint
-// needs a token (401 otherwise); unknown paths answer 404 and known paths
-// with another method 405, both as problem+json.
+// needs a token (401 otherwise) except the OpenAPI document and share-link
+// reads, whose key is their credential; unknown paths answer 404 and known
+// paths with another method 405, both as problem+json.
 func New(res *graph.Resolver, tokens *auth.Tokens, opts Options) http.Handler {
 	h := &handler{res: res, tokens: tokens, base: strings.TrimRight(opts.PublicURL, "/") + Prefix}
 	r := chi.NewRouter()
@@ -88,6 +89,7 @@ func routes(r chi.Router, h *handler) {
 
 	// Share links: the key is the credential, no token is needed.
 	r.Get("/shared/{key}", h.getShared)
+	r.Get("/openapi.json", serveOpenAPI) // the interface description, public
 
 	r.Group(func(r chi.Router) {
 		r.Use(h.authenticate(writeEnvelopeError))

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -37,6 +38,56 @@ var readEndpoints = []readEndpoint{
 	{path: "/configurator-option-sets", envelope: true},
 }
 
+// writeEndpoint is one valid request of a write endpoint: a token that
+// may make the write has it accepted. Envelope endpoints answer failures
+// in {success, message, data}.
+type writeEndpoint struct {
+	method, path string
+	contentType  string
+	body         []byte
+	// dashboard marks the [Dashboard API] writes, which an Open API token
+	// may not make (403).
+	dashboard bool
+	envelope  bool
+}
+
+// writeEndpoints has a valid request of every write endpoint, in an order
+// in which all of them succeed one after the other.
+func writeEndpoints(t *testing.T) []writeEndpoint {
+	form := func(method, path string, dashboard, envelope bool, parts ...formPart) writeEndpoint {
+		body, ct := encodeForm(t, parts)
+		return writeEndpoint{method: method, path: path, contentType: ct, body: body, dashboard: dashboard, envelope: envelope}
+	}
+	json := func(method, path, body string) writeEndpoint {
+		return writeEndpoint{method: method, path: path, contentType: "application/json", body: []byte(body), dashboard: true}
+	}
+	return []writeEndpoint{
+		form(http.MethodPost, "/orders", false, false, orderForm(filePart("configurator_snapshot", testPNG(t, 8, 8, 1)))...),
+		json(http.MethodPost, "/materials", `{"name":"x"}`),
+		json(http.MethodPut, "/materials/1", `{"name":"x"}`),
+		{method: http.MethodDelete, path: "/materials/1", dashboard: true},
+		form(http.MethodPost, "/textures", true, false, textPart("name", "x"), filePart("file", testPNG(t, 8, 8, 2))),
+		json(http.MethodPut, "/textures/1", `{"name":"x"}`),
+		form(http.MethodPut, "/textures/1", true, false, filePart("file", testPNG(t, 8, 8, 3))),
+		{method: http.MethodDelete, path: "/textures/1", dashboard: true},
+		form(http.MethodPost, "/configurator-options/set/new-options", false, true, textPart("options", `{"1":{"id":3}}`)),
+	}
+}
+
+// request builds the endpoint's request with an Authorization header
+// ("" for none).
+func (e writeEndpoint) request(t *testing.T, f *fixture, authorization string) *http.Request {
+	t.Helper()
+	req := f.request(t, e.method, e.path, "", bytes.NewReader(e.body))
+	if e.contentType != "" {
+		req.Header.Set("Content-Type", e.contentType)
+	}
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	return req
+}
+
 func TestAuth(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		f := newFixture(t, c)
@@ -50,6 +101,25 @@ func TestAuth(t *testing.T) {
 			{"token of another key", "Bearer " + f.foreign},
 			{"tampered token", "Bearer " + f.owner1[:len(f.owner1)-2] + "xx"},
 		}
+		// checkRefused checks a 401 and its challenge.
+		checkRefused := func(t *testing.T, what, header string, envelope bool, status int, h http.Header, body []byte) {
+			t.Helper()
+			want := "Bearer"
+			if header != "" {
+				want = `Bearer error="invalid_token"`
+			}
+			if got := h.Get("WWW-Authenticate"); got != want {
+				t.Errorf("%s: WWW-Authenticate = %q; want %q", what, got, want)
+			}
+			if envelope {
+				checkEnvelopeFailure(t, status, h, body, http.StatusUnauthorized)
+				return
+			}
+			p := problemOf(t, what, status, h, body, http.StatusUnauthorized)
+			if p.Code != "UNAUTHENTICATED" {
+				t.Errorf("%s: code = %s; want UNAUTHENTICATED", what, p.Code)
+			}
+		}
 		for _, e := range readEndpoints {
 			for _, tc := range refused {
 				t.Run(tc.name+" "+e.path, func(t *testing.T) {
@@ -58,21 +128,7 @@ func TestAuth(t *testing.T) {
 						req.Header.Set("Authorization", tc.header)
 					}
 					status, h, body := f.do(t, req)
-					want := "Bearer"
-					if tc.header != "" {
-						want = `Bearer error="invalid_token"`
-					}
-					if got := h.Get("WWW-Authenticate"); got != want {
-						t.Errorf("WWW-Authenticate = %q; want %q", got, want)
-					}
-					if e.envelope {
-						checkEnvelopeFailure(t, status, h, body, http.StatusUnauthorized)
-						return
-					}
-					p := problemOf(t, "GET "+e.path, status, h, body, http.StatusUnauthorized)
-					if p.Code != "UNAUTHENTICATED" {
-						t.Errorf("code = %s; want UNAUTHENTICATED", p.Code)
-					}
+					checkRefused(t, "GET "+e.path, tc.header, e.envelope, status, h, body)
 				})
 			}
 			// Open API and dashboard tokens both read.
@@ -82,6 +138,46 @@ func TestAuth(t *testing.T) {
 						t.Errorf("GET %s = %d; want 200: %s", e.path, status, body)
 					}
 				})
+			}
+		}
+
+		// Writes are refused the same way, and change nothing; an Open API
+		// token may not make the dashboard's writes.
+		rows := func() [3]int {
+			return [3]int{rowCount(t, c, "orders"), rowCount(t, c, "materials"), rowCount(t, c, "textures")}
+		}
+		before := rows()
+		endpoints := writeEndpoints(t)
+		for _, e := range endpoints {
+			what := e.method + " " + e.path
+			for _, tc := range refused {
+				t.Run(tc.name+" "+what, func(t *testing.T) {
+					status, h, body := f.do(t, e.request(t, f, tc.header))
+					checkRefused(t, what, tc.header, e.envelope, status, h, body)
+				})
+			}
+			if e.dashboard {
+				t.Run("open api "+what, func(t *testing.T) {
+					status, h, body := f.do(t, e.request(t, f, "Bearer "+f.owner1))
+					p := problemOf(t, what, status, h, body, http.StatusForbidden)
+					if p.Code != "FORBIDDEN" {
+						t.Errorf("%s with an Open API token: code = %s; want FORBIDDEN", what, p.Code)
+					}
+				})
+			}
+		}
+		if after := rows(); after != before || f.store.Len() != 0 {
+			t.Errorf("after the refused writes: orders, materials, textures = %v, %d files stored; want %v, 0", after, f.store.Len(), before)
+		}
+		// The same requests with a token that may make them succeed, so
+		// the refusals above were for the token alone.
+		for _, e := range endpoints {
+			token := f.owner1
+			if e.dashboard {
+				token = f.dash1
+			}
+			if status, _, body := f.do(t, e.request(t, f, "Bearer "+token)); status/100 != 2 {
+				t.Errorf("%s %s with a token that may = %d; want 2xx: %s", e.method, e.path, status, body)
 			}
 		}
 	})
