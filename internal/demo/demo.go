@@ -29,7 +29,13 @@ import (
 
 // DatasetVersion is stored as the value of the MarkerKey setting, so that a
 // later, different dataset can tell which one a database holds.
-const DatasetVersion = "1"
+const DatasetVersion = "2"
+
+// assetBase is where the demo's files (3D models, texture images, order
+// snapshots, invoices) would be hosted: the platform keeps such assets on a
+// CDN, so the demo records absolute URLs there (an example.com-style host
+// that resolves nowhere), as the spec's URL fields expect.
+const assetBase = "https://assets.configurator.example/demo/"
 
 // MarkerKey is the key of the Setting row that records that the demo
 // dataset was loaded; it is written in the same transaction as the data, so

@@ -131,13 +131,13 @@ func TestSeedCatalogue(t *testing.T) {
 				t.Errorf("texture %d: owner %d, category %v: want owner 1 and a demo category", tx.ID, tx.OwnerID, tx.CategoryID)
 			}
 			for _, f := range []*string{tx.TextureFile, tx.TextureThumbnail50, tx.TextureThumbnail100} {
-				if f == nil || !strings.HasPrefix(*f, "/files/demo/textures/") {
-					t.Errorf("texture %d file %v, want /files/demo/textures/...", tx.ID, f)
+				if f == nil || !strings.HasPrefix(*f, assetBase+"textures/") {
+					t.Errorf("texture %d file %v, want "+assetBase+"textures/...", tx.ID, f)
 				}
 			}
 			if tx.BumpFile == nil {
 				noBump++
-			} else if !strings.HasPrefix(*tx.BumpFile, "/files/demo/textures/") {
+			} else if !strings.HasPrefix(*tx.BumpFile, assetBase+"textures/") {
 				t.Errorf("texture %d bump file %q", tx.ID, *tx.BumpFile)
 			}
 		}
@@ -171,7 +171,7 @@ func TestSeedCatalogue(t *testing.T) {
 			if m.Opacity < 0 || m.Opacity > 1 || m.Surface == "" || m.CreatedBy == "" {
 				t.Errorf("material %d: opacity %v, surface %q, created_by %q", m.ID, m.Opacity, m.Surface, m.CreatedBy)
 			}
-			if m.MaterialFile == nil || !strings.HasPrefix(*m.MaterialFile, "/files/demo/materials/") {
+			if m.MaterialFile == nil || !strings.HasPrefix(*m.MaterialFile, assetBase+"materials/") {
 				t.Errorf("material %d file %v", m.ID, m.MaterialFile)
 			}
 			if !m.Status {
@@ -223,7 +223,7 @@ func TestSeedOrders(t *testing.T) {
 			}
 			if o.ConfiguratorSnapshot != nil {
 				snapshots++
-				if !strings.HasPrefix(*o.ConfiguratorSnapshot, "/files/demo/") {
+				if !strings.HasPrefix(*o.ConfiguratorSnapshot, assetBase) {
 					t.Errorf("order %d snapshot %q", o.ID, *o.ConfiguratorSnapshot)
 				}
 			}

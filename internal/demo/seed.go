@@ -103,7 +103,7 @@ func (s *seeder) catalogue(ctx context.Context) error {
 	bumps := map[string]bool{}
 	for _, spec := range demoTextures {
 		at := s.tick()
-		base := "/files/demo/textures/" + spec.slug
+		base := assetBase + "textures/" + spec.slug
 		create := s.tx.Texture.Create().SetOwnerID(ownerID).SetName(spec.name).
 			SetCategoryID(s.categories[spec.category]).
 			SetTextureFile(base + ".jpg").
@@ -124,7 +124,7 @@ func (s *seeder) catalogue(ctx context.Context) error {
 		at := s.tick()
 		catID := s.categories[spec.category]
 		create := s.tx.Material.Create().SetOwnerID(ownerID).SetName(spec.name).
-			SetMaterialFile("/files/demo/materials/" + spec.slug + ".glb").
+			SetMaterialFile(assetBase + "materials/" + spec.slug + ".glb").
 			SetCategoryID(catID).
 			SetStatus(spec.active).
 			SetMaterialType(spec.materialType).
@@ -295,7 +295,7 @@ func (s *seeder) orders(ctx context.Context) error {
 		if i%4 == 3 {
 			r.storefront = "" // placed through the embedded configurator only
 		}
-		dir := fmt.Sprintf("/files/demo/orders/nordhaus-%04d/", number)
+		dir := fmt.Sprintf(assetBase+"orders/nordhaus-%04d/", number)
 		if i%3 != 1 {
 			r.snapshot = dir + "snapshot.png"
 			if i%2 == 0 {
@@ -305,10 +305,10 @@ func (s *seeder) orders(ctx context.Context) error {
 		switch r.status {
 		case "paid":
 			r.updated = at.Add(15 * time.Minute)
-			r.invoice = fmt.Sprintf("/files/demo/invoices/NH-2026-%04d.pdf", number)
+			r.invoice = fmt.Sprintf(assetBase+"invoices/NH-2026-%04d.pdf", number)
 		case "shipped":
 			r.updated = at.Add(50 * time.Hour)
-			r.invoice = fmt.Sprintf("/files/demo/invoices/NH-2026-%04d.pdf", number)
+			r.invoice = fmt.Sprintf(assetBase+"invoices/NH-2026-%04d.pdf", number)
 		case "cancelled":
 			r.updated = at.Add(26 * time.Hour)
 		default:
@@ -324,15 +324,15 @@ func (s *seeder) orders(ctx context.Context) error {
 			cents: 189900, status: "paid",
 			customer: customer{"Erik Solberg", "erik.solberg@example.com", "+47 415 60 201"},
 			summary:  map[string]any{"Frame Size": "M (54 cm)", "Paint Finish": "Racing Red"},
-			invoice:  "/files/demo/invoices/VB-2026-0001.pdf", storefront: "https://velocity.example/build",
+			invoice:  assetBase + "invoices/VB-2026-0001.pdf", storefront: "https://velocity.example/build",
 		},
 		orderRow{
 			ownerID: s.owners[1], confID: bikeID, at: bike2, updated: bike2,
 			cents: 194950, status: "new",
 			customer: customer{"Lea Fischer", "lea.fischer@example.com", "+49 160 4050 202"},
 			summary:  map[string]any{"Frame Size": "S (50 cm)", "Paint Finish": "Pearl White"},
-			snapshot: "/files/demo/orders/velocity-0002/snapshot.png",
-			printMap: []string{"/files/demo/orders/velocity-0002/print-frame.png"},
+			snapshot: assetBase + "orders/velocity-0002/snapshot.png",
+			printMap: []string{assetBase + "orders/velocity-0002/print-frame.png"},
 		},
 	)
 	sort.SliceStable(rows, func(a, b int) bool { return rows[a].at.Before(rows[b].at) })
