@@ -23,21 +23,6 @@ func (h *handler) listForms(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, presentAll(forms, presentForm))
 }
 
-// getForm is GET /configurator-forms/{id}.
-func (h *handler) getForm(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	f, err := h.res.Query().ConfiguratorForm(r.Context(), id)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, presentForm(f))
-}
-
 // listFormFields is GET /configurator-form-fields: a bare array, paged.
 func (h *handler) listFormFields(w http.ResponseWriter, r *http.Request) {
 	p := newParams(r)
@@ -53,19 +38,4 @@ func (h *handler) listFormFields(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writePage(w, presentAll(res.Data, presentFormField), res.Pagination, h.linksOf(p.q, "/configurator-form-fields", res.Pagination))
-}
-
-// getFormField is GET /configurator-form-fields/{id}.
-func (h *handler) getFormField(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	f, err := h.res.Query().FormField(r.Context(), id)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, presentFormField(f))
 }

@@ -36,21 +36,6 @@ func (h *handler) listMaterials(w http.ResponseWriter, r *http.Request) {
 	writePage(w, presentAll(res.Data, presentMaterial), res.Pagination, h.linksOf(p.q, "/materials", res.Pagination))
 }
 
-// getMaterial is GET /materials/{id}.
-func (h *handler) getMaterial(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	m, err := h.res.Query().Material(r.Context(), id)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, presentMaterial(m))
-}
-
 // listMaterialCategories is GET /materials-categories/list: every
 // category, by default newest first; the list has no pagination.
 func (h *handler) listMaterialCategories(w http.ResponseWriter, r *http.Request) {

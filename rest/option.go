@@ -41,22 +41,6 @@ func (h *handler) listOptions(w http.ResponseWriter, r *http.Request) {
 	writePage(w, presentAll(res.Data, presentOption), res.Pagination, h.linksOf(p.q, "/configurator-options", res.Pagination))
 }
 
-// getOption is GET /configurator-option/{id} (singular, as the spec has
-// it).
-func (h *handler) getOption(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	o, err := h.res.Query().ConfiguratorOption(r.Context(), id)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, presentOption(o))
-}
-
 // listVariations is GET /configurator-option-variations: the variations
 // of the option configurator_option_id (required), in position order. An
 // option the caller cannot see is 404.

@@ -41,18 +41,3 @@ func (h *handler) listOrders(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, presentOrderPage(res, h.linksOf(p.q, "/orders", res.Pagination)))
 }
-
-// getOrder is GET /orders/{id}.
-func (h *handler) getOrder(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	o, err := h.res.Query().Order(r.Context(), id)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, presentOrder(o))
-}

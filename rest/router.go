@@ -5,6 +5,7 @@
 package rest
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -61,19 +62,19 @@ func routes(r chi.Router, h *handler) {
 
 		// Read side.
 		r.Get("/orders", h.listOrders)
-		r.Get("/orders/{id}", h.getOrder)
+		r.Get("/orders/{id}", byID(h.res.Query().Order, presentOrder))
 		r.Get("/materials", h.listMaterials)
-		r.Get("/materials/{id}", h.getMaterial)
+		r.Get("/materials/{id}", byID(h.res.Query().Material, presentMaterial))
 		r.Get("/materials-categories/list", h.listMaterialCategories)
 		r.Get("/textures", h.listTextures)
-		r.Get("/textures/{id}", h.getTexture)
+		r.Get("/textures/{id}", byID(h.res.Query().Texture, presentTexture))
 		r.Get("/configurator-forms", h.listForms)
-		r.Get("/configurator-forms/{id}", h.getForm)
+		r.Get("/configurator-forms/{id}", byID(h.res.Query().ConfiguratorForm, presentForm))
 		r.Get("/configurator-form-fields", h.listFormFields)
-		r.Get("/configurator-form-fields/{id}", h.getFormField)
+		r.Get("/configurator-form-fields/{id}", byID(h.res.Query().FormField, presentFormField))
 		r.Get("/configurator-options/types/list", h.listOptionTypes)
 		r.Get("/configurator-options", h.listOptions)
-		r.Get("/configurator-option/{id}", h.getOption)
+		r.Get("/configurator-option/{id}", byID(h.res.Query().ConfiguratorOption, presentOption))
 		r.Get("/configurator-option-variations", h.listVariations)
 
 		// Write side. Materials and textures need a dashboard token (403
@@ -100,6 +101,22 @@ func routes(r chi.Router, h *handler) {
 		// Write side.
 		r.Post("/configurator-options/set/new-options", h.setOptions)
 	})
+}
+
+// byID serves GET .../{id}: the resolver of the same meaning loads the
+// record (NotFound for an unknown id or another owner's), present shapes it.
+func byID[T, J any](load func(context.Context, int) (T, error), present func(T) J) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r)
+		if err == nil {
+			var v T
+			if v, err = load(r.Context(), id); err == nil {
+				writeJSON(w, http.StatusOK, present(v))
+				return
+			}
+		}
+		writeProblem(w, r, err)
+	}
 }
 
 // authenticate resolves the bearer token and refuses a request without a

@@ -29,18 +29,3 @@ func (h *handler) listTextures(w http.ResponseWriter, r *http.Request) {
 	}
 	writePage(w, presentAll(res.Data, presentTexture), res.Pagination, h.linksOf(p.q, "/textures", res.Pagination))
 }
-
-// getTexture is GET /textures/{id}.
-func (h *handler) getTexture(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	t, err := h.res.Query().Texture(r.Context(), id)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, presentTexture(t))
-}
