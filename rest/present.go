@@ -453,3 +453,46 @@ func writePage[J any](w http.ResponseWriter, items []J, pg *model.Pagination, li
 	}
 	writeJSON(w, http.StatusOK, items)
 }
+
+// sharedJSON is a configurator as a share link shows it.
+type sharedJSON struct {
+	Key     string             `json:"key"`
+	ID      int                `json:"id"`
+	Name    string             `json:"configurator_name"`
+	Options []sharedOptionJSON `json:"options"`
+}
+
+// sharedOptionJSON is an option record of the v1 shape whose
+// parameter_list has the overrides applied.
+type sharedOptionJSON struct {
+	optionJSON
+	ParameterList []sharedVariationJSON `json:"parameter_list"`
+}
+
+// sharedVariationJSON is a variation of the v1 shape plus the model parts
+// a material override names.
+type sharedVariationJSON struct {
+	variationJSON
+	SelectedParts []string `json:"selected_parts,omitempty"`
+}
+
+func presentShared(sc *model.SharedConfigurator) sharedJSON {
+	out := sharedJSON{Key: sc.Key, ID: sc.ID, Name: sc.Name, Options: make([]sharedOptionJSON, len(sc.Options))}
+	for i, o := range sc.Options {
+		so := sharedOptionJSON{optionJSON: optionJSON{
+			ID: o.ID, ConfiguratorID: o.ConfiguratorID, Title: o.Title, Type: string(o.Type), Settings: object(o.Settings),
+			Position: o.Position, CreatedAt: timestamp(o.CreatedAt), UpdatedAt: timestamp(o.UpdatedAt), CreatedBy: o.CreatedBy,
+		}, ParameterList: make([]sharedVariationJSON, len(o.ParameterList))}
+		for j, v := range o.ParameterList {
+			so.ParameterList[j] = sharedVariationJSON{variationJSON: variationJSON{
+				ID: v.ID, ConfiguratorOptionID: v.ConfiguratorOptionID, Name: v.Name, Position: v.Position, Selected: v.Selected,
+				ModelID: v.ModelID, MaterialID: v.MaterialID, MaterialCategoryID: v.MaterialCategoryID,
+				TextValue: v.TextValue, CustomColor: v.CustomColor, TextFontSize: v.TextFontSize, TextFontFamily: v.TextFontFamily,
+				TextColorCategoryID: v.TextColorCategoryID, NumericalDefault: v.NumericalDefault,
+				CreatedAt: timestamp(v.CreatedAt), UpdatedAt: timestamp(v.UpdatedAt),
+			}, SelectedParts: v.SelectedParts}
+		}
+		out.Options[i] = so
+	}
+	return out
+}
