@@ -80,17 +80,20 @@ func (r *Resolver) setOptionOverrides(ctx context.Context, options map[string]an
 		if err := c.APIToken.UpdateOneID(v.TokenID).SetOptionsData(stored).Exec(ctx); err != nil {
 			return fmt.Errorf("store overrides on token %d: %w", v.TokenID, err)
 		}
-		sh, err := c.Share.Query().Where(share.TokenID(v.TokenID), share.Digest(digest)).Only(ctx)
-		if err == nil {
-			key = sh.Key
-			return nil
+		// One snapshot per token and content: a concurrent request with
+		// the same content meets the unique index and keeps the first.
+		err := c.Share.Create().SetKey(newShareKey()).SetTokenID(v.TokenID).SetConfiguratorID(v.ConfiguratorID).
+			SetData(stored).SetDigest(digest).
+			OnConflictColumns(share.FieldTokenID, share.FieldDigest).Ignore().Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("store share: %w", err)
 		}
-		if !ent.IsNotFound(err) {
+		sh, err := c.Share.Query().Where(share.TokenID(v.TokenID), share.Digest(digest)).Only(ctx)
+		if err != nil {
 			return fmt.Errorf("find share: %w", err)
 		}
-		key = newShareKey()
-		return c.Share.Create().SetKey(key).SetTokenID(v.TokenID).SetConfiguratorID(v.ConfiguratorID).
-			SetData(stored).SetDigest(digest).Exec(ctx)
+		key = sh.Key
+		return nil
 	})
 	if err != nil {
 		return nil, err

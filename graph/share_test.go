@@ -2,9 +2,11 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/configurator/catalogue/ent"
@@ -173,6 +175,47 @@ func TestOptionOverrides(t *testing.T) {
 		}
 		if r := w.query(t, "", readShare, map[string]any{"k": l.Key}); r.code() != "NOT_FOUND" {
 			t.Errorf("link of a revoked token = %s; want NOT_FOUND", r.code())
+		}
+	})
+}
+
+// TestOptionOverridesConcurrent: the same overrides posted at once by one
+// token give one snapshot and the same link to every caller.
+func TestOptionOverridesConcurrent(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+		o := dbtest.Must(c.ConfiguratorOption.Query().Where(configuratoroption.ConfiguratorID(w.a1.ID), configuratoroption.TypeEQ(configuratoroption.TypeSelect)).
+			WithVariations().Only(ctx))
+		data := map[string]any{fmt.Sprint(o.ID): map[string]any{"id": o.Edges.Variations[0].ID}}
+		const n = 8
+		keys := make(chan string, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := w.query(t, w.tokA, setOverrides, map[string]any{"o": data})
+				if len(r.Errors) > 0 {
+					t.Errorf("concurrent setOptionOverrides: %+v", r.Errors)
+					return
+				}
+				var d struct{ SetOptionOverrides struct{ Key string } }
+				json.Unmarshal(r.Data, &d)
+				keys <- d.SetOptionOverrides.Key
+			}()
+		}
+		wg.Wait()
+		close(keys)
+		seen := map[string]bool{}
+		for k := range keys {
+			seen[k] = true
+		}
+		if len(seen) != 1 {
+			t.Errorf("%d concurrent posts of the same overrides gave %d keys; want 1", n, len(seen))
+		}
+		if got := dbtest.Must(c.Share.Query().Count(ctx)); got != 1 {
+			t.Errorf("snapshots stored = %d; want 1", got)
 		}
 	})
 }
