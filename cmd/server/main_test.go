@@ -329,3 +329,35 @@ func TestReadyz(t *testing.T) {
 		t.Errorf("/healthz with the database closed: %d; want 200", got)
 	}
 }
+
+// TestCORS: browser front-ends on other origins may call both transports
+// with a bearer token; preflights are answered before routing.
+func TestCORS(t *testing.T) {
+	c := dbtest.Open(t, dbtest.Backends()[0].URL(t))
+	files := &storage.Files{Store: storage.NewMemory(), BaseURL: "http://localhost/files/"}
+	h := newRouter(c, auth.NewTokens(c, auth.NewSigner(make([]byte, 32))), &config.Config{PublicURL: "http://localhost"}, files, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for _, path := range []string{"/graphql", "/api/open-api/v1/orders", "/api/open-api/v1/textures/1"} {
+		req := httptest.NewRequest(http.MethodOptions, path, nil)
+		req.Header.Set("Origin", "https://shop.example.com")
+		req.Header.Set("Access-Control-Request-Method", http.MethodPost)
+		req.Header.Set("Access-Control-Request-Headers", "authorization, content-type")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusNoContent || rec.Header().Get("Access-Control-Allow-Origin") != "*" ||
+			!strings.Contains(rec.Header().Get("Access-Control-Allow-Headers"), "Authorization") {
+			t.Errorf("preflight %s = %d %v; want 204 allowing any origin and the Authorization header", path, rec.Code, rec.Header())
+		}
+	}
+	req := httptest.NewRequest(http.MethodGet, "/api/open-api/v1/orders", nil)
+	req.Header.Set("Origin", "https://shop.example.com")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusUnauthorized || rec.Header().Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("cross-origin GET without a token = %d, ACAO %q; want 401 readable by the page", rec.Code, rec.Header().Get("Access-Control-Allow-Origin"))
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if rec.Header().Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("same-origin request got CORS headers")
+	}
+}

@@ -28,7 +28,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	opts := []graph.Option{graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL)}
 	res := graph.NewResolver(c, opts...)
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, requestLog(log), middleware.Recoverer)
+	r.Use(middleware.RequestID, requestLog(log), middleware.Recoverer, cors)
 
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -66,6 +66,30 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 		writeProblem(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method "+r.Method+" is not allowed on "+r.URL.Path)
 	})
 	return r
+}
+
+// cors lets browser front-ends on other origins call the service. Every
+// credential is a bearer token the caller sends explicitly (no cookies),
+// so allowing any origin exposes nothing a page could not already send;
+// preflight requests are answered here, before routing.
+func cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Expose-Headers", "Link, Location, X-Total-Count, WWW-Authenticate")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // writeProblem answers an RFC 9457 problem, the error format of REST v1,
