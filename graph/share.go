@@ -7,12 +7,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/apitoken"
 	"github.com/configurator/catalogue/ent/configurator"
 	"github.com/configurator/catalogue/ent/configuratoroption"
+	"github.com/configurator/catalogue/ent/material"
+	"github.com/configurator/catalogue/ent/materialcategory"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/ent/share"
 	"github.com/configurator/catalogue/graph/model"
@@ -66,6 +70,9 @@ func (r *Resolver) setOptionOverrides(ctx context.Context, options map[string]an
 		}
 		return nil, err
 	}
+	if err := r.catalogueRefsExist(ctx, data); err != nil {
+		return nil, err
+	}
 	canonical, err := data.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("encode overrides: %w", err)
@@ -99,6 +106,37 @@ func (r *Resolver) setOptionOverrides(ctx context.Context, options map[string]an
 		return nil, err
 	}
 	return &model.ShareLink{URL: r.shareBase + key, Key: key}, nil
+}
+
+// catalogueRefsExist refuses overrides naming a material or material
+// category the caller's owner does not have (another owner's are not
+// found either), so a link never points a customer at a record the
+// front-end cannot read. Model ids and text colour categories name no
+// record of this service and are taken as given.
+func (r *Resolver) catalogueRefsExist(ctx context.Context, data override.Data) error {
+	ids := slices.Sorted(maps.Keys(data))
+	for _, optionID := range ids {
+		e := data[optionID]
+		if e.MaterialID != nil {
+			ok, err := r.client.Material.Query().Where(material.ID(*e.MaterialID)).Exist(ctx)
+			if err != nil {
+				return fmt.Errorf("find material %d: %w", *e.MaterialID, err)
+			}
+			if !ok {
+				return apperr.Field(fmt.Sprintf("options.%d.material_id", optionID), "material_id of option %d: material %d not found", optionID, *e.MaterialID)
+			}
+		}
+		if e.MaterialCategoryID != nil {
+			ok, err := r.client.MaterialCategory.Query().Where(materialcategory.ID(*e.MaterialCategoryID)).Exist(ctx)
+			if err != nil {
+				return fmt.Errorf("find material category %d: %w", *e.MaterialCategoryID, err)
+			}
+			if !ok {
+				return apperr.Field(fmt.Sprintf("options.%d.material_category_id", optionID), "material_category_id of option %d: material category %d not found", optionID, *e.MaterialCategoryID)
+			}
+		}
+	}
+	return nil
 }
 
 // configuratorOptions loads the options of a configurator with their variations, in

@@ -11,6 +11,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/configuratoroption"
+	"github.com/configurator/catalogue/ent/material"
 	"github.com/configurator/catalogue/ent/optionvariation"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/dbtest"
@@ -67,9 +68,11 @@ func TestOptionOverrides(t *testing.T) {
 		a1, a2 := optsOf(w.a1.ID), optsOf(w.a2.ID)
 		sel, mat, txt := a1[configuratoroption.TypeSelect], a1[configuratoroption.TypeMaterial], a1[configuratoroption.TypeText]
 		pick := sel.Edges.Variations[2]
+		matA := dbtest.Must(c.Material.Query().Where(material.OwnerID(w.a.ID)).First(ctx))
+		matB := dbtest.Must(c.Material.Query().Where(material.OwnerID(w.b.ID)).First(ctx))
 		data := map[string]any{
 			fmt.Sprint(sel.ID): map[string]any{"id": pick.ID},
-			fmt.Sprint(mat.ID): map[string]any{"id": mat.Edges.Variations[1].ID, "material_id": 77, "selected_parts": []string{"seat"}},
+			fmt.Sprint(mat.ID): map[string]any{"id": mat.Edges.Variations[1].ID, "material_id": matA.ID, "selected_parts": []string{"seat"}},
 			fmt.Sprint(txt.ID): map[string]any{"id": txt.Edges.Variations[0].ID, "text_value": "Hello"},
 		}
 
@@ -95,8 +98,8 @@ func TestOptionOverrides(t *testing.T) {
 		for i, v := range sc.variations(mat.ID) {
 			stored := mat.Edges.Variations[i]
 			if i == 1 {
-				if v.MaterialID == nil || *v.MaterialID != 77 || len(v.SelectedParts) != 1 || v.SelectedParts[0] != "seat" {
-					t.Errorf("overridden material variation = %+v; want material 77 on part seat", v)
+				if v.MaterialID == nil || *v.MaterialID != matA.ID || len(v.SelectedParts) != 1 || v.SelectedParts[0] != "seat" {
+					t.Errorf("overridden material variation = %+v; want material %d on part seat", v, matA.ID)
 				}
 			} else if v.MaterialID != nil || v.SelectedParts != nil || v.Selected != stored.Selected {
 				t.Errorf("material variation %d = %+v; want it unchanged", i, v)
@@ -148,6 +151,10 @@ func TestOptionOverrides(t *testing.T) {
 			{"another owner's token", w.tokB, data, "BAD_REQUEST", ""},
 			{"wrong json type", w.tokA, map[string]any{fmt.Sprint(mat.ID): map[string]any{"id": mat.Edges.Variations[0].ID, "material_id": "77"}},
 				"BAD_REQUEST", fmt.Sprintf("options.%d.material_id", mat.ID)},
+			{"another owner's material", w.tokA, map[string]any{fmt.Sprint(mat.ID): map[string]any{"id": mat.Edges.Variations[0].ID, "material_id": matB.ID}},
+				"BAD_REQUEST", fmt.Sprintf("options.%d.material_id", mat.ID)},
+			{"unknown material category", w.tokA, map[string]any{fmt.Sprint(mat.ID): map[string]any{"id": mat.Edges.Variations[0].ID, "material_category_id": 999999}},
+				"BAD_REQUEST", fmt.Sprintf("options.%d.material_category_id", mat.ID)},
 			{"unknown variation", w.tokA, map[string]any{fmt.Sprint(sel.ID): map[string]any{"id": 999999}}, "BAD_REQUEST", fmt.Sprintf("options.%d.id", sel.ID)},
 			{"empty", w.tokA, map[string]any{}, "BAD_REQUEST", "options"},
 			{"dashboard token", w.dashA, data, "FORBIDDEN", ""},

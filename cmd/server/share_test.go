@@ -107,7 +107,7 @@ func testWrites(t *testing.T, base, token string) {
 					overrides[fmt.Sprint(o.ID)] = map[string]any{"id": v.ID}
 				case o.Title == "Frame Wood" && v.Name == "American Walnut":
 					walnut = v.ID
-					overrides[fmt.Sprint(o.ID)] = map[string]any{"id": v.ID, "material_id": 555}
+					overrides[fmt.Sprint(o.ID)] = map[string]any{"id": v.ID, "material_id": 12}
 				}
 			}
 		}
@@ -137,8 +137,8 @@ func testWrites(t *testing.T, base, token string) {
 		if err != nil {
 			t.Fatalf("open %s in chromium: %v", env.Data, err)
 		}
-		if title != "Oslo Lounge Chair" || !strings.HasPrefix(selected, "Grand") || material != "555" {
-			t.Errorf("share page shows %q, selected %q, material %q; want Oslo Lounge Chair, Grand, 555", title, selected, material)
+		if title != "Oslo Lounge Chair" || !strings.HasPrefix(selected, "Grand") || material != "12" {
+			t.Errorf("share page shows %q, selected %q, material %q; want Oslo Lounge Chair, Grand, 12", title, selected, material)
 		}
 		var n int
 		if err := chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(`document.querySelectorAll('[data-option-id="%d"] li.selected').length`, frameSize), &n)); err != nil || n != 1 {
