@@ -1,10 +1,8 @@
 package rest
 
 import (
-	"cmp"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -270,7 +268,8 @@ type optionJSON struct {
 }
 
 // presentOption presents an option whose variations edge is loaded (the
-// resolvers load it); the parameter_list is in position order.
+// resolvers load it, in position order: the data layer orders every
+// read of variations).
 func presentOption(o *ent.ConfiguratorOption) optionJSON {
 	return optionJSON{
 		ID:             o.ID,
@@ -278,7 +277,7 @@ func presentOption(o *ent.ConfiguratorOption) optionJSON {
 		Title:          o.Title,
 		Type:           string(o.Type),
 		Settings:       object(o.Settings),
-		ParameterList:  presentAll(byPosition(o.Edges.Variations, func(v *ent.OptionVariation) (int, int) { return v.Position, v.ID }), presentVariation),
+		ParameterList:  presentAll(o.Edges.Variations, presentVariation),
 		Position:       o.Position,
 		CreatedAt:      timestamp(o.CreatedAt),
 		UpdatedAt:      timestamp(o.UpdatedAt),
@@ -340,7 +339,7 @@ type optionSetJSON struct {
 }
 
 func presentOptionSet(s *ent.OptionSet) optionSetJSON {
-	opts := byPosition(s.Edges.Options, func(o *ent.ConfiguratorOption) (int, int) { return o.Position, o.ID })
+	opts := s.Edges.Options
 	ids := make([]int, len(opts))
 	for i, o := range opts {
 		ids[i] = o.ID
@@ -374,17 +373,6 @@ func presentAll[T, J any](items []T, present func(T) J) []J {
 	for i, it := range items {
 		out[i] = present(it)
 	}
-	return out
-}
-
-// byPosition returns a copy of xs in (position, id) order.
-func byPosition[T any](xs []T, key func(T) (int, int)) []T {
-	out := slices.Clone(xs)
-	slices.SortStableFunc(out, func(a, b T) int {
-		pa, ia := key(a)
-		pb, ib := key(b)
-		return cmp.Or(cmp.Compare(pa, pb), cmp.Compare(ia, ib))
-	})
 	return out
 }
 
