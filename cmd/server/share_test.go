@@ -140,6 +140,17 @@ func testWrites(t *testing.T, base, token string) {
 		if title != "Oslo Lounge Chair" || !strings.HasPrefix(selected, "Grand") || material != "12" {
 			t.Errorf("share page shows %q, selected %q, material %q; want Oslo Lounge Chair, Grand, 12", title, selected, material)
 		}
+		for _, key := range []string{"0123456789abcdef0123456789abcdef", "nope", ""} {
+			res, err := http.Get(base + "/share/" + key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusNotFound || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(page), "Link not found") {
+				t.Errorf("GET /share/%s = %d %s; want the 404 page", key, res.StatusCode, res.Header.Get("Content-Type"))
+			}
+		}
 		var n int
 		if err := chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(`document.querySelectorAll('[data-option-id="%d"] li.selected').length`, frameSize), &n)); err != nil || n != 1 {
 			t.Errorf("Frame Size shows %d selected variations (%v); want exactly 1", n, err)
