@@ -152,7 +152,9 @@ func (u *uploads) textureFiles(ctx context.Context, field string, f *graphql.Upl
 	for i, side := range thumbnailSides {
 		data, err := imaging.Thumbnail(saved.Data, side)
 		if err != nil {
-			return "", "", "", fmt.Errorf("thumbnail %d of %s: %w", side, saved.Name, err)
+			// A file whose header is sound but whose pixels are not is
+			// found only here: it is the client's bad file, not a fault.
+			return "", "", "", uploadError(field, err)
 		}
 		if thumbs[i], err = u.bytes(ctx, data, imaging.PNG); err != nil {
 			return "", "", "", err

@@ -371,6 +371,8 @@ func TestTextureWrites(t *testing.T) {
 		}{
 			{"open api token", w.tokA, img, "FORBIDDEN", ""},
 			{"gif", w.dashA, []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"), "BAD_REQUEST", "file"},
+			// The header passes the content check; the pixels do not decode.
+			{"png with damaged pixels", w.dashA, img[:len(img)-20], "BAD_REQUEST", "file"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				r := w.upload(t, tc.token, create, map[string]any{"in": map[string]any{"name": "x", "file": nil}},
