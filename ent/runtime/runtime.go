@@ -43,6 +43,8 @@ func init() {
 	apitokenMixinHooks1 := apitokenMixin[1].Hooks()
 
 	apitoken.Hooks[1] = apitokenMixinHooks1[0]
+
+	apitoken.Hooks[2] = apitokenMixinHooks1[1]
 	apitokenMixinFields0 := apitokenMixin[0].Fields()
 	_ = apitokenMixinFields0
 	apitokenMixinFields2 := apitokenMixin[2].Fields()
@@ -110,6 +112,8 @@ func init() {
 	configuratorformMixinHooks1 := configuratorformMixin[1].Hooks()
 
 	configuratorform.Hooks[1] = configuratorformMixinHooks1[0]
+
+	configuratorform.Hooks[2] = configuratorformMixinHooks1[1]
 	configuratorformMixinFields0 := configuratorformMixin[0].Fields()
 	_ = configuratorformMixinFields0
 	configuratorformMixinFields2 := configuratorformMixin[2].Fields()
@@ -147,6 +151,8 @@ func init() {
 	configuratoroptionMixinHooks1 := configuratoroptionMixin[1].Hooks()
 
 	configuratoroption.Hooks[1] = configuratoroptionMixinHooks1[0]
+
+	configuratoroption.Hooks[2] = configuratoroptionMixinHooks1[1]
 	configuratoroptionInters := schema.ConfiguratorOption{}.Interceptors()
 	configuratoroption.Interceptors[0] = configuratoroptionInters[0]
 	configuratoroptionMixinFields0 := configuratoroptionMixin[0].Fields()
@@ -194,6 +200,8 @@ func init() {
 	formfieldMixinHooks1 := formfieldMixin[1].Hooks()
 
 	formfield.Hooks[1] = formfieldMixinHooks1[0]
+
+	formfield.Hooks[2] = formfieldMixinHooks1[1]
 	formfieldMixinFields0 := formfieldMixin[0].Fields()
 	_ = formfieldMixinFields0
 	formfieldMixinFields2 := formfieldMixin[2].Fields()
@@ -275,6 +283,8 @@ func init() {
 	materialMixinHooks1 := materialMixin[1].Hooks()
 
 	material.Hooks[1] = materialMixinHooks1[0]
+
+	material.Hooks[2] = materialMixinHooks1[1]
 	materialMixinFields0 := materialMixin[0].Fields()
 	_ = materialMixinFields0
 	materialMixinFields2 := materialMixin[2].Fields()
@@ -408,6 +418,8 @@ func init() {
 	materialcategoryMixinHooks1 := materialcategoryMixin[1].Hooks()
 
 	materialcategory.Hooks[1] = materialcategoryMixinHooks1[0]
+
+	materialcategory.Hooks[2] = materialcategoryMixinHooks1[1]
 	materialcategoryMixinFields0 := materialcategoryMixin[0].Fields()
 	_ = materialcategoryMixinFields0
 	materialcategoryMixinFields2 := materialcategoryMixin[2].Fields()
@@ -453,6 +465,8 @@ func init() {
 	optionsetMixinHooks1 := optionsetMixin[1].Hooks()
 
 	optionset.Hooks[1] = optionsetMixinHooks1[0]
+
+	optionset.Hooks[2] = optionsetMixinHooks1[1]
 	optionsetMixinFields0 := optionsetMixin[0].Fields()
 	_ = optionsetMixinFields0
 	optionsetMixinFields2 := optionsetMixin[2].Fields()
@@ -490,6 +504,8 @@ func init() {
 	optionvariationMixinHooks1 := optionvariationMixin[1].Hooks()
 
 	optionvariation.Hooks[1] = optionvariationMixinHooks1[0]
+
+	optionvariation.Hooks[2] = optionvariationMixinHooks1[1]
 	optionvariationInters := schema.OptionVariation{}.Interceptors()
 	optionvariation.Interceptors[0] = optionvariationInters[0]
 	optionvariationMixinFields0 := optionvariationMixin[0].Fields()
@@ -537,6 +553,8 @@ func init() {
 	orderMixinHooks1 := orderMixin[1].Hooks()
 
 	order.Hooks[1] = orderMixinHooks1[0]
+
+	order.Hooks[2] = orderMixinHooks1[1]
 	orderMixinFields0 := orderMixin[0].Fields()
 	_ = orderMixinFields0
 	orderMixinFields2 := orderMixin[2].Fields()
@@ -627,6 +645,8 @@ func init() {
 	shareMixinHooks1 := shareMixin[1].Hooks()
 
 	share.Hooks[1] = shareMixinHooks1[0]
+
+	share.Hooks[2] = shareMixinHooks1[1]
 	shareMixinFields0 := shareMixin[0].Fields()
 	_ = shareMixinFields0
 	shareMixinFields2 := shareMixin[2].Fields()
@@ -664,6 +684,8 @@ func init() {
 	textureMixinHooks1 := textureMixin[1].Hooks()
 
 	texture.Hooks[1] = textureMixinHooks1[0]
+
+	texture.Hooks[2] = textureMixinHooks1[1]
 	textureMixinFields0 := textureMixin[0].Fields()
 	_ = textureMixinFields0
 	textureMixinFields2 := textureMixin[2].Fields()

@@ -78,7 +78,7 @@ func (OwnerMixin) Policy() ent.Policy {
 
 // Hooks of the OwnerMixin.
 func (OwnerMixin) Hooks() []ent.Hook {
-	return []ent.Hook{rule.SetOwner()}
+	return []ent.Hook{rule.SetOwner(), rule.ValidText()}
 }
 
 // DashboardMixin makes writes of a type need a dashboard token.
