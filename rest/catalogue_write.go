@@ -122,18 +122,12 @@ type deletedJSON struct {
 	ID      int    `json:"id"`
 }
 
-// deleteMaterial is DELETE /materials/{id} [Dashboard API].
-func (h *handler) deleteMaterial(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
+// deleted presents the confirmation of DELETE /{what}s/{id}
+// [Dashboard API], served by byID over the delete mutation.
+func deleted(what string) func(int) deletedJSON {
+	return func(id int) deletedJSON {
+		return deletedJSON{Status: "success", Message: fmt.Sprintf("%s %d deleted", what, id), ID: id}
 	}
-	if _, err := h.res.Mutation().DeleteMaterial(r.Context(), id); err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, deletedJSON{Status: "success", Message: fmt.Sprintf("material %d deleted", id), ID: id})
 }
 
 // textureCreatedJSON is the answer to POST /textures: a status and the id.
@@ -238,18 +232,4 @@ func unsupportedOr(r *http.Request, err error, want ...string) error {
 		return unsupported(r, want...)
 	}
 	return err
-}
-
-// deleteTexture is DELETE /textures/{id} [Dashboard API].
-func (h *handler) deleteTexture(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	if _, err := h.res.Mutation().DeleteTexture(r.Context(), id); err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, deletedJSON{Status: "success", Message: fmt.Sprintf("texture %d deleted", id), ID: id})
 }

@@ -82,10 +82,10 @@ func routes(r chi.Router, h *handler) {
 		r.Post("/orders", h.createOrder)
 		r.Post("/materials", h.createMaterial)
 		r.Put("/materials/{id}", h.updateMaterial)
-		r.Delete("/materials/{id}", h.deleteMaterial)
+		r.Delete("/materials/{id}", byID(h.res.Mutation().DeleteMaterial, deleted("material")))
 		r.Post("/textures", h.createTexture)
 		r.Put("/textures/{id}", h.updateTexture)
-		r.Delete("/textures/{id}", h.deleteTexture)
+		r.Delete("/textures/{id}", byID(h.res.Mutation().DeleteTexture, deleted("texture")))
 	})
 
 	// Share links: the key is the credential, no token is needed.
@@ -103,8 +103,9 @@ func routes(r chi.Router, h *handler) {
 	})
 }
 
-// byID serves GET .../{id}: the resolver of the same meaning loads the
-// record (NotFound for an unknown id or another owner's), present shapes it.
+// byID serves .../{id}: the resolver of the same meaning loads (or
+// deletes) the record, NotFound for an unknown id or another owner's, and
+// present shapes the answer.
 func byID[T, J any](load func(context.Context, int) (T, error), present func(T) J) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathID(r)
