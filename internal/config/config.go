@@ -45,6 +45,10 @@ type Config struct {
 	// into an empty database. auto means only on SQLite, never on
 	// PostgreSQL, so a production database is never seeded by accident.
 	Demo string
+	// PprofAddr, when set, serves net/http/pprof on its own listener
+	// (PPROF_ADDR), never on the public one, so profiles can be taken
+	// from a running service without exposing them to clients.
+	PprofAddr string
 }
 
 // Env looks up an environment variable; os.Getenv in production.
@@ -78,6 +82,8 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 		"start of share links, the key is appended (env VIEWER_URL; default PUBLIC_URL"+SharePath+")")
 	fs.StringVar(&c.Demo, "demo", or(env("DEMO"), "auto"),
 		"load demo data into an empty database: auto (SQLite only), true or false (env DEMO)")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", env("PPROF_ADDR"),
+		"serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (env PPROF_ADDR; default off)")
 }
 
 // Validate checks the values and fills in the derived ones.
@@ -94,6 +100,11 @@ func (c *Config) Validate() error {
 	if c.Addr != "" {
 		if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 			return fmt.Errorf("--addr %q: %v", c.Addr, err)
+		}
+	}
+	if c.PprofAddr != "" {
+		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
+			return fmt.Errorf("--pprof-addr %q: %v", c.PprofAddr, err)
 		}
 	}
 	if c.PublicURL == "" && c.Addr != "" {
