@@ -25,10 +25,13 @@ import (
 	"github.com/configurator/catalogue/ent/optionset"
 	"github.com/configurator/catalogue/ent/optionvariation"
 	"github.com/configurator/catalogue/ent/order"
+	"github.com/configurator/catalogue/ent/ordercount"
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/setting"
 	"github.com/configurator/catalogue/ent/share"
 	"github.com/configurator/catalogue/ent/texture"
+
+	stdsql "database/sql"
 )
 
 // Client is the client that holds all ent builders.
@@ -56,6 +59,8 @@ type Client struct {
 	OptionVariation *OptionVariationClient
 	// Order is the client for interacting with the Order builders.
 	Order *OrderClient
+	// OrderCount is the client for interacting with the OrderCount builders.
+	OrderCount *OrderCountClient
 	// Owner is the client for interacting with the Owner builders.
 	Owner *OwnerClient
 	// Setting is the client for interacting with the Setting builders.
@@ -87,6 +92,7 @@ func (c *Client) init() {
 	c.OptionSet = NewOptionSetClient(c.config)
 	c.OptionVariation = NewOptionVariationClient(c.config)
 	c.Order = NewOrderClient(c.config)
+	c.OrderCount = NewOrderCountClient(c.config)
 	c.Owner = NewOwnerClient(c.config)
 	c.Setting = NewSettingClient(c.config)
 	c.Share = NewShareClient(c.config)
@@ -193,6 +199,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		OptionSet:          NewOptionSetClient(cfg),
 		OptionVariation:    NewOptionVariationClient(cfg),
 		Order:              NewOrderClient(cfg),
+		OrderCount:         NewOrderCountClient(cfg),
 		Owner:              NewOwnerClient(cfg),
 		Setting:            NewSettingClient(cfg),
 		Share:              NewShareClient(cfg),
@@ -226,6 +233,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		OptionSet:          NewOptionSetClient(cfg),
 		OptionVariation:    NewOptionVariationClient(cfg),
 		Order:              NewOrderClient(cfg),
+		OrderCount:         NewOrderCountClient(cfg),
 		Owner:              NewOwnerClient(cfg),
 		Setting:            NewSettingClient(cfg),
 		Share:              NewShareClient(cfg),
@@ -261,7 +269,7 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIToken, c.Configurator, c.ConfiguratorForm, c.ConfiguratorOption,
 		c.FormField, c.Material, c.MaterialCategory, c.OptionSet, c.OptionVariation,
-		c.Order, c.Owner, c.Setting, c.Share, c.Texture,
+		c.Order, c.OrderCount, c.Owner, c.Setting, c.Share, c.Texture,
 	} {
 		n.Use(hooks...)
 	}
@@ -273,7 +281,7 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIToken, c.Configurator, c.ConfiguratorForm, c.ConfiguratorOption,
 		c.FormField, c.Material, c.MaterialCategory, c.OptionSet, c.OptionVariation,
-		c.Order, c.Owner, c.Setting, c.Share, c.Texture,
+		c.Order, c.OrderCount, c.Owner, c.Setting, c.Share, c.Texture,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -302,6 +310,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.OptionVariation.mutate(ctx, m)
 	case *OrderMutation:
 		return c.Order.mutate(ctx, m)
+	case *OrderCountMutation:
+		return c.OrderCount.mutate(ctx, m)
 	case *OwnerMutation:
 		return c.Owner.mutate(ctx, m)
 	case *SettingMutation:
@@ -2201,6 +2211,156 @@ func (c *OrderClient) mutate(ctx context.Context, m *OrderMutation) (Value, erro
 	}
 }
 
+// OrderCountClient is a client for the OrderCount schema.
+type OrderCountClient struct {
+	config
+}
+
+// NewOrderCountClient returns a client for the OrderCount from the given config.
+func NewOrderCountClient(c config) *OrderCountClient {
+	return &OrderCountClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `ordercount.Hooks(f(g(h())))`.
+func (c *OrderCountClient) Use(hooks ...Hook) {
+	c.hooks.OrderCount = append(c.hooks.OrderCount, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `ordercount.Intercept(f(g(h())))`.
+func (c *OrderCountClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OrderCount = append(c.inters.OrderCount, interceptors...)
+}
+
+// Create returns a builder for creating a OrderCount entity.
+func (c *OrderCountClient) Create() *OrderCountCreate {
+	mutation := newOrderCountMutation(c.config, OpCreate)
+	return &OrderCountCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OrderCount entities.
+func (c *OrderCountClient) CreateBulk(builders ...*OrderCountCreate) *OrderCountCreateBulk {
+	return &OrderCountCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OrderCountClient) MapCreateBulk(slice any, setFunc func(*OrderCountCreate, int)) *OrderCountCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OrderCountCreateBulk{err: fmt.Errorf("calling to OrderCountClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OrderCountCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OrderCountCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OrderCount.
+func (c *OrderCountClient) Update() *OrderCountUpdate {
+	mutation := newOrderCountMutation(c.config, OpUpdate)
+	return &OrderCountUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OrderCountClient) UpdateOne(_m *OrderCount) *OrderCountUpdateOne {
+	mutation := newOrderCountMutation(c.config, OpUpdateOne, withOrderCount(_m))
+	return &OrderCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OrderCountClient) UpdateOneID(id int) *OrderCountUpdateOne {
+	mutation := newOrderCountMutation(c.config, OpUpdateOne, withOrderCountID(id))
+	return &OrderCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OrderCount.
+func (c *OrderCountClient) Delete() *OrderCountDelete {
+	mutation := newOrderCountMutation(c.config, OpDelete)
+	return &OrderCountDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OrderCountClient) DeleteOne(_m *OrderCount) *OrderCountDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OrderCountClient) DeleteOneID(id int) *OrderCountDeleteOne {
+	builder := c.Delete().Where(ordercount.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OrderCountDeleteOne{builder}
+}
+
+// Query returns a query builder for OrderCount.
+func (c *OrderCountClient) Query() *OrderCountQuery {
+	return &OrderCountQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOrderCount},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OrderCount entity by its id.
+func (c *OrderCountClient) Get(ctx context.Context, id int) (*OrderCount, error) {
+	return c.Query().Where(ordercount.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OrderCountClient) GetX(ctx context.Context, id int) *OrderCount {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryOwner queries the owner edge of a OrderCount.
+func (c *OrderCountClient) QueryOwner(_m *OrderCount) *OwnerQuery {
+	query := (&OwnerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(ordercount.Table, ordercount.FieldID, id),
+			sqlgraph.To(owner.Table, owner.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, ordercount.OwnerTable, ordercount.OwnerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *OrderCountClient) Hooks() []Hook {
+	hooks := c.hooks.OrderCount
+	return append(hooks[:len(hooks):len(hooks)], ordercount.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *OrderCountClient) Interceptors() []Interceptor {
+	return c.inters.OrderCount
+}
+
+func (c *OrderCountClient) mutate(ctx context.Context, m *OrderCountMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OrderCountCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OrderCountUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OrderCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OrderCountDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OrderCount mutation op: %q", m.Op())
+	}
+}
+
 // OwnerClient is a client for the Owner schema.
 type OwnerClient struct {
 	config
@@ -2853,12 +3013,36 @@ func (c *TextureClient) mutate(ctx context.Context, m *TextureMutation) (Value, 
 type (
 	hooks struct {
 		APIToken, Configurator, ConfiguratorForm, ConfiguratorOption, FormField,
-		Material, MaterialCategory, OptionSet, OptionVariation, Order, Owner, Setting,
-		Share, Texture []ent.Hook
+		Material, MaterialCategory, OptionSet, OptionVariation, Order, OrderCount,
+		Owner, Setting, Share, Texture []ent.Hook
 	}
 	inters struct {
 		APIToken, Configurator, ConfiguratorForm, ConfiguratorOption, FormField,
-		Material, MaterialCategory, OptionSet, OptionVariation, Order, Owner, Setting,
-		Share, Texture []ent.Interceptor
+		Material, MaterialCategory, OptionSet, OptionVariation, Order, OrderCount,
+		Owner, Setting, Share, Texture []ent.Interceptor
 	}
 )
+
+// ExecContext allows calling the underlying ExecContext method of the driver if it is supported by it.
+// See, database/sql#DB.ExecContext for more information.
+func (c *config) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {
+	ex, ok := c.driver.(interface {
+		ExecContext(context.Context, string, ...any) (stdsql.Result, error)
+	})
+	if !ok {
+		return nil, fmt.Errorf("Driver.ExecContext is not supported")
+	}
+	return ex.ExecContext(ctx, query, args...)
+}
+
+// QueryContext allows calling the underlying QueryContext method of the driver if it is supported by it.
+// See, database/sql#DB.QueryContext for more information.
+func (c *config) QueryContext(ctx context.Context, query string, args ...any) (*stdsql.Rows, error) {
+	q, ok := c.driver.(interface {
+		QueryContext(context.Context, string, ...any) (*stdsql.Rows, error)
+	})
+	if !ok {
+		return nil, fmt.Errorf("Driver.QueryContext is not supported")
+	}
+	return q.QueryContext(ctx, query, args...)
+}

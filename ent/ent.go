@@ -22,6 +22,7 @@ import (
 	"github.com/configurator/catalogue/ent/optionset"
 	"github.com/configurator/catalogue/ent/optionvariation"
 	"github.com/configurator/catalogue/ent/order"
+	"github.com/configurator/catalogue/ent/ordercount"
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/setting"
 	"github.com/configurator/catalogue/ent/share"
@@ -96,6 +97,7 @@ func checkColumn(t, c string) error {
 			optionset.Table:          optionset.ValidColumn,
 			optionvariation.Table:    optionvariation.ValidColumn,
 			order.Table:              order.ValidColumn,
+			ordercount.Table:         ordercount.ValidColumn,
 			owner.Table:              owner.ValidColumn,
 			setting.Table:            setting.ValidColumn,
 			share.Table:              share.ValidColumn,

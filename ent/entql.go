@@ -13,6 +13,7 @@ import (
 	"github.com/configurator/catalogue/ent/optionset"
 	"github.com/configurator/catalogue/ent/optionvariation"
 	"github.com/configurator/catalogue/ent/order"
+	"github.com/configurator/catalogue/ent/ordercount"
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/predicate"
 	"github.com/configurator/catalogue/ent/setting"
@@ -27,7 +28,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 14)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 15)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apitoken.Table,
@@ -254,6 +255,22 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[10] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   ordercount.Table,
+			Columns: ordercount.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: ordercount.FieldID,
+			},
+		},
+		Type: "OrderCount",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			ordercount.FieldOwnerID:        {Type: field.TypeInt, Column: ordercount.FieldOwnerID},
+			ordercount.FieldConfiguratorID: {Type: field.TypeInt, Column: ordercount.FieldConfiguratorID},
+			ordercount.FieldOrders:         {Type: field.TypeInt, Column: ordercount.FieldOrders},
+		},
+	}
+	graph.Nodes[11] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   owner.Table,
 			Columns: owner.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -268,7 +285,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			owner.FieldName:      {Type: field.TypeString, Column: owner.FieldName},
 		},
 	}
-	graph.Nodes[11] = &sqlgraph.Node{
+	graph.Nodes[12] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   setting.Table,
 			Columns: setting.Columns,
@@ -283,7 +300,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			setting.FieldValue: {Type: field.TypeString, Column: setting.FieldValue},
 		},
 	}
-	graph.Nodes[12] = &sqlgraph.Node{
+	graph.Nodes[13] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   share.Table,
 			Columns: share.Columns,
@@ -304,7 +321,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			share.FieldDigest:         {Type: field.TypeString, Column: share.FieldDigest},
 		},
 	}
-	graph.Nodes[13] = &sqlgraph.Node{
+	graph.Nodes[14] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   texture.Table,
 			Columns: texture.Columns,
@@ -733,6 +750,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Order",
 		"Configurator",
+	)
+	graph.MustAddE(
+		"owner",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   ordercount.OwnerTable,
+			Columns: []string{ordercount.OwnerColumn},
+			Bidi:    false,
+		},
+		"OrderCount",
+		"Owner",
 	)
 	graph.MustAddE(
 		"configurators",
@@ -2174,6 +2203,75 @@ func (f *OrderFilter) WhereHasConfiguratorWith(preds ...predicate.Configurator) 
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *OrderCountQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the OrderCountQuery builder.
+func (_q *OrderCountQuery) Filter() *OrderCountFilter {
+	return &OrderCountFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *OrderCountMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the OrderCountMutation builder.
+func (m *OrderCountMutation) Filter() *OrderCountFilter {
+	return &OrderCountFilter{config: m.config, predicateAdder: m}
+}
+
+// OrderCountFilter provides a generic filtering capability at runtime for OrderCountQuery.
+type OrderCountFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *OrderCountFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *OrderCountFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(ordercount.FieldID))
+}
+
+// WhereOwnerID applies the entql int predicate on the owner_id field.
+func (f *OrderCountFilter) WhereOwnerID(p entql.IntP) {
+	f.Where(p.Field(ordercount.FieldOwnerID))
+}
+
+// WhereConfiguratorID applies the entql int predicate on the configurator_id field.
+func (f *OrderCountFilter) WhereConfiguratorID(p entql.IntP) {
+	f.Where(p.Field(ordercount.FieldConfiguratorID))
+}
+
+// WhereOrders applies the entql int predicate on the orders field.
+func (f *OrderCountFilter) WhereOrders(p entql.IntP) {
+	f.Where(p.Field(ordercount.FieldOrders))
+}
+
+// WhereHasOwner applies a predicate to check if query has an edge owner.
+func (f *OrderCountFilter) WhereHasOwner() {
+	f.Where(entql.HasEdge("owner"))
+}
+
+// WhereHasOwnerWith applies a predicate to check if query has an edge owner with a given conditions (other predicates).
+func (f *OrderCountFilter) WhereHasOwnerWith(preds ...predicate.Owner) {
+	f.Where(entql.HasEdgeWith("owner", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *OwnerQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -2202,7 +2300,7 @@ type OwnerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OwnerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2271,7 +2369,7 @@ type SettingFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SettingFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2321,7 +2419,7 @@ type ShareFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ShareFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2443,7 +2541,7 @@ type TextureFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TextureFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/configurator/catalogue/ent/optionset"
 	"github.com/configurator/catalogue/ent/optionvariation"
 	"github.com/configurator/catalogue/ent/order"
+	"github.com/configurator/catalogue/ent/ordercount"
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/predicate"
 	"github.com/configurator/catalogue/ent/setting"
@@ -47,6 +48,7 @@ const (
 	TypeOptionSet          = "OptionSet"
 	TypeOptionVariation    = "OptionVariation"
 	TypeOrder              = "Order"
+	TypeOrderCount         = "OrderCount"
 	TypeOwner              = "Owner"
 	TypeSetting            = "Setting"
 	TypeShare              = "Share"
@@ -11011,6 +11013,563 @@ func (m *OrderMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Order edge %s", name)
+}
+
+// OrderCountMutation represents an operation that mutates the OrderCount nodes in the graph.
+type OrderCountMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *int
+	configurator_id    *int
+	addconfigurator_id *int
+	orders             *int
+	addorders          *int
+	clearedFields      map[string]struct{}
+	owner              *int
+	clearedowner       bool
+	done               bool
+	oldValue           func(context.Context) (*OrderCount, error)
+	predicates         []predicate.OrderCount
+}
+
+var _ ent.Mutation = (*OrderCountMutation)(nil)
+
+// ordercountOption allows management of the mutation configuration using functional options.
+type ordercountOption func(*OrderCountMutation)
+
+// newOrderCountMutation creates new mutation for the OrderCount entity.
+func newOrderCountMutation(c config, op Op, opts ...ordercountOption) *OrderCountMutation {
+	m := &OrderCountMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeOrderCount,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withOrderCountID sets the ID field of the mutation.
+func withOrderCountID(id int) ordercountOption {
+	return func(m *OrderCountMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *OrderCount
+		)
+		m.oldValue = func(ctx context.Context) (*OrderCount, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().OrderCount.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withOrderCount sets the old OrderCount of the mutation.
+func withOrderCount(node *OrderCount) ordercountOption {
+	return func(m *OrderCountMutation) {
+		m.oldValue = func(context.Context) (*OrderCount, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m OrderCountMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m OrderCountMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *OrderCountMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *OrderCountMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().OrderCount.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetOwnerID sets the "owner_id" field.
+func (m *OrderCountMutation) SetOwnerID(i int) {
+	m.owner = &i
+}
+
+// OwnerID returns the value of the "owner_id" field in the mutation.
+func (m *OrderCountMutation) OwnerID() (r int, exists bool) {
+	v := m.owner
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOwnerID returns the old "owner_id" field's value of the OrderCount entity.
+// If the OrderCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderCountMutation) OldOwnerID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOwnerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOwnerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOwnerID: %w", err)
+	}
+	return oldValue.OwnerID, nil
+}
+
+// ResetOwnerID resets all changes to the "owner_id" field.
+func (m *OrderCountMutation) ResetOwnerID() {
+	m.owner = nil
+}
+
+// SetConfiguratorID sets the "configurator_id" field.
+func (m *OrderCountMutation) SetConfiguratorID(i int) {
+	m.configurator_id = &i
+	m.addconfigurator_id = nil
+}
+
+// ConfiguratorID returns the value of the "configurator_id" field in the mutation.
+func (m *OrderCountMutation) ConfiguratorID() (r int, exists bool) {
+	v := m.configurator_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConfiguratorID returns the old "configurator_id" field's value of the OrderCount entity.
+// If the OrderCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderCountMutation) OldConfiguratorID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConfiguratorID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConfiguratorID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConfiguratorID: %w", err)
+	}
+	return oldValue.ConfiguratorID, nil
+}
+
+// AddConfiguratorID adds i to the "configurator_id" field.
+func (m *OrderCountMutation) AddConfiguratorID(i int) {
+	if m.addconfigurator_id != nil {
+		*m.addconfigurator_id += i
+	} else {
+		m.addconfigurator_id = &i
+	}
+}
+
+// AddedConfiguratorID returns the value that was added to the "configurator_id" field in this mutation.
+func (m *OrderCountMutation) AddedConfiguratorID() (r int, exists bool) {
+	v := m.addconfigurator_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetConfiguratorID resets all changes to the "configurator_id" field.
+func (m *OrderCountMutation) ResetConfiguratorID() {
+	m.configurator_id = nil
+	m.addconfigurator_id = nil
+}
+
+// SetOrders sets the "orders" field.
+func (m *OrderCountMutation) SetOrders(i int) {
+	m.orders = &i
+	m.addorders = nil
+}
+
+// Orders returns the value of the "orders" field in the mutation.
+func (m *OrderCountMutation) Orders() (r int, exists bool) {
+	v := m.orders
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrders returns the old "orders" field's value of the OrderCount entity.
+// If the OrderCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderCountMutation) OldOrders(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrders is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrders requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrders: %w", err)
+	}
+	return oldValue.Orders, nil
+}
+
+// AddOrders adds i to the "orders" field.
+func (m *OrderCountMutation) AddOrders(i int) {
+	if m.addorders != nil {
+		*m.addorders += i
+	} else {
+		m.addorders = &i
+	}
+}
+
+// AddedOrders returns the value that was added to the "orders" field in this mutation.
+func (m *OrderCountMutation) AddedOrders() (r int, exists bool) {
+	v := m.addorders
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetOrders resets all changes to the "orders" field.
+func (m *OrderCountMutation) ResetOrders() {
+	m.orders = nil
+	m.addorders = nil
+}
+
+// ClearOwner clears the "owner" edge to the Owner entity.
+func (m *OrderCountMutation) ClearOwner() {
+	m.clearedowner = true
+	m.clearedFields[ordercount.FieldOwnerID] = struct{}{}
+}
+
+// OwnerCleared reports if the "owner" edge to the Owner entity was cleared.
+func (m *OrderCountMutation) OwnerCleared() bool {
+	return m.clearedowner
+}
+
+// OwnerIDs returns the "owner" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// OwnerID instead. It exists only for internal usage by the builders.
+func (m *OrderCountMutation) OwnerIDs() (ids []int) {
+	if id := m.owner; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetOwner resets all changes to the "owner" edge.
+func (m *OrderCountMutation) ResetOwner() {
+	m.owner = nil
+	m.clearedowner = false
+}
+
+// Where appends a list predicates to the OrderCountMutation builder.
+func (m *OrderCountMutation) Where(ps ...predicate.OrderCount) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the OrderCountMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *OrderCountMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.OrderCount, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *OrderCountMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *OrderCountMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (OrderCount).
+func (m *OrderCountMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *OrderCountMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.owner != nil {
+		fields = append(fields, ordercount.FieldOwnerID)
+	}
+	if m.configurator_id != nil {
+		fields = append(fields, ordercount.FieldConfiguratorID)
+	}
+	if m.orders != nil {
+		fields = append(fields, ordercount.FieldOrders)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *OrderCountMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case ordercount.FieldOwnerID:
+		return m.OwnerID()
+	case ordercount.FieldConfiguratorID:
+		return m.ConfiguratorID()
+	case ordercount.FieldOrders:
+		return m.Orders()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *OrderCountMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case ordercount.FieldOwnerID:
+		return m.OldOwnerID(ctx)
+	case ordercount.FieldConfiguratorID:
+		return m.OldConfiguratorID(ctx)
+	case ordercount.FieldOrders:
+		return m.OldOrders(ctx)
+	}
+	return nil, fmt.Errorf("unknown OrderCount field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OrderCountMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case ordercount.FieldOwnerID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOwnerID(v)
+		return nil
+	case ordercount.FieldConfiguratorID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConfiguratorID(v)
+		return nil
+	case ordercount.FieldOrders:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrders(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OrderCount field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *OrderCountMutation) AddedFields() []string {
+	var fields []string
+	if m.addconfigurator_id != nil {
+		fields = append(fields, ordercount.FieldConfiguratorID)
+	}
+	if m.addorders != nil {
+		fields = append(fields, ordercount.FieldOrders)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *OrderCountMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case ordercount.FieldConfiguratorID:
+		return m.AddedConfiguratorID()
+	case ordercount.FieldOrders:
+		return m.AddedOrders()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OrderCountMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case ordercount.FieldConfiguratorID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddConfiguratorID(v)
+		return nil
+	case ordercount.FieldOrders:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOrders(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OrderCount numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *OrderCountMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *OrderCountMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *OrderCountMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown OrderCount nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *OrderCountMutation) ResetField(name string) error {
+	switch name {
+	case ordercount.FieldOwnerID:
+		m.ResetOwnerID()
+		return nil
+	case ordercount.FieldConfiguratorID:
+		m.ResetConfiguratorID()
+		return nil
+	case ordercount.FieldOrders:
+		m.ResetOrders()
+		return nil
+	}
+	return fmt.Errorf("unknown OrderCount field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *OrderCountMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.owner != nil {
+		edges = append(edges, ordercount.EdgeOwner)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *OrderCountMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case ordercount.EdgeOwner:
+		if id := m.owner; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *OrderCountMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *OrderCountMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *OrderCountMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedowner {
+		edges = append(edges, ordercount.EdgeOwner)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *OrderCountMutation) EdgeCleared(name string) bool {
+	switch name {
+	case ordercount.EdgeOwner:
+		return m.clearedowner
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *OrderCountMutation) ClearEdge(name string) error {
+	switch name {
+	case ordercount.EdgeOwner:
+		m.ClearOwner()
+		return nil
+	}
+	return fmt.Errorf("unknown OrderCount unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *OrderCountMutation) ResetEdge(name string) error {
+	switch name {
+	case ordercount.EdgeOwner:
+		m.ResetOwner()
+		return nil
+	}
+	return fmt.Errorf("unknown OrderCount edge %s", name)
 }
 
 // OwnerMutation represents an operation that mutates the Owner nodes in the graph.

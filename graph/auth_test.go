@@ -78,7 +78,7 @@ func TestAuth(t *testing.T) {
 			{"valid, lower-case scheme", "bearer " + w.tokA, http.StatusOK, ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				r := w.queryHeader(t, tc.header, `{ viewer { ownerId tokenKind } ordersPage { pagination { total } } }`)
+				r := w.queryHeader(t, tc.header, `{ viewer { ownerID tokenKind } ordersPage { pagination { total } } }`)
 				if r.Status != tc.status || r.code() != tc.code {
 					t.Fatalf("status %d code %q; want %d %q (errors %+v)", r.Status, r.code(), tc.status, tc.code, r.Errors)
 				}

@@ -4,6 +4,9 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/configurator"
 )
 
 // collector is an ent query that entgql can shape from a GraphQL selection.
@@ -11,11 +14,12 @@ type collector[Q any] interface {
 	CollectFields(ctx context.Context, satisfies ...string) (Q, error)
 }
 
-// eager makes q load the edges its caller will read. Inside a GraphQL
-// operation it hands the selection found at path below the current field
-// (for example "data" of a page) to entgql's field collection, which loads
-// every selected edge, aliases included, in one query per edge. Called
-// directly, as REST does, it applies rest: the edges REST presents.
+// eager makes q load the edges its caller will read, and only those.
+// Inside a GraphQL operation it hands the selection found at path below
+// the current field (for example "data" of a page) to entgql's field
+// collection, which loads every selected edge, aliases included, in one
+// query per edge, and selects only the selected columns. Called directly,
+// as REST does, it applies rest: the edges the v1 answer shows.
 func eager[Q collector[Q]](ctx context.Context, q Q, rest func(Q) Q, path ...string) (Q, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || !graphql.HasOperationContext(ctx) {
@@ -38,5 +42,26 @@ func eager[Q collector[Q]](ctx context.Context, q Q, rest func(Q) Q, path ...str
 	return q.CollectFields(graphql.WithFieldContext(ctx, &graphql.FieldContext{Parent: fc, Field: field}))
 }
 
-// noEdges is the rest loader of types whose REST shape has no edges.
+// noEdges is the REST loader of the types whose v1 shape shows no edge:
+// a material shows category_id and texture_id, not the records.
 func noEdges[Q any](q Q) Q { return q }
+
+// restOrder loads what REST v1 shows of an order: its configurator's id
+// and name.
+func restOrder(q *ent.OrderQuery) *ent.OrderQuery {
+	return q.WithConfigurator(func(q *ent.ConfiguratorQuery) {
+		q.Select(configurator.FieldID, configurator.FieldName)
+	})
+}
+
+// restOption loads what REST v1 shows with an option: its parameter_list,
+// in position order (the OptionVariation interceptor orders every read).
+func restOption(q *ent.ConfiguratorOptionQuery) *ent.ConfiguratorOptionQuery {
+	return q.WithVariations()
+}
+
+// restOptionSet loads what REST v1 shows with an option set: the ids of
+// its options, in position order (the ConfiguratorOption interceptor).
+func restOptionSet(q *ent.OptionSetQuery) *ent.OptionSetQuery {
+	return q.WithOptions(func(q *ent.ConfiguratorOptionQuery) { q.Select("id") })
+}

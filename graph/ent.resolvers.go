@@ -15,12 +15,12 @@ import (
 
 // Variations is the resolver for the variations field.
 func (r *configuratorOptionResolver) Variations(ctx context.Context, obj *ent.ConfiguratorOption) ([]*ent.OptionVariation, error) {
-	return variationsOf(ctx, obj)
+	return obj.Variations(ctx)
 }
 
 // Options is the resolver for the options field.
 func (r *optionSetResolver) Options(ctx context.Context, obj *ent.OptionSet) ([]*ent.ConfiguratorOption, error) {
-	return optionsOf(ctx, obj)
+	return obj.Options(ctx)
 }
 
 // Configurators is the resolver for the configurators field.

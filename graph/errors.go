@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/configurator/catalogue/ent"
@@ -19,25 +19,32 @@ import (
 // Classify maps any error a resolver returns to an *apperr.Error: the kinds
 // resolvers chose, ent's not-found, validation and constraint errors, and
 // policy denials. Anything else is Internal with a generic message, so
-// internals never reach a client. Both transports present errors through it.
+// internals never reach a client. Both transports present errors through
+// it; Problems gives every error of a request that had several.
 func Classify(err error) *apperr.Error {
-	var ae *apperr.Error
+	return Problems(err)[0]
+}
+
+// Problems classifies err into the client-safe errors it holds: each item
+// of an apperr.List, or the one error Classify describes.
+func Problems(err error) []*apperr.Error {
+	if es := apperr.Errors(err); len(es) > 0 {
+		return es
+	}
 	var ve *ent.ValidationError
 	switch {
-	case errors.As(err, &ae):
-		return ae
 	case ent.IsNotFound(err):
-		return apperr.E(apperr.NotFound, "not found")
+		return []*apperr.Error{apperr.E(apperr.NotFound, "not found")}
 	case errors.As(err, &ve):
-		return &apperr.Error{Kind: apperr.Invalid, Field: ve.Name, Message: fmt.Sprintf("%s is invalid: %v", ve.Name, cause(ve))}
+		return []*apperr.Error{apperr.Field(ve.Name, "{} is invalid: %v", cause(ve))}
 	case ent.IsConstraintError(err):
-		return apperr.E(apperr.Conflict, "the change conflicts with existing data")
+		return []*apperr.Error{apperr.E(apperr.Conflict, "the change conflicts with existing data")}
 	case errors.Is(err, privacy.Deny):
-		return apperr.E(apperr.Forbidden, "not allowed")
+		return []*apperr.Error{apperr.E(apperr.Forbidden, "not allowed")}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return apperr.E(apperr.Internal, "request cancelled")
+		return []*apperr.Error{apperr.E(apperr.Internal, "request cancelled")}
 	}
-	return apperr.E(apperr.Internal, "internal server error")
+	return []*apperr.Error{apperr.E(apperr.Internal, "internal server error")}
 }
 
 // cause is the innermost error of err: the validator's own message rather
@@ -52,8 +59,11 @@ func cause(err error) error {
 	}
 }
 
-// presentError gives every GraphQL error an extensions.code. Errors gqlgen
-// raised itself (parsing, validation, coercion) keep their message.
+// presentError gives every GraphQL error an extensions.code and, for bad
+// input, extensions.field: the input's name in GraphQL's spelling
+// (FieldName), also in the message. Errors gqlgen raised itself (parsing,
+// validation, coercion) keep their message. A resolver error holding
+// several faults becomes one GraphQL error each.
 func presentError(ctx context.Context, err error) *gqlerror.Error {
 	gerr := graphql.DefaultErrorPresenter(ctx, err)
 	if gerr.Err == nil {
@@ -62,16 +72,39 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		}
 		return gerr
 	}
-	ae := Classify(gerr.Err)
+	problems := Problems(gerr.Err)
+	for _, extra := range problems[1:] {
+		graphql.AddError(ctx, extra)
+	}
+	ae := problems[0]
 	if ae.Kind == apperr.Internal {
 		slog.ErrorContext(ctx, "graphql resolver failed", "path", gerr.Path.String(), "err", gerr.Err)
 	}
-	gerr.Message = ae.Message
+	if ae.Field == "" && ae.Kind == apperr.Invalid {
+		// A scalar does not know the argument it reads; gqlgen's path
+		// names it.
+		if name := lastName(gerr.Path); name != "" {
+			c := *ae
+			c.Field = domainName(name)
+			ae = &c
+		}
+	}
+	gerr.Message = ae.Render(FieldName)
 	setExt(gerr, "code", string(ae.Kind))
 	if ae.Field != "" {
-		setExt(gerr, "field", ae.Field)
+		setExt(gerr, "field", apperr.SpellPath(ae.Field, FieldName))
 	}
 	return gerr
+}
+
+// lastName is the last field or argument name of a path.
+func lastName(p ast.Path) string {
+	for i := len(p) - 1; i >= 0; i-- {
+		if n, ok := p[i].(ast.PathName); ok {
+			return string(n)
+		}
+	}
+	return ""
 }
 
 func setExt(e *gqlerror.Error, k string, v any) {
@@ -101,6 +134,6 @@ func RejectAuth(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]any{
-		"errors": []map[string]any{{"message": ae.Message, "extensions": map[string]any{"code": ae.Kind}}},
+		"errors": []map[string]any{{"message": ae.Render(FieldName), "extensions": map[string]any{"code": ae.Kind}}},
 	})
 }

@@ -128,7 +128,7 @@ func TestCreateOrder(t *testing.T) {
 		snap, jpg, pngMap := testImage(t, "png", 40, 30), testImage(t, "jpeg", 64, 64), testImage(t, "png", 8, 8)
 		input := func(conf int) map[string]any {
 			return map[string]any{
-				"configuratorId": conf, "price": 1299.5,
+				"configuratorID": conf, "price": 1299.5,
 				"customerDetails":     map[string]any{"name": "Ada", "address": map[string]any{"city": "Oslo"}},
 				"configuratorSummary": map[string]any{"Frame": "Oak"},
 			}
@@ -214,10 +214,10 @@ func TestCreateOrder(t *testing.T) {
 			code   string
 			field  string
 		}{
-			{name: "another owner's configurator", token: w.tokA, edit: func(in map[string]any) { in["configuratorId"] = w.b1.ID },
-				code: "NOT_FOUND", field: "configuratorId"},
-			{name: "unknown configurator", token: w.tokA, edit: func(in map[string]any) { in["configuratorId"] = 999999 },
-				code: "NOT_FOUND", field: "configuratorId"},
+			{name: "another owner's configurator", token: w.tokA, edit: func(in map[string]any) { in["configuratorID"] = w.b1.ID },
+				code: "NOT_FOUND", field: "configuratorID"},
+			{name: "unknown configurator", token: w.tokA, edit: func(in map[string]any) { in["configuratorID"] = 999999 },
+				code: "NOT_FOUND", field: "configuratorID"},
 			{name: "negative price", token: w.tokA, edit: func(in map[string]any) { in["price"] = -1 }, code: "BAD_REQUEST", field: "price"},
 			{name: "snapshot is text", token: w.tokA, edit: func(in map[string]any) { in["configuratorSnapshot"] = nil },
 				files: map[string][]byte{"variables.input.configuratorSnapshot": []byte("hello, not an image")},
@@ -289,7 +289,7 @@ func TestMaterialWrites(t *testing.T) {
 			{"bad colour", w.dashA, create, map[string]any{"in": map[string]any{"name": "x", "color": "red"}}, "BAD_REQUEST", "color"},
 			{"opacity above 1", w.dashA, create, map[string]any{"in": map[string]any{"name": "x", "opacity": 1.5}}, "BAD_REQUEST", "opacity"},
 			{"empty name", w.dashA, create, map[string]any{"in": map[string]any{"name": ""}}, "BAD_REQUEST", "name"},
-			{"relative material file", w.dashA, create, map[string]any{"in": map[string]any{"name": "x", "materialFile": "x.glb"}}, "BAD_REQUEST", "material_file"},
+			{"relative material file", w.dashA, create, map[string]any{"in": map[string]any{"name": "x", "materialFile": "x.glb"}}, "BAD_REQUEST", "materialFile"},
 			{"another owner's category", w.dashA, create, map[string]any{"in": map[string]any{"name": "x", "categoryID": catB}}, "NOT_FOUND", ""},
 			{"update another owner's material", w.dashA, `mutation($id: ID!) { updateMaterial(id: $id, input: {name: "y"}) { id } }`,
 				map[string]any{"id": matB.ID}, "NOT_FOUND", ""},

@@ -4,33 +4,33 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
+	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph/model"
+	"github.com/configurator/catalogue/graph/scalar"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/valid"
 )
 
-// Page sizes of the page-based lists. The spec leaves them open; 15 is the
-// default of the Laravel paginator whose envelope REST v1 reproduces.
-const (
-	DefaultPerPage = 15
-	MaxPerPage     = 100
-	// AllPages is the perPage value that asks for every record.
-	AllPages = -1
-)
-
-// listQuery is what the page helper needs of an ent query; every generated
-// query type satisfies it.
-type listQuery[Q any, T any, O ~func(*sql.Selector)] interface {
+// pageQuery is what the page helper needs of an ent query; every
+// generated query type satisfies it (S is its aggregate selection).
+type pageQuery[Q any, T any, O ~func(*sql.Selector), S counter] interface {
 	Clone() Q
-	Count(context.Context) (int, error)
 	Offset(int) Q
 	Limit(int) Q
 	Order(...O) Q
 	All(context.Context) ([]*T, error)
+	Aggregate(...ent.AggregateFunc) S
+}
+
+// counter is an aggregate selection that yields one integer.
+type counter interface {
+	Int(context.Context) (int, error)
 }
 
 // sortSpec is a validated sort: a column taken from a generated order-field
@@ -53,15 +53,16 @@ func sortOf[F orderField](field *F, dir *entgql.OrderDirection, def sortSpec) (s
 	}
 	if dir != nil {
 		if err := dir.Validate(); err != nil {
-			return s, apperr.Field("order", "order must be ASC or DESC")
+			return s, apperr.Field("order", "{} must be ASC or DESC")
 		}
 		s.desc = *dir == entgql.OrderDirectionDesc
 	}
 	return s, nil
 }
 
-// terms orders by the sort column and then by id, so that pages are stable
-// when many rows share a value.
+// terms orders by the sort column and then by id in the same direction, so
+// that pages are stable when many rows share a value and every list reads
+// one index (owner, column, id) in order.
 func (s sortSpec) terms() []func(*sql.Selector) {
 	opt := sql.OrderAsc()
 	if s.desc {
@@ -74,49 +75,42 @@ func (s sortSpec) terms() []func(*sql.Selector) {
 	return t
 }
 
-// pageArgs validates page and perPage and fills in their defaults.
-func pageArgs(page, perPage *int) (int, int, error) {
-	p, pp := 1, DefaultPerPage
-	if page != nil {
-		p = *page
-	}
-	if perPage != nil {
-		pp = *perPage
-	}
-	if p < 1 {
-		return 0, 0, apperr.Field("page", "page must be 1 or more, got %d", p)
-	}
-	if pp != AllPages && (pp < 1 || pp > MaxPerPage) {
-		return 0, 0, apperr.Field("perPage", "perPage must be between 1 and %d, or %d for all records, got %d", MaxPerPage, AllPages, pp)
-	}
-	return p, pp, nil
-}
+// total counts the rows of a list. nil means COUNT(*) of the filtered
+// query, which the sort indexes answer from the index alone.
+type total func(context.Context) (int, error)
 
-// paginate runs a page-based list: it counts the filtered query, then loads
-// one page of it in the given order, shaped by load (the edges to load, see
-// eager). It is the single implementation of the page arithmetic that REST
-// v1 presents.
-func paginate[T any, O ~func(*sql.Selector), Q listQuery[Q, T, O]](ctx context.Context, q Q, page, perPage *int, sort sortSpec, load func(Q) (Q, error)) ([]*T, *model.Pagination, error) {
-	p, pp, err := pageArgs(page, perPage)
+// paginate runs a page-based list: one page of q in the given order, shaped
+// by load (the edges to load, see eager), with its page arithmetic. It is
+// the single implementation of the pages REST v1 presents. The total is
+// counted only when the caller will see it: always on REST (the v1 answer
+// carries it), on GraphQL only when the selection asks for pagination.
+func paginate[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx context.Context, q Q, page, perPage *int, sort sortSpec, count total, load func(Q) (Q, error)) ([]*T, *model.Pagination, error) {
+	p, pp, err := valid.Page(page, perPage)
 	if err != nil {
 		return nil, nil, err
 	}
-	total, err := q.Clone().Count(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("count: %w", err)
+	info := &model.Pagination{CurrentPage: p, PerPage: pp, LastPage: 1}
+	if selected(ctx, "pagination") {
+		if count == nil {
+			count = q.Clone().Aggregate(ent.Count()).Int
+		}
+		if info.Total, err = count(ctx); err != nil {
+			return nil, nil, fmt.Errorf("count: %w", err)
+		}
+		if pp != valid.AllPages {
+			info.LastPage = max(1, (info.Total+pp-1)/pp)
+			if (p-1)*pp >= info.Total {
+				return []*T{}, info, nil
+			}
+		}
 	}
-	info := &model.Pagination{CurrentPage: p, PerPage: pp, Total: total, LastPage: 1}
 	if q, err = load(q); err != nil {
 		return nil, nil, err
 	}
 	for _, t := range sort.terms() {
 		q = q.Order(O(t))
 	}
-	if pp != AllPages {
-		info.LastPage = max(1, (total+pp-1)/pp)
-		if (p-1)*pp >= total {
-			return []*T{}, info, nil
-		}
+	if pp != valid.AllPages {
 		q = q.Offset((p - 1) * pp).Limit(pp)
 	}
 	items, err := q.All(ctx)
@@ -124,6 +118,35 @@ func paginate[T any, O ~func(*sql.Selector), Q listQuery[Q, T, O]](ctx context.C
 		return nil, nil, fmt.Errorf("page: %w", err)
 	}
 	return items, info, nil
+}
+
+// selected reports whether the GraphQL selection of the current field
+// asks for name; outside GraphQL (REST calls the resolvers directly) the
+// whole answer is presented, so it is always true.
+func selected(ctx context.Context, name string) bool {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || !graphql.HasOperationContext(ctx) {
+		return true
+	}
+	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), fc.Field.Selections, nil) {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// filter applies where filters (ent's generated WhereInput.Filter; a nil
+// or empty input filters nothing) one after the other: the client's where
+// argument and the one the other arguments of a page query make.
+func filter[Q any](q Q, filters ...func(Q) (Q, error)) (Q, error) {
+	var err error
+	for _, f := range filters {
+		if q, err = f(q); err != nil {
+			return q, err
+		}
+	}
+	return q, nil
 }
 
 // one returns the single result of q, or NotFound naming what was sought.
@@ -140,12 +163,24 @@ func one[T any](ctx context.Context, q interface {
 	return v, nil
 }
 
+// notFoundAs turns ent's not-found of a write by id into NotFound naming
+// the record.
+func notFoundAs(err error, what string, id int) error {
+	if ent.IsNotFound(err) {
+		return apperr.E(apperr.NotFound, "%s %d not found", what, id)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s %d: %w", what, id, err)
+	}
+	return nil
+}
+
 // relayLimit bounds Relay connections: without first or last they return
 // the first DefaultRelayFirst records, and neither may exceed MaxRelayFirst.
 func relayLimit(first, last *int) (*int, error) {
 	for name, v := range map[string]*int{"first": first, "last": last} {
 		if v != nil && (*v < 0 || *v > MaxRelayFirst) {
-			return nil, apperr.Field(name, "%s must be between 0 and %d", name, MaxRelayFirst)
+			return nil, apperr.Field(name, "{} must be between 0 and %d", MaxRelayFirst)
 		}
 	}
 	if first == nil && last == nil {
@@ -161,3 +196,16 @@ const (
 	DefaultRelayFirst = 100
 	MaxRelayFirst     = 1000
 )
+
+// days turns the startDate and endDate arguments (inclusive UTC days) into
+// created_at bounds (valid.Days).
+func days(start, end *scalar.Date) (from, until *time.Time, err error) {
+	var s, e *time.Time
+	if start != nil {
+		s = &start.Time
+	}
+	if end != nil {
+		e = &end.Time
+	}
+	return valid.Days(s, e)
+}

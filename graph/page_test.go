@@ -24,6 +24,7 @@ import (
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 type pagination struct {
@@ -94,7 +95,7 @@ func TestPageArithmetic(t *testing.T) {
 			field         string
 		}{
 			{0, nil, "page"}, {-1, nil, "page"}, {nil, 0, "perPage"}, {nil, -2, "perPage"},
-			{nil, graph.MaxPerPage + 1, "perPage"},
+			{nil, valid.MaxPerPage + 1, "perPage"},
 		} {
 			r := w.query(t, w.tokA, q, map[string]any{"page": tc.page, "perPage": tc.perPage})
 			if r.code() != "BAD_REQUEST" || r.Errors[0].Extensions["field"] != tc.field {

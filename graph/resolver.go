@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/storage"
 )
 
@@ -14,8 +15,7 @@ import (
 type Resolver struct {
 	client *ent.Client
 	files  *storage.Files
-	// shareBase is the start of every share link; the key is appended.
-	shareBase string
+	links  *share.Links
 }
 
 // Option configures a Resolver.
@@ -28,11 +28,11 @@ func WithFiles(f *storage.Files) Option { return func(r *Resolver) { r.files = f
 // WithShareBase sets the start of share links: the platform's configurator
 // front-end, such as https://shop.example.com/configurator?share=. The
 // snapshot key is appended to it as is.
-func WithShareBase(base string) Option { return func(r *Resolver) { r.shareBase = base } }
+func WithShareBase(base string) Option { return func(r *Resolver) { r.links = share.New(base) } }
 
 // NewResolver returns the resolver root over client.
 func NewResolver(client *ent.Client, opts ...Option) *Resolver {
-	r := &Resolver{client: client}
+	r := &Resolver{client: client, links: share.New("")}
 	for _, o := range opts {
 		o(r)
 	}

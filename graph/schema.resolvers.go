@@ -7,144 +7,460 @@ package graph
 
 import (
 	"context"
+	"fmt"
 
 	"entgo.io/contrib/entgql"
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/configurator"
+	"github.com/configurator/catalogue/ent/configuratorform"
 	"github.com/configurator/catalogue/ent/configuratoroption"
+	"github.com/configurator/catalogue/ent/formfield"
+	"github.com/configurator/catalogue/ent/material"
+	"github.com/configurator/catalogue/ent/materialcategory"
+	"github.com/configurator/catalogue/ent/optionset"
+	"github.com/configurator/catalogue/ent/optionvariation"
+	"github.com/configurator/catalogue/ent/order"
+	"github.com/configurator/catalogue/ent/texture"
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/graph/model"
-	"github.com/configurator/catalogue/graph/scalar"
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/share"
+	"github.com/configurator/catalogue/internal/upload"
+	"github.com/configurator/catalogue/internal/valid"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
 // CreateOrder is the resolver for the createOrder field.
-func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOrderInput) (*ent.Order, error) {
-	return r.createOrder(ctx, input)
+func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOrderInput) (_ *ent.Order, err error) {
+	if err := valid.Order(input.Price, input.CustomerDetails, input.ConfiguratorSummary, len(input.ConfiguratorPrintMap)); err != nil {
+		return nil, err
+	}
+	if err := r.visible(ctx, r.client.Configurator.Query().Where(configurator.ID(input.ConfiguratorID)), "configurator_id", "configurator", input.ConfiguratorID); err != nil {
+		return nil, err
+	}
+	files := upload.New(r.files)
+	defer func() {
+		if err != nil {
+			files.Discard(ctx)
+		}
+	}()
+	var snapshot *string
+	if input.ConfiguratorSnapshot != nil {
+		s, err := files.Image(ctx, "configurator_snapshot", input.ConfiguratorSnapshot.File)
+		if err != nil {
+			return nil, err
+		}
+		snapshot = &s.URL
+	}
+	printMap := make([]string, len(input.ConfiguratorPrintMap))
+	for i, f := range input.ConfiguratorPrintMap {
+		s, err := files.Image(ctx, fmt.Sprintf("configurator_print_map[%d]", i), f.File)
+		if err != nil {
+			return nil, err
+		}
+		printMap[i] = s.URL
+	}
+	var id int
+	err = r.withTx(ctx, func(c *ent.Client) error {
+		o, err := c.Order.Create().SetConfiguratorID(input.ConfiguratorID).SetPrice(input.Price).
+			SetCustomerDetails(input.CustomerDetails).SetConfiguratorSummary(input.ConfiguratorSummary).
+			SetNillableConfiguratorSnapshot(snapshot).SetConfiguratorPrintMap(printMap).Save(ctx)
+		if err == nil {
+			id = o.ID
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create order: %w", err)
+	}
+	return r.Query().Order(ctx, id)
 }
 
 // CreateMaterial is the resolver for the createMaterial field.
 func (r *mutationResolver) CreateMaterial(ctx context.Context, input ent.CreateMaterialInput) (*ent.Material, error) {
-	return r.createMaterial(ctx, input)
+	var id int
+	err := r.withTx(ctx, func(c *ent.Client) error {
+		m, err := c.Material.Create().SetInput(input).Save(ctx)
+		if err == nil {
+			id = m.ID
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create material: %w", err)
+	}
+	return r.Query().Material(ctx, id)
 }
 
 // UpdateMaterial is the resolver for the updateMaterial field.
 func (r *mutationResolver) UpdateMaterial(ctx context.Context, id int, input ent.UpdateMaterialInput) (*ent.Material, error) {
-	return r.updateMaterial(ctx, id, input)
+	if err := valid.Nulls(&input, explicitNulls(ctx, "input")); err != nil {
+		return nil, err
+	}
+	err := r.withTx(ctx, func(c *ent.Client) error {
+		return notFoundAs(c.Material.UpdateOneID(id).SetInput(input).Exec(ctx), "material", id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.Query().Material(ctx, id)
 }
 
 // DeleteMaterial is the resolver for the deleteMaterial field.
 func (r *mutationResolver) DeleteMaterial(ctx context.Context, id int) (int, error) {
-	return r.deleteMaterial(ctx, id)
+	return id, r.withTx(ctx, func(c *ent.Client) error {
+		return notFoundAs(c.Material.DeleteOneID(id).Exec(ctx), "material", id)
+	})
 }
 
 // CreateTexture is the resolver for the createTexture field.
-func (r *mutationResolver) CreateTexture(ctx context.Context, input model.CreateTextureInput) (*ent.Texture, error) {
-	return r.createTexture(ctx, input)
+func (r *mutationResolver) CreateTexture(ctx context.Context, input model.CreateTextureInput) (_ *ent.Texture, err error) {
+	if err := valid.Name("name", input.Name); err != nil {
+		return nil, err
+	}
+	if err := requireDashboard(ctx); err != nil {
+		return nil, err
+	}
+	files := upload.New(r.files)
+	defer func() {
+		if err != nil {
+			files.Discard(ctx)
+		}
+	}()
+	tex, err := files.Texture(ctx, "file", input.File.File)
+	if err != nil {
+		return nil, err
+	}
+	var bump *string
+	if input.BumpFile != nil {
+		s, err := files.Image(ctx, "bump_file", input.BumpFile.File)
+		if err != nil {
+			return nil, err
+		}
+		bump = &s.URL
+	}
+	var id int
+	err = r.withTx(ctx, func(c *ent.Client) error {
+		t, err := c.Texture.Create().SetName(input.Name).
+			SetTextureFile(tex.File).SetTextureThumbnail50(tex.Thumbnail50).SetTextureThumbnail100(tex.Thumbnail100).
+			SetNillableBumpFile(bump).SetNillableCategoryID(input.CategoryID).Save(ctx)
+		if err == nil {
+			id = t.ID
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create texture: %w", err)
+	}
+	return r.Query().Texture(ctx, id)
 }
 
 // UpdateTexture is the resolver for the updateTexture field.
-func (r *mutationResolver) UpdateTexture(ctx context.Context, id int, input model.UpdateTextureInput) (*ent.Texture, error) {
-	return r.updateTexture(ctx, id, input)
+func (r *mutationResolver) UpdateTexture(ctx context.Context, id int, input model.UpdateTextureInput) (_ *ent.Texture, err error) {
+	if err := valid.Nulls(&input, explicitNulls(ctx, "input")); err != nil {
+		return nil, err
+	}
+	if err := valid.TextureUpdate(input.Name, input.CategoryID != nil, isTrue(input.ClearCategory), input.BumpFile != nil, isTrue(input.ClearBumpFile)); err != nil {
+		return nil, err
+	}
+	if err := requireDashboard(ctx); err != nil {
+		return nil, err
+	}
+	old, err := one[ent.Texture](ctx, r.client.Texture.Query().Where(texture.ID(id)), "texture", id)
+	if err != nil {
+		return nil, err
+	}
+	files := upload.New(r.files)
+	defer func() {
+		if err != nil {
+			files.Discard(ctx)
+		}
+	}()
+	var file, t50, t100, bump *string
+	var replaced []*string
+	if input.File != nil {
+		tex, err := files.Texture(ctx, "file", input.File.File)
+		if err != nil {
+			return nil, err
+		}
+		file, t50, t100 = &tex.File, &tex.Thumbnail50, &tex.Thumbnail100
+		replaced = append(replaced, old.TextureFile, old.TextureThumbnail50, old.TextureThumbnail100)
+	}
+	if input.BumpFile != nil {
+		s, err := files.Image(ctx, "bump_file", input.BumpFile.File)
+		if err != nil {
+			return nil, err
+		}
+		bump = &s.URL
+	}
+	if input.BumpFile != nil || isTrue(input.ClearBumpFile) {
+		replaced = append(replaced, old.BumpFile)
+	}
+	err = r.withTx(ctx, func(c *ent.Client) error {
+		u := c.Texture.UpdateOneID(id).SetNillableName(input.Name).SetNillableCategoryID(input.CategoryID).
+			SetNillableTextureFile(file).SetNillableTextureThumbnail50(t50).SetNillableTextureThumbnail100(t100).
+			SetNillableBumpFile(bump)
+		if isTrue(input.ClearCategory) {
+			u.ClearCategoryID()
+		}
+		if isTrue(input.ClearBumpFile) {
+			u.ClearBumpFile()
+		}
+		return notFoundAs(u.Exec(ctx), "texture", id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	upload.Remove(ctx, r.files, derefs(replaced)...)
+	return r.Query().Texture(ctx, id)
 }
 
 // DeleteTexture is the resolver for the deleteTexture field.
 func (r *mutationResolver) DeleteTexture(ctx context.Context, id int) (int, error) {
-	return r.deleteTexture(ctx, id)
+	if err := requireDashboard(ctx); err != nil {
+		return 0, err
+	}
+	old, err := one[ent.Texture](ctx, r.client.Texture.Query().Where(texture.ID(id)), "texture", id)
+	if err != nil {
+		return 0, err
+	}
+	err = r.withTx(ctx, func(c *ent.Client) error {
+		return notFoundAs(c.Texture.DeleteOneID(id).Exec(ctx), "texture", id)
+	})
+	if err != nil {
+		return 0, err
+	}
+	upload.Remove(ctx, r.files, derefs([]*string{old.TextureFile, old.TextureThumbnail50, old.TextureThumbnail100, old.BumpFile})...)
+	return id, nil
 }
 
 // SetOptionOverrides is the resolver for the setOptionOverrides field.
-func (r *mutationResolver) SetOptionOverrides(ctx context.Context, options map[string]any) (*model.ShareLink, error) {
-	return r.setOptionOverrides(ctx, options)
+func (r *mutationResolver) SetOptionOverrides(ctx context.Context, options map[string]any) (link *share.Link, err error) {
+	err = r.withTx(ctx, func(c *ent.Client) error {
+		link, err = r.links.Create(ctx, c, options)
+		return err
+	})
+	return link, err
 }
 
 // Viewer is the resolver for the viewer field.
 func (r *queryResolver) Viewer(ctx context.Context) (*viewer.Viewer, error) {
-	return viewerOf(ctx)
+	if v := viewer.FromContext(ctx); v != nil {
+		return v, nil
+	}
+	return nil, apperr.ErrNoToken
 }
 
 // OrdersPage is the resolver for the ordersPage field.
-func (r *queryResolver) OrdersPage(ctx context.Context, page *int, perPage *int, orderBy *ent.OrderOrderField, order *entgql.OrderDirection, configuratorID *int, startDate *scalar.Date, endDate *scalar.Date) (*model.OrderPage, error) {
-	return r.ordersPage(ctx, page, perPage, orderBy, order, configuratorID, startDate, endDate)
+func (r *queryResolver) OrdersPage(ctx context.Context, args model.OrdersPageArgs) (*model.OrderPage, error) {
+	sort, err := sortOf(args.OrderBy, args.Order, sortSpec{column: order.FieldCreatedAt, desc: true})
+	if err != nil {
+		return nil, err
+	}
+	from, until, err := days(args.StartDate, args.EndDate)
+	if err != nil {
+		return nil, err
+	}
+	where := &ent.OrderWhereInput{ConfiguratorID: args.ConfiguratorID, CreatedAtGTE: from, CreatedAtLT: until}
+	q, err := filter(r.client.Order.Query(), args.Where.Filter, where.Filter)
+	if err != nil {
+		return nil, err
+	}
+	data, info, err := paginate[ent.Order, order.OrderOption, *ent.OrderSelect](ctx, q, args.Page, args.PerPage, sort, r.orderTotal(args.Where, where), func(q *ent.OrderQuery) (*ent.OrderQuery, error) {
+		return eager(ctx, q, restOrder, "data")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &model.OrderPage{Data: data, Pagination: info}, nil
 }
 
 // Order is the resolver for the order field.
 func (r *queryResolver) Order(ctx context.Context, id int) (*ent.Order, error) {
-	return r.order(ctx, id)
+	q, err := eager(ctx, r.client.Order.Query().Where(order.ID(id)), restOrder)
+	if err != nil {
+		return nil, err
+	}
+	return one[ent.Order](ctx, q, "order", id)
 }
 
 // MaterialsPage is the resolver for the materialsPage field.
-func (r *queryResolver) MaterialsPage(ctx context.Context, page *int, perPage *int, orderBy *ent.MaterialOrderField, order *entgql.OrderDirection, categoryID *int, textureID *int) (*model.MaterialPage, error) {
-	return r.materialsPage(ctx, page, perPage, orderBy, order, categoryID, textureID)
+func (r *queryResolver) MaterialsPage(ctx context.Context, args model.MaterialsPageArgs) (*model.MaterialPage, error) {
+	sort, err := sortOf(args.OrderBy, args.Order, sortSpec{column: material.FieldCreatedAt, desc: true})
+	if err != nil {
+		return nil, err
+	}
+	where := &ent.MaterialWhereInput{CategoryID: args.CategoryID, TextureID: args.TextureID}
+	q, err := filter(r.client.Material.Query(), args.Where.Filter, where.Filter)
+	if err != nil {
+		return nil, err
+	}
+	data, info, err := paginate[ent.Material, material.OrderOption, *ent.MaterialSelect](ctx, q, args.Page, args.PerPage, sort, nil, func(q *ent.MaterialQuery) (*ent.MaterialQuery, error) {
+		return eager(ctx, q, noEdges, "data")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &model.MaterialPage{Data: data, Pagination: info}, nil
 }
 
 // Material is the resolver for the material field.
 func (r *queryResolver) Material(ctx context.Context, id int) (*ent.Material, error) {
-	return r.material(ctx, id)
+	q, err := eager(ctx, r.client.Material.Query().Where(material.ID(id)), noEdges)
+	if err != nil {
+		return nil, err
+	}
+	return one[ent.Material](ctx, q, "material", id)
 }
 
 // MaterialCategoryList is the resolver for the materialCategoryList field.
 func (r *queryResolver) MaterialCategoryList(ctx context.Context, orderBy *ent.MaterialCategoryOrderField, order *entgql.OrderDirection) ([]*ent.MaterialCategory, error) {
-	return r.materialCategoryList(ctx, orderBy, order)
+	sort, err := sortOf(orderBy, order, sortSpec{column: materialcategory.FieldCreatedAt, desc: true})
+	if err != nil {
+		return nil, err
+	}
+	q, err := eager(ctx, r.client.MaterialCategory.Query(), noEdges)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range sort.terms() {
+		q = q.Order(t)
+	}
+	return q.All(ctx)
 }
 
 // TexturesPage is the resolver for the texturesPage field.
-func (r *queryResolver) TexturesPage(ctx context.Context, page *int, perPage *int, orderBy *ent.TextureOrderField, order *entgql.OrderDirection, categoryID *int) (*model.TexturePage, error) {
-	return r.texturesPage(ctx, page, perPage, orderBy, order, categoryID)
+func (r *queryResolver) TexturesPage(ctx context.Context, args model.TexturesPageArgs) (*model.TexturePage, error) {
+	sort, err := sortOf(args.OrderBy, args.Order, sortSpec{column: texture.FieldCreatedAt, desc: true})
+	if err != nil {
+		return nil, err
+	}
+	where := &ent.TextureWhereInput{CategoryID: args.CategoryID}
+	q, err := filter(r.client.Texture.Query(), args.Where.Filter, where.Filter)
+	if err != nil {
+		return nil, err
+	}
+	data, info, err := paginate[ent.Texture, texture.OrderOption, *ent.TextureSelect](ctx, q, args.Page, args.PerPage, sort, nil, func(q *ent.TextureQuery) (*ent.TextureQuery, error) {
+		return eager(ctx, q, noEdges, "data")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &model.TexturePage{Data: data, Pagination: info}, nil
 }
 
 // Texture is the resolver for the texture field.
 func (r *queryResolver) Texture(ctx context.Context, id int) (*ent.Texture, error) {
-	return r.texture(ctx, id)
+	q, err := eager(ctx, r.client.Texture.Query().Where(texture.ID(id)), noEdges)
+	if err != nil {
+		return nil, err
+	}
+	return one[ent.Texture](ctx, q, "texture", id)
 }
 
 // ConfiguratorFormList is the resolver for the configuratorFormList field.
 func (r *queryResolver) ConfiguratorFormList(ctx context.Context) ([]*ent.ConfiguratorForm, error) {
-	return r.configuratorFormList(ctx)
+	q, err := eager(ctx, r.client.ConfiguratorForm.Query(), noEdges)
+	if err != nil {
+		return nil, err
+	}
+	return q.Order(configuratorform.ByID()).All(ctx)
 }
 
 // ConfiguratorForm is the resolver for the configuratorForm field.
 func (r *queryResolver) ConfiguratorForm(ctx context.Context, id int) (*ent.ConfiguratorForm, error) {
-	return r.configuratorForm(ctx, id)
+	q, err := eager(ctx, r.client.ConfiguratorForm.Query().Where(configuratorform.ID(id)), noEdges)
+	if err != nil {
+		return nil, err
+	}
+	return one[ent.ConfiguratorForm](ctx, q, "configurator form", id)
 }
 
 // FormFieldsPage is the resolver for the formFieldsPage field.
-func (r *queryResolver) FormFieldsPage(ctx context.Context, page *int, perPage *int, orderBy *ent.FormFieldOrderField, order *entgql.OrderDirection) (*model.FormFieldPage, error) {
-	return r.formFieldsPage(ctx, page, perPage, orderBy, order)
+func (r *queryResolver) FormFieldsPage(ctx context.Context, args model.FormFieldsPageArgs) (*model.FormFieldPage, error) {
+	sort, err := sortOf(args.OrderBy, args.Order, sortSpec{column: formfield.FieldCreatedAt, desc: true})
+	if err != nil {
+		return nil, err
+	}
+	q, err := args.Where.Filter(r.client.FormField.Query())
+	if err != nil {
+		return nil, err
+	}
+	data, info, err := paginate[ent.FormField, formfield.OrderOption, *ent.FormFieldSelect](ctx, q, args.Page, args.PerPage, sort, nil, func(q *ent.FormFieldQuery) (*ent.FormFieldQuery, error) {
+		return eager(ctx, q, noEdges, "data")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &model.FormFieldPage{Data: data, Pagination: info}, nil
 }
 
 // FormField is the resolver for the formField field.
 func (r *queryResolver) FormField(ctx context.Context, id int) (*ent.FormField, error) {
-	return r.formField(ctx, id)
+	q, err := eager(ctx, r.client.FormField.Query().Where(formfield.ID(id)), noEdges)
+	if err != nil {
+		return nil, err
+	}
+	return one[ent.FormField](ctx, q, "configurator form field", id)
 }
 
 // ConfiguratorOptionTypes is the resolver for the configuratorOptionTypes field.
 func (r *queryResolver) ConfiguratorOptionTypes(ctx context.Context) ([]configuratoroption.Type, error) {
-	return optionTypes(), nil
+	return optionTypes, nil
 }
 
 // ConfiguratorOptionsPage is the resolver for the configuratorOptionsPage field.
-func (r *queryResolver) ConfiguratorOptionsPage(ctx context.Context, page *int, perPage *int, orderBy *ent.ConfiguratorOptionOrderField, order *entgql.OrderDirection) (*model.ConfiguratorOptionPage, error) {
-	return r.configuratorOptionsPage(ctx, page, perPage, orderBy, order)
+func (r *queryResolver) ConfiguratorOptionsPage(ctx context.Context, args model.ConfiguratorOptionsPageArgs) (*model.ConfiguratorOptionPage, error) {
+	sort, err := sortOf(args.OrderBy, args.Order, sortSpec{column: configuratoroption.FieldPosition})
+	if err != nil {
+		return nil, err
+	}
+	q, err := args.Where.Filter(r.client.ConfiguratorOption.Query())
+	if err != nil {
+		return nil, err
+	}
+	data, info, err := paginate[ent.ConfiguratorOption, configuratoroption.OrderOption, *ent.ConfiguratorOptionSelect](ctx, q, args.Page, args.PerPage, sort, nil, func(q *ent.ConfiguratorOptionQuery) (*ent.ConfiguratorOptionQuery, error) {
+		return eager(ctx, q, restOption, "data")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &model.ConfiguratorOptionPage{Data: data, Pagination: info}, nil
 }
 
 // ConfiguratorOption is the resolver for the configuratorOption field.
 func (r *queryResolver) ConfiguratorOption(ctx context.Context, id int) (*ent.ConfiguratorOption, error) {
-	return r.configuratorOption(ctx, id)
+	q, err := eager(ctx, r.client.ConfiguratorOption.Query().Where(configuratoroption.ID(id)), restOption)
+	if err != nil {
+		return nil, err
+	}
+	return one[ent.ConfiguratorOption](ctx, q, "configurator option", id)
 }
 
 // OptionVariationList is the resolver for the optionVariationList field.
 func (r *queryResolver) OptionVariationList(ctx context.Context, configuratorOptionID int) ([]*ent.OptionVariation, error) {
-	return r.optionVariationList(ctx, configuratorOptionID)
+	if err := r.visible(ctx, r.client.ConfiguratorOption.Query().Where(configuratoroption.ID(configuratorOptionID)), "", "configurator option", configuratorOptionID); err != nil {
+		return nil, err
+	}
+	q, err := eager(ctx, r.client.OptionVariation.Query(), noEdges)
+	if err != nil {
+		return nil, err
+	}
+	return q.Where(optionvariation.ConfiguratorOptionID(configuratorOptionID)).All(ctx)
 }
 
 // OptionSetList is the resolver for the optionSetList field.
 func (r *queryResolver) OptionSetList(ctx context.Context) ([]*ent.OptionSet, error) {
-	return r.optionSetList(ctx)
+	q, err := eager(ctx, r.client.OptionSet.Query(), restOptionSet)
+	if err != nil {
+		return nil, err
+	}
+	return q.Order(optionset.ByID()).All(ctx)
 }
 
 // SharedConfigurator is the resolver for the sharedConfigurator field.
-func (r *queryResolver) SharedConfigurator(ctx context.Context, key string) (*model.SharedConfigurator, error) {
-	return r.sharedConfigurator(ctx, key)
+func (r *queryResolver) SharedConfigurator(ctx context.Context, key string) (*share.Configurator, error) {
+	return r.links.Open(ctx, r.client, key)
 }
 
 // Kind is the resolver for the tokenKind field.
@@ -154,7 +470,10 @@ func (r *viewerResolver) Kind(ctx context.Context, obj *viewer.Viewer) (string, 
 
 // Configurator is the resolver for the configurator field.
 func (r *viewerResolver) Configurator(ctx context.Context, obj *viewer.Viewer) (*ent.Configurator, error) {
-	return r.homeConfigurator(ctx, obj)
+	if obj.ConfiguratorID == 0 {
+		return nil, nil
+	}
+	return one[ent.Configurator](ctx, r.client.Configurator.Query().Where(configurator.ID(obj.ConfiguratorID)), "configurator", obj.ConfiguratorID)
 }
 
 // Mutation returns generated.MutationResolver implementation.

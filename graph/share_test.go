@@ -20,7 +20,7 @@ import (
 const setOverrides = `mutation($o: Map!) { setOptionOverrides(options: $o) { url key } }`
 
 const readShare = `query($k: String!) { sharedConfigurator(key: $k) { key id name options { id type title
-  parameterList { id name selected materialId modelId textValue selectedParts } } } }`
+  parameterList { id name selected materialID modelID textValue selectedParts } } } }`
 
 type sharedVariation struct {
 	ID            gid

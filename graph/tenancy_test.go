@@ -16,7 +16,7 @@ import (
 // everything reads every root field and every edge, selecting __typename
 // and id on every object, so that each object returned can be checked.
 const everything = `query {
-  viewer { ownerId configurator { __typename id } }
+  viewer { ownerID configurator { __typename id } }
   configurators(first: 100) { totalCount edges { node { __typename id
     orders(first: 100) { totalCount edges { node { __typename id } } }
     forms { __typename id fields { __typename id } }
@@ -191,7 +191,7 @@ func TestTenancyByID(t *testing.T) {
 				optB, _ = strconv.Atoi(id)
 			}
 		}
-		r := w.query(t, w.tokA, `query($id: ID!) { optionVariationList(configuratorOptionId: $id) { id } }`, map[string]any{"id": optB})
+		r := w.query(t, w.tokA, `query($id: ID!) { optionVariationList(configuratorOptionID: $id) { id } }`, map[string]any{"id": optB})
 		if r.code() != "NOT_FOUND" {
 			t.Errorf("variations of B's option %d read by A: code %q; want NOT_FOUND", optB, r.code())
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // Request body limits: a JSON body is small; a multipart body carries
@@ -83,7 +84,7 @@ func readErr(err error, n int64) error {
 type form struct {
 	values map[string][]string
 	files  map[string][]*multipart.FileHeader
-	errs   paramErrors
+	errs   apperr.List
 	// opened are the uploads handed out, closed by close.
 	opened []multipart.File
 }
@@ -149,7 +150,7 @@ func (f *form) err() error {
 func (f *form) text(name string) (string, bool) {
 	vs := f.values[name]
 	if len(f.files[name]) > 0 {
-		f.fail(name, "%s must be a text field, not a file", name)
+		f.fail(name, "{} must be a text field, not a file")
 		return "", false
 	}
 	switch len(vs) {
@@ -158,7 +159,7 @@ func (f *form) text(name string) (string, bool) {
 	case 1:
 		return vs[0], true
 	}
-	f.fail(name, "%s is given %d times; give it once", name, len(vs))
+	f.fail(name, "{} is given %d times; give it once", len(vs))
 	return "", false
 }
 
@@ -166,7 +167,7 @@ func (f *form) text(name string) (string, bool) {
 func (f *form) required(name string) (string, bool) {
 	v, ok := f.text(name)
 	if !ok && len(f.values[name]) == 0 && len(f.files[name]) == 0 {
-		f.fail(name, "%s is required", name)
+		f.fail(name, "{} is required")
 	}
 	return v, ok
 }
@@ -184,7 +185,7 @@ func (f *form) float(name string) float64 {
 	}
 	n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || !decimal.MatchString(strings.TrimSpace(s)) {
-		f.fail(name, "%s must be a decimal number, got %q", name, clip(s))
+		f.fail(name, "{} must be a decimal number, got %q", valid.Clip(s))
 	}
 	return n
 }
@@ -201,13 +202,13 @@ func (f *form) id(name string, required bool) *int {
 	if !ok {
 		return nil
 	}
-	n, err := parseInt(name, strings.TrimSpace(s), 64)
+	n, err := valid.Int(name, strings.TrimSpace(s), 64)
 	if err != nil {
-		f.errs = append(f.errs, err)
+		f.errs = append(f.errs, err.(*apperr.Error))
 		return nil
 	}
 	if n < 1 {
-		f.fail(name, "%s must be a positive integer, got %d", name, n)
+		f.fail(name, "{} must be a positive integer, got %d", n)
 		return nil
 	}
 	return &n
@@ -221,7 +222,7 @@ func (f *form) object(name string) map[string]any {
 	}
 	m, err := decodeObject(s)
 	if err != nil {
-		f.fail(name, "%s must be a JSON object: %v", name, err)
+		f.fail(name, "{} must be a JSON object: %v", err)
 	}
 	return m
 }
@@ -290,7 +291,7 @@ func jsonKind(goKind string) string {
 func (f *form) file(name string) *graphql.Upload {
 	fs := f.files[name]
 	if len(f.values[name]) > 0 {
-		f.fail(name, "%s must be a file", name)
+		f.fail(name, "{} must be a file")
 		return nil
 	}
 	switch len(fs) {
@@ -299,7 +300,7 @@ func (f *form) file(name string) *graphql.Upload {
 	case 1:
 		return f.open(name, fs[0])
 	}
-	f.fail(name, "%s takes one file, got %d", name, len(fs))
+	f.fail(name, "{} takes one file, got %d", len(fs))
 	return nil
 }
 
@@ -325,19 +326,19 @@ func (f *form) fileArray(name string) []*graphql.Upload {
 		switch {
 		case key == name || key == name+"[]":
 			if len(f.values[key]) > 0 {
-				f.fail(key, "%s must be files", key)
+				f.fail(key, "{} must be files")
 			}
 			continue
 		case m == nil:
-			f.fail(key, "%s is not an element of %s; send %s, %s[] or %s[0], %s[1], ...", key, name, name, name, name, name)
+			f.fail(key, "{} is not an element of %s; send %s, %s[] or %s[0], %s[1], ...", name, name, name, name, name)
 			continue
 		case len(f.values[key]) > 0:
-			f.fail(key, "%s must be a file", key)
+			f.fail(key, "{} must be a file")
 			continue
 		}
 		fs := f.files[key]
 		if len(fs) != 1 {
-			f.fail(key, "%s takes one file, got %d", key, len(fs))
+			f.fail(key, "{} takes one file, got %d", len(fs))
 			continue
 		}
 		i, _ := strconv.Atoi(m[1])
@@ -380,7 +381,7 @@ func (f *form) arrayKeys(name string) []string {
 func (f *form) open(name string, h *multipart.FileHeader) *graphql.Upload {
 	file, err := h.Open()
 	if err != nil {
-		f.fail(name, "%s cannot be read", name)
+		f.fail(name, "{} cannot be read")
 		return nil
 	}
 	f.opened = append(f.opened, file)
@@ -404,11 +405,11 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) (map[string]json.
 	if err := dec.Decode(v); err != nil {
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			name = strings.Trim(name, `"`)
-			return nil, paramErrors{apperr.Field(name, "unknown field %q", name)}
+			return nil, apperr.List{apperr.Field(name, "unknown field %q", name)}
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return nil, paramErrors{apperr.Field(te.Field, "%v", jsonProblem(err))}
+			return nil, apperr.List{apperr.Field(te.Field, "%v", jsonProblem(err))}
 		}
 		return nil, apperr.E(apperr.Invalid, "the body must be a JSON object: %v", jsonProblem(err))
 	}

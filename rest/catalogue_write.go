@@ -35,9 +35,9 @@ func (h *handler) createMaterial(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	var errs paramErrors
+	var errs apperr.List
 	if b.Name == nil {
-		errs = append(errs, apperr.Field("name", "name is required"))
+		errs = append(errs, apperr.Field("name", "{} is required"))
 	}
 	if errs = append(errs, badIDs(idField{"category_id", b.CategoryID}, idField{"texture_id", b.TextureID})...); len(errs) > 0 {
 		writeProblem(w, r, errs)
@@ -78,10 +78,10 @@ func (h *handler) updateMaterial(w http.ResponseWriter, r *http.Request) {
 		Opacity: b.Opacity, Specular: b.Specular, Reflection: b.Reflection, CreatedBy: b.CreatedBy,
 		ClearMaterialFile: isNull("material_file"), ClearCategory: isNull("category_id"), ClearTexture: isNull("texture_id"),
 	}
-	var errs paramErrors
+	var errs apperr.List
 	for _, k := range []string{"name", "status", "material_type", "surface", "bump", "color", "opacity", "specular", "reflection", "created_by"} {
 		if isNull(k) {
-			errs = append(errs, apperr.Field(k, "%s cannot be null", k))
+			errs = append(errs, apperr.Field(k, "{} cannot be null"))
 		}
 	}
 	if errs = append(errs, badIDs(idField{"category_id", b.CategoryID}, idField{"texture_id", b.TextureID})...); len(errs) > 0 {
@@ -105,11 +105,11 @@ type idField struct {
 // badIDs refuses references that are not positive integers: no record has
 // such an id, so the body is at fault (400 naming the field) rather than a
 // record missing (404). Form bodies check the same in form.id.
-func badIDs(fields ...idField) paramErrors {
-	var errs paramErrors
+func badIDs(fields ...idField) apperr.List {
+	var errs apperr.List
 	for _, f := range fields {
 		if f.id != nil && *f.id < 1 {
-			errs = append(errs, apperr.Field(f.name, "%s must be a positive integer, got %d", f.name, *f.id))
+			errs = append(errs, apperr.Field(f.name, "{} must be a positive integer, got %d", *f.id))
 		}
 	}
 	return errs
@@ -152,7 +152,7 @@ func (h *handler) createTexture(w http.ResponseWriter, r *http.Request) {
 	if file := f.file("file"); file != nil {
 		in.File = *file
 	} else if len(f.files["file"]) == 0 && len(f.values["file"]) == 0 {
-		f.fail("file", "file is required")
+		f.fail("file", "{} is required")
 	}
 	if err := f.err(); err != nil {
 		writeProblem(w, r, err)
@@ -192,9 +192,9 @@ func (h *handler) updateTexture(w http.ResponseWriter, r *http.Request) {
 			writeProblem(w, r, err)
 			return
 		}
-		var errs paramErrors
+		var errs apperr.List
 		if v, ok := raw["name"]; ok && string(v) == "null" {
-			errs = append(errs, apperr.Field("name", "name cannot be null"))
+			errs = append(errs, apperr.Field("name", "{} cannot be null"))
 		}
 		if errs = append(errs, badIDs(idField{"category_id", b.CategoryID})...); len(errs) > 0 {
 			writeProblem(w, r, errs)

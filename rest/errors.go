@@ -3,12 +3,10 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strings"
-	"unicode"
 
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
@@ -54,34 +52,35 @@ type failure struct {
 	fields  []fieldError
 }
 
-// failureOf classifies err through graph.Classify, the classification
-// GraphQL uses, and rewrites the resolvers' GraphQL argument names
-// (perPage) into the REST parameter names (per_page). Internal errors are
-// logged and shown generically.
+// failureOf classifies err through graph.Problems, the classification
+// GraphQL uses, and names the fields at fault in REST's spelling
+// (restName). Internal errors are logged and shown generically.
 func failureOf(r *http.Request, err error) failure {
-	var pe paramErrors
-	if errors.As(err, &pe) && len(pe) > 0 {
-		f := failure{status: http.StatusBadRequest, kind: apperr.Invalid, message: pe.Error()}
-		for _, e := range pe {
-			f.fields = append(f.fields, fieldError{Name: e.Field, Reason: e.Message})
-		}
-		return f
-	}
-	ae := graph.Classify(err)
-	status, ok := statusOf[ae.Kind]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
-	if status == http.StatusInternalServerError {
+	problems := graph.Problems(err)
+	status, ok := statusOf[problems[0].Kind]
+	if !ok || status == http.StatusInternalServerError {
 		slog.ErrorContext(r.Context(), "rest request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		return failure{status: status, kind: apperr.Internal, message: internalMessage}
+		return failure{status: http.StatusInternalServerError, kind: apperr.Internal, message: internalMessage}
 	}
-	f := failure{status: status, kind: ae.Kind, message: restNames(ae.Message)}
-	if ae.Field != "" {
-		f.fields = []fieldError{{Name: snake(ae.Field), Reason: f.message}}
+	f := failure{status: status, kind: problems[0].Kind}
+	msgs := make([]string, len(problems))
+	for i, p := range problems {
+		msgs[i] = p.Render(restName)
+		if p.Field != "" {
+			f.fields = append(f.fields, fieldError{Name: apperr.SpellPath(p.Field, restName), Reason: msgs[i]})
+		}
+	}
+	f.message = msgs[0]
+	if len(msgs) > 1 {
+		f.message = fmt.Sprintf("%d parameters are invalid: %s", len(msgs), strings.Join(msgs, "; "))
 	}
 	return f
 }
+
+// restName is REST's half of the naming mapping: v1 names its fields as
+// the domain does (snake_case, per_page, configurator_id), so a domain
+// name is its own REST spelling.
+func restName(domain string) string { return domain }
 
 // writeProblem answers err as application/problem+json with the status of
 // its kind. A 401 carries WWW-Authenticate, as RFC 6750 asks.
@@ -153,35 +152,4 @@ func writeBody(w http.ResponseWriter, status int, contentType string, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
-}
-
-// camelWord matches a lowerCamelCase identifier, such as perPage.
-var camelWord = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b`)
-
-// restNames rewrites the GraphQL argument names in a resolver's message
-// into REST parameter names: "perPage must be ..." becomes "per_page must
-// be ...". Resolver messages hold no client text but numbers and dates, so
-// every camelCase word in them is an argument name.
-func restNames(msg string) string {
-	return camelWord.ReplaceAllStringFunc(msg, snake)
-}
-
-// snake turns a camelCase name into snake_case: perPage is per_page,
-// configuratorOptionId is configurator_option_id, configuratorID is
-// configurator_id.
-func snake(s string) string {
-	rs := []rune(s)
-	var b strings.Builder
-	for i, c := range rs {
-		if unicode.IsUpper(c) {
-			prevLower := i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]))
-			nextLower := i > 0 && i+1 < len(rs) && unicode.IsUpper(rs[i-1]) && unicode.IsLower(rs[i+1])
-			if prevLower || nextLower {
-				b.WriteByte('_')
-			}
-			c = unicode.ToLower(c)
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

@@ -12,36 +12,6 @@ import (
 	"github.com/configurator/catalogue/internal/apperr"
 )
 
-func TestSnake(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"perPage", "per_page"},
-		{"orderBy", "order_by"},
-		{"configuratorOptionId", "configurator_option_id"},
-		{"configuratorID", "configurator_id"},
-		{"startDate", "start_date"},
-		{"page", "page"},
-		{"per_page", "per_page"},
-		{"thumbnail50Url", "thumbnail50_url"},
-	} {
-		if got := snake(tc.in); got != tc.want {
-			t.Errorf("snake(%q) = %q; want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-func TestRestNames(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"perPage must be between 1 and 100, or -1 for all records, got 500", "per_page must be between 1 and 100, or -1 for all records, got 500"},
-		{"endDate 2026-03-01 is before startDate 2026-03-05", "end_date 2026-03-01 is before start_date 2026-03-05"},
-		{"configurator option 7 not found", "configurator option 7 not found"},
-		{"page must be 1 or more, got 0", "page must be 1 or more, got 0"},
-	} {
-		if got := restNames(tc.in); got != tc.want {
-			t.Errorf("restNames(%q) = %q; want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 // TestStatusTable checks that every error kind has its status.
 func TestStatusTable(t *testing.T) {
 	want := map[apperr.Kind]int{
@@ -71,16 +41,16 @@ func TestWriteProblem(t *testing.T) {
 		fieldCount int
 	}{
 		{
-			name: "resolver field error", err: fmt.Errorf("list: %w", apperr.Field("perPage", "perPage must be between 1 and 100, got 0")),
+			name: "resolver field error", err: fmt.Errorf("list: %w", apperr.Field("per_page", "{} must be between 1 and 100, got 0")),
 			status: 400, code: apperr.Invalid, detail: "per_page must be between 1 and 100, got 0", field: "per_page", fieldCount: 1,
 		},
 		{
-			name: "param errors", err: paramErrors{apperr.Field("page", "page bad"), apperr.Field("order", "order bad")},
+			name: "param errors", err: apperr.List{apperr.Field("page", "{} bad"), apperr.Field("order", "{} bad")},
 			status: 400, code: apperr.Invalid, detail: "2 parameters are invalid: page bad; order bad", field: "page", fieldCount: 2,
 		},
 		{name: "not found", err: apperr.E(apperr.NotFound, "order 9 not found"), status: 404, code: apperr.NotFound, detail: "order 9 not found"},
 		{name: "ent not found", err: &ent.NotFoundError{}, status: 404, code: apperr.NotFound, detail: "not found"},
-		{name: "no token", err: apperr.ErrNoToken, status: 401, code: apperr.Unauthenticated, detail: apperr.ErrNoToken.Message, challenge: "Bearer"},
+		{name: "no token", err: apperr.ErrNoToken, status: 401, code: apperr.Unauthenticated, detail: apperr.ErrNoToken.Error(), challenge: "Bearer"},
 		{name: "bad token", err: apperr.E(apperr.Unauthenticated, "invalid token"), auth: "Bearer x", status: 401, code: apperr.Unauthenticated, detail: "invalid token", challenge: `Bearer error="invalid_token"`},
 		{name: "forbidden", err: apperr.E(apperr.Forbidden, "this write needs a dashboard token"), status: 403, code: apperr.Forbidden, detail: "this write needs a dashboard token"},
 		{name: "conflict", err: apperr.E(apperr.Conflict, "taken"), status: 409, code: apperr.Conflict, detail: "taken"},
@@ -126,7 +96,7 @@ func TestWriteEnvelopeError(t *testing.T) {
 		status int
 		msg    string
 	}{
-		{"no token", apperr.ErrNoToken, 401, apperr.ErrNoToken.Message},
+		{"no token", apperr.ErrNoToken, 401, apperr.ErrNoToken.Error()},
 		{"internal", errors.New("disk on fire"), 500, internalMessage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

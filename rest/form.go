@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/graph/model"
 )
 
 // formFieldSorts are the order_by values of the form-field list.
@@ -32,7 +33,7 @@ func (h *handler) listFormFields(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	res, err := h.res.Query().FormFieldsPage(r.Context(), page, perPage, by, dir)
+	res, err := h.res.Query().FormFieldsPage(r.Context(), model.FormFieldsPageArgs{Page: page, PerPage: perPage, OrderBy: by, Order: dir})
 	if err != nil {
 		writeProblem(w, r, err)
 		return

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/graph/model"
 )
 
 // materialSorts are the order_by values of the material list.
@@ -28,7 +29,10 @@ func (h *handler) listMaterials(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	res, err := h.res.Query().MaterialsPage(r.Context(), page, perPage, by, dir, categoryID, textureID)
+	res, err := h.res.Query().MaterialsPage(r.Context(), model.MaterialsPageArgs{
+		Where: &ent.MaterialWhereInput{CategoryID: categoryID, TextureID: textureID},
+		Page:  page, PerPage: perPage, OrderBy: by, Order: dir,
+	})
 	if err != nil {
 		writeProblem(w, r, err)
 		return

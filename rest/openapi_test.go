@@ -32,6 +32,7 @@ import (
 	"github.com/configurator/catalogue/ent/schema"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // The document is OpenAPI 3.1 and is served as such. kin-openapi v0.135
@@ -249,16 +250,16 @@ func TestOpenAPIDocument(t *testing.T) {
 		}
 	}
 	pp := param("GET /materials", "per_page")
-	if len(pp.AnyOf) != 2 || *pp.AnyOf[0].Value.Min != 1 || *pp.AnyOf[0].Value.Max != graph.MaxPerPage ||
-		fmt.Sprint(pp.AnyOf[1].Value.Enum) != fmt.Sprint([]any{float64(graph.AllPages)}) || pp.Default != float64(graph.DefaultPerPage) {
-		t.Errorf("per_page must be 1..%d or %d, default %d", graph.MaxPerPage, graph.AllPages, graph.DefaultPerPage)
+	if len(pp.AnyOf) != 2 || *pp.AnyOf[0].Value.Min != 1 || *pp.AnyOf[0].Value.Max != valid.MaxPerPage ||
+		fmt.Sprint(pp.AnyOf[1].Value.Enum) != fmt.Sprint([]any{float64(valid.AllPages)}) || pp.Default != float64(valid.DefaultPerPage) {
+		t.Errorf("per_page must be 1..%d or %d, default %d", valid.MaxPerPage, valid.AllPages, valid.DefaultPerPage)
 	}
 	if got := enum(doc.Components.Schemas["OptionTypes"].Value.Properties["optionTypes"].Value.Items.Value); !slices.Equal(got, slices.Sorted(slices.Values(schema.OptionTypes))) {
 		t.Errorf("option types = %v; the schema has %v", got, schema.OptionTypes)
 	}
 	printMap := operations(doc)["POST /orders"].RequestBody.Value.Content["multipart/form-data"].Schema.Value.Properties["configurator_print_map"].Value
-	if printMap.MaxItems == nil || *printMap.MaxItems != graph.MaxPrintMaps {
-		t.Errorf("configurator_print_map maxItems must be %d", graph.MaxPrintMaps)
+	if printMap.MaxItems == nil || *printMap.MaxItems != valid.MaxPrintMaps {
+		t.Errorf("configurator_print_map maxItems must be %d", valid.MaxPrintMaps)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/graph/model"
 )
 
 // optionSorts are the order_by values of the option list.
@@ -33,7 +34,7 @@ func (h *handler) listOptions(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	res, err := h.res.Query().ConfiguratorOptionsPage(r.Context(), page, perPage, by, dir)
+	res, err := h.res.Query().ConfiguratorOptionsPage(r.Context(), model.ConfiguratorOptionsPageArgs{Page: page, PerPage: perPage, OrderBy: by, Order: dir})
 	if err != nil {
 		writeProblem(w, r, err)
 		return

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/graph/model"
 )
 
 // orderSorts are the order_by values of the order list.
@@ -34,7 +35,10 @@ func (h *handler) listOrders(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	res, err := h.res.Query().OrdersPage(r.Context(), page, perPage, by, dir, configuratorID, start, end)
+	res, err := h.res.Query().OrdersPage(r.Context(), model.OrdersPageArgs{
+		Where: &ent.OrderWhereInput{ConfiguratorID: configuratorID},
+		Page:  page, PerPage: perPage, OrderBy: by, Order: dir, StartDate: start, EndDate: end,
+	})
 	if err != nil {
 		writeProblem(w, r, err)
 		return

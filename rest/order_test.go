@@ -93,7 +93,6 @@ func TestOrdersBadParams(t *testing.T) {
 		{"/orders?configurator_id=1&configurator_id=2", "configurator_id"},
 		{"/orders?start_date=2026-3-1", "start_date"},
 		{"/orders?start_date=01-03-2026", "start_date"},
-		{"/orders?start_date=2026-03-01T00:00:00Z", "start_date"},
 		{"/orders?start_date=2026-02-30", "start_date"},
 		{"/orders?start_date=", "start_date"},
 		{"/orders?end_date=tomorrow", "end_date"},

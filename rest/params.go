@@ -4,18 +4,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"entgo.io/contrib/entgql"
 	"github.com/go-chi/chi/v5"
 
 	"github.com/configurator/catalogue/graph/scalar"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // params reads the query string of one request strictly and collects every
@@ -25,7 +22,7 @@ import (
 // fields), never passed on as text.
 type params struct {
 	q    url.Values
-	errs paramErrors
+	errs apperr.List
 	bad  error // the query string itself does not parse
 }
 
@@ -33,7 +30,7 @@ func newParams(r *http.Request) *params {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	p := &params{q: q}
 	if err != nil {
-		p.bad = apperr.E(apperr.Invalid, "the query string is malformed: %s", clip(err.Error()))
+		p.bad = apperr.E(apperr.Invalid, "the query string is malformed: %s", valid.Clip(err.Error()))
 	}
 	return p
 }
@@ -60,14 +57,11 @@ func (p *params) one(name string) (string, bool) {
 		return "", false
 	}
 	if len(vs) > 1 {
-		p.fail(name, "%s is given %d times; give it once", name, len(vs))
+		p.fail(name, "{} is given %d times; give it once", len(vs))
 		return "", false
 	}
 	return vs[0], true
 }
-
-// plainInt is a base-10 integer without sign noise, exponent or fraction.
-var plainInt = regexp.MustCompile(`^-?[0-9]+$`)
 
 // int reads an integer that fits in bits bits, or nil when absent.
 func (p *params) int(name string, bits int) *int {
@@ -75,22 +69,26 @@ func (p *params) int(name string, bits int) *int {
 	if !ok {
 		return nil
 	}
-	n, err := parseInt(name, s, bits)
+	n, err := valid.Int(name, s, bits)
 	if err != nil {
-		p.errs = append(p.errs, err)
+		p.errs = append(p.errs, err.(*apperr.Error))
 		return nil
 	}
 	return &n
 }
 
-// id reads a positive integer id, or nil when absent.
+// id reads a record id (valid.ID), or nil when absent.
 func (p *params) id(name string) *int {
-	n := p.int(name, 64)
-	if n != nil && *n < 1 {
-		p.fail(name, "%s must be a positive integer, got %d", name, *n)
+	s, ok := p.one(name)
+	if !ok {
 		return nil
 	}
-	return n
+	n, err := valid.ID(name, s)
+	if err != nil {
+		p.errs = append(p.errs, err.(*apperr.Error))
+		return nil
+	}
+	return &n
 }
 
 // page reads page and per_page. Their ranges (page from 1, per_page 1 to
@@ -113,21 +111,21 @@ func (p *params) direction() *entgql.OrderDirection {
 	case "desc":
 		d = entgql.OrderDirectionDesc
 	default:
-		p.fail("order", "order must be asc or desc, got %q", clip(s))
+		p.fail("order", "{} must be asc or desc, got %q", valid.Clip(s))
 		return nil
 	}
 	return &d
 }
 
-// date reads a YYYY-MM-DD date, or nil when absent.
+// date reads a date (valid.Date), or nil when absent.
 func (p *params) date(name string) *scalar.Date {
 	s, ok := p.one(name)
 	if !ok {
 		return nil
 	}
-	t, err := time.Parse(time.DateOnly, s)
+	t, err := valid.Date(name, s)
 	if err != nil {
-		p.fail(name, "%s must be a date YYYY-MM-DD, got %q", name, clip(s))
+		p.errs = append(p.errs, err.(*apperr.Error))
 		return nil
 	}
 	return &scalar.Date{Time: t}
@@ -136,7 +134,7 @@ func (p *params) date(name string) *scalar.Date {
 // require reports name as missing unless the query has it.
 func (p *params) require(name string) {
 	if _, ok := p.q[name]; !ok {
-		p.fail(name, "%s is required", name)
+		p.fail(name, "{} is required")
 	}
 }
 
@@ -186,69 +184,13 @@ func sortBy[F fmt.Stringer](p *params, fields sortFields[F]) F {
 	}
 	f, ok := fields.byName[s]
 	if !ok {
-		p.fail("order_by", "order_by must be one of %s, got %q", strings.Join(fields.names, ", "), clip(s))
+		p.fail("order_by", "{} must be one of %s, got %q", strings.Join(fields.names, ", "), valid.Clip(s))
 		return zero
 	}
 	return f
 }
 
-// pathID reads the {id} path parameter, a positive integer.
+// pathID reads the {id} path parameter, a record id (valid.ID).
 func pathID(r *http.Request) (int, error) {
-	n, err := parseInt("id", chi.URLParam(r, "id"), 64)
-	if err != nil {
-		return 0, paramErrors{err}
-	}
-	if n < 1 {
-		return 0, paramErrors{apperr.Field("id", "id must be a positive integer, got %d", n)}
-	}
-	return n, nil
-}
-
-// parseInt reads parameter name as a plain base-10 integer of bits bits.
-func parseInt(name, s string, bits int) (int, *apperr.Error) {
-	if !plainInt.MatchString(s) {
-		return 0, apperr.Field(name, "%s must be a base-10 integer, got %q", name, clip(s))
-	}
-	n, err := strconv.ParseInt(s, 10, bits)
-	if err != nil {
-		return 0, apperr.Field(name, "%s is out of range, got %s", name, clip(s))
-	}
-	return int(n), nil
-}
-
-// clip shortens client text quoted in a message.
-func clip(s string) string {
-	const max = 40
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
-
-// paramErrors are the faults of a request's parameters, each an Invalid
-// *apperr.Error naming its parameter.
-type paramErrors []*apperr.Error
-
-func (e paramErrors) Error() string {
-	if len(e) == 1 {
-		return e[0].Message
-	}
-	msgs := make([]string, len(e))
-	for i, x := range e {
-		msgs[i] = x.Message
-	}
-	return fmt.Sprintf("%d parameters are invalid: %s", len(e), strings.Join(msgs, "; "))
-}
-
-// Unwrap lets errors.As find the first fault's kind.
-func (e paramErrors) Unwrap() []error {
-	out := make([]error, len(e))
-	for i, x := range e {
-		out[i] = x
-	}
-	return out
+	return valid.ID("id", chi.URLParam(r, "id"))
 }

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/apperr"
 )
 
 // parse runs read over the query string q and returns what it read and
@@ -28,9 +28,8 @@ func parse(q string, read func(p *params) any) (any, string) {
 	if err == nil {
 		return v, ""
 	}
-	var pe paramErrors
-	if errors.As(err, &pe) {
-		return v, pe[0].Field
+	if es := apperr.Errors(err); len(es) > 0 && es[0].Field != "" {
+		return v, es[0].Field
 	}
 	return v, "?"
 }
@@ -96,7 +95,8 @@ func TestParams(t *testing.T) {
 		{"id beyond 64 bits", "category_id=99999999999999999999", intOf, nil, "category_id"},
 		{"date", "start_date=2026-03-01", dateOf, "2026-03-01", ""},
 		{"date without zeros", "start_date=2026-3-1", dateOf, nil, "start_date"},
-		{"date-time", "start_date=2026-03-01T00:00:00Z", dateOf, nil, "start_date"},
+		{"date-time, reduced to its UTC date", "start_date=2026-03-01T23:30:00-02:00", dateOf, "2026-03-02", ""},
+		{"date-time without zone", "start_date=2026-03-01T00:00:00", dateOf, nil, "start_date"},
 		{"date impossible", "start_date=2026-02-30", dateOf, nil, "start_date"},
 		{"date word", "start_date=yesterday", dateOf, nil, "start_date"},
 		{"date empty", "start_date=", dateOf, nil, "start_date"},
@@ -135,8 +135,8 @@ func TestParamsCollectEveryFault(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("faults = %v; want %v", names, want)
 	}
-	if !strings.Contains(p.errs[0].Message, "page and per_page") {
-		t.Errorf("limit fault = %q; want it to point at page and per_page", p.errs[0].Message)
+	if !strings.Contains(p.errs[0].Error(), "page and per_page") {
+		t.Errorf("limit fault = %q; want it to point at page and per_page", p.errs[0].Error())
 	}
 }
 
@@ -144,7 +144,7 @@ func TestOrderByMessageListsAllowedValues(t *testing.T) {
 	p := newParams(httptest.NewRequest("GET", "/x?order_by=name", nil))
 	sortBy(p, orderSorts)
 	want := `order_by must be one of created_at, id, price, status, updated_at, got "name"`
-	if len(p.errs) != 1 || p.errs[0].Message != want {
+	if len(p.errs) != 1 || p.errs[0].Error() != want {
 		t.Errorf("faults = %v; want %q", p.errs, want)
 	}
 }
@@ -166,8 +166,7 @@ func TestPathID(t *testing.T) {
 		if got != tc.want || (err == nil) != tc.ok {
 			t.Errorf("pathID(%q) = %d, %v; want %d, ok %v", tc.in, got, err, tc.want, tc.ok)
 		}
-		var pe paramErrors
-		if err != nil && (!errors.As(err, &pe) || pe[0].Field != "id") {
+		if es := apperr.Errors(err); err != nil && (len(es) == 0 || es[0].Field != "id") {
 			t.Errorf("pathID(%q) error = %v; want a fault naming id", tc.in, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/dbtest"
 )
 
@@ -74,7 +75,7 @@ var parityLists = []parityList{
 	},
 	{
 		path: "/configurator-option-variations", field: "optionVariationList", sub: "id",
-		args: []string{"configuratorOptionId: ID!"},
+		args: []string{"configuratorOptionID: ID!"},
 		queries: []string{
 			"configurator_option_id=1", "configurator_option_id=6", "configurator_option_id=7",
 			"configurator_option_id=8", "configurator_option_id=11", "configurator_option_id=13",
@@ -115,13 +116,15 @@ func gqlVars(t *testing.T, query string) map[string]any {
 }
 
 // camel is the GraphQL name of a REST parameter: per_page is perPage,
-// configurator_option_id is configuratorOptionId.
+// configurator_option_id is configuratorOptionID. The filters of the page
+// queries are compared through their deprecated arguments, which keep
+// the old spelling (configuratorId).
 func camel(s string) string {
-	parts := strings.Split(s, "_")
-	for i := 1; i < len(parts); i++ {
-		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+	switch s {
+	case "configurator_id", "category_id", "texture_id":
+		return strings.TrimSuffix(graph.FieldName(s), "ID") + "Id"
 	}
-	return strings.Join(parts, "")
+	return graph.FieldName(s)
 }
 
 // gqlQuery builds the query of a list: every argument declared as a

@@ -9,6 +9,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph/model"
+	"github.com/configurator/catalogue/internal/share"
 )
 
 // This file alone knows the v1 JSON: snake_case names, RFC 3339 UTC
@@ -464,7 +465,7 @@ type sharedVariationJSON struct {
 	SelectedParts []string `json:"selected_parts,omitempty"`
 }
 
-func presentShared(sc *model.SharedConfigurator) sharedJSON {
+func presentShared(sc *share.Configurator) sharedJSON {
 	out := sharedJSON{Key: sc.Key, ID: sc.ID, Name: sc.Name, Options: make([]sharedOptionJSON, len(sc.Options))}
 	for i, o := range sc.Options {
 		so := sharedOptionJSON{optionJSON: optionJSON{

@@ -26,7 +26,7 @@ func (h *handler) setOptions(w http.ResponseWriter, r *http.Request) {
 	}
 	options, err := decodeObject(raw)
 	if err != nil {
-		writeEnvelopeError(w, r, paramErrors{apperr.Field("options", "options must be a JSON object: %v", err)})
+		writeEnvelopeError(w, r, apperr.List{apperr.Field("options", "{} must be a JSON object: %v", err)})
 		return
 	}
 	link, err := h.res.Mutation().SetOptionOverrides(r.Context(), options)

@@ -203,7 +203,7 @@ func TestShareLinks(t *testing.T) {
 				}
 			}
 		}
-		f.graphql(t, "", `query($k: String!) { sharedConfigurator(key: $k) { name options { id parameterList { id selected materialId textValue numericalDefault } } } }`,
+		f.graphql(t, "", `query($k: String!) { sharedConfigurator(key: $k) { name options { id parameterList { id selected materialID textValue numericalDefault } } } }`,
 			map[string]any{"k": key}, &gq)
 		if gq.SharedConfigurator.Name != got.Name || len(gq.SharedConfigurator.Options) != len(got.Options) {
 			t.Fatalf("GraphQL sharedConfigurator = %+v; want the REST answer's %d options", gq.SharedConfigurator, len(got.Options))

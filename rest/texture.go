@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/graph/model"
 )
 
 // textureSorts are the order_by values of the texture list.
@@ -22,7 +23,10 @@ func (h *handler) listTextures(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	res, err := h.res.Query().TexturesPage(r.Context(), page, perPage, by, dir, categoryID)
+	res, err := h.res.Query().TexturesPage(r.Context(), model.TexturesPageArgs{
+		Where: &ent.TextureWhereInput{CategoryID: categoryID},
+		Page:  page, PerPage: perPage, OrderBy: by, Order: dir,
+	})
 	if err != nil {
 		writeProblem(w, r, err)
 		return

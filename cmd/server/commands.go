@@ -33,7 +33,7 @@ func openDB(ctx context.Context, cfg *config.Config) (*ent.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := database.Migrate(ctx, c); err != nil {
+	if err := database.Migrate(ctx, c, cfg.DatabaseURL); err != nil {
 		c.Close()
 		return nil, err
 	}

@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		msg := err.Error()
 		var ae *apperr.Error
 		if errors.As(err, &ae) {
-			msg = ae.Message
+			msg = ae.Error()
 		}
 		fmt.Fprintf(stderr, "server: %s\n", msg)
 		return exitError

@@ -41,9 +41,9 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "apitoken_owner_id_created_at",
+				Name:    "apitoken_owner_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{APITokensColumns[7], APITokensColumns[1]},
+				Columns: []*schema.Column{APITokensColumns[7], APITokensColumns[1], APITokensColumns[0]},
 			},
 		},
 	}
@@ -106,9 +106,14 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "configuratorform_owner_id_created_at",
+				Name:    "configuratorform_owner_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{ConfiguratorFormsColumns[5], ConfiguratorFormsColumns[1]},
+				Columns: []*schema.Column{ConfiguratorFormsColumns[5], ConfiguratorFormsColumns[1], ConfiguratorFormsColumns[0]},
+			},
+			{
+				Name:    "configuratorform_owner_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{ConfiguratorFormsColumns[5], ConfiguratorFormsColumns[0]},
 			},
 			{
 				Name:    "configuratorform_configurator_id",
@@ -151,14 +156,34 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "configuratoroption_owner_id_created_at",
+				Name:    "configuratoroption_owner_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{ConfiguratorOptionsColumns[9], ConfiguratorOptionsColumns[1]},
+				Columns: []*schema.Column{ConfiguratorOptionsColumns[9], ConfiguratorOptionsColumns[1], ConfiguratorOptionsColumns[0]},
 			},
 			{
-				Name:    "configuratoroption_configurator_id_position",
+				Name:    "configuratoroption_owner_id_position_id",
 				Unique:  false,
-				Columns: []*schema.Column{ConfiguratorOptionsColumns[8], ConfiguratorOptionsColumns[6]},
+				Columns: []*schema.Column{ConfiguratorOptionsColumns[9], ConfiguratorOptionsColumns[6], ConfiguratorOptionsColumns[0]},
+			},
+			{
+				Name:    "configuratoroption_owner_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{ConfiguratorOptionsColumns[9], ConfiguratorOptionsColumns[0]},
+			},
+			{
+				Name:    "configuratoroption_owner_id_updated_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{ConfiguratorOptionsColumns[9], ConfiguratorOptionsColumns[2], ConfiguratorOptionsColumns[0]},
+			},
+			{
+				Name:    "configuratoroption_owner_id_title_id",
+				Unique:  false,
+				Columns: []*schema.Column{ConfiguratorOptionsColumns[9], ConfiguratorOptionsColumns[3], ConfiguratorOptionsColumns[0]},
+			},
+			{
+				Name:    "configuratoroption_configurator_id_owner_id_position_id",
+				Unique:  false,
+				Columns: []*schema.Column{ConfiguratorOptionsColumns[8], ConfiguratorOptionsColumns[9], ConfiguratorOptionsColumns[6], ConfiguratorOptionsColumns[0]},
 			},
 		},
 	}
@@ -206,9 +231,29 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "formfield_owner_id_created_at",
+				Name:    "formfield_owner_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{FormFieldsColumns[13], FormFieldsColumns[1]},
+				Columns: []*schema.Column{FormFieldsColumns[13], FormFieldsColumns[1], FormFieldsColumns[0]},
+			},
+			{
+				Name:    "formfield_owner_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{FormFieldsColumns[13], FormFieldsColumns[0]},
+			},
+			{
+				Name:    "formfield_owner_id_updated_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{FormFieldsColumns[13], FormFieldsColumns[2], FormFieldsColumns[0]},
+			},
+			{
+				Name:    "formfield_owner_id_title_id",
+				Unique:  false,
+				Columns: []*schema.Column{FormFieldsColumns[13], FormFieldsColumns[3], FormFieldsColumns[0]},
+			},
+			{
+				Name:    "formfield_owner_id_position_id",
+				Unique:  false,
+				Columns: []*schema.Column{FormFieldsColumns[13], FormFieldsColumns[10], FormFieldsColumns[0]},
 			},
 			{
 				Name:    "formfield_configurator_id",
@@ -269,19 +314,34 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "material_owner_id_created_at",
+				Name:    "material_owner_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{MaterialsColumns[14], MaterialsColumns[1]},
+				Columns: []*schema.Column{MaterialsColumns[14], MaterialsColumns[1], MaterialsColumns[0]},
 			},
 			{
-				Name:    "material_category_id",
+				Name:    "material_owner_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{MaterialsColumns[15]},
+				Columns: []*schema.Column{MaterialsColumns[14], MaterialsColumns[0]},
 			},
 			{
-				Name:    "material_texture_id",
+				Name:    "material_owner_id_updated_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{MaterialsColumns[16]},
+				Columns: []*schema.Column{MaterialsColumns[14], MaterialsColumns[2], MaterialsColumns[0]},
+			},
+			{
+				Name:    "material_owner_id_name_id",
+				Unique:  false,
+				Columns: []*schema.Column{MaterialsColumns[14], MaterialsColumns[3], MaterialsColumns[0]},
+			},
+			{
+				Name:    "material_category_id_owner_id_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{MaterialsColumns[15], MaterialsColumns[14], MaterialsColumns[1], MaterialsColumns[0]},
+			},
+			{
+				Name:    "material_texture_id_owner_id_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{MaterialsColumns[16], MaterialsColumns[14], MaterialsColumns[1], MaterialsColumns[0]},
 			},
 		},
 	}
@@ -310,9 +370,24 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "materialcategory_owner_id_created_at",
+				Name:    "materialcategory_owner_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{MaterialCategoriesColumns[6], MaterialCategoriesColumns[1]},
+				Columns: []*schema.Column{MaterialCategoriesColumns[6], MaterialCategoriesColumns[1], MaterialCategoriesColumns[0]},
+			},
+			{
+				Name:    "materialcategory_owner_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{MaterialCategoriesColumns[6], MaterialCategoriesColumns[0]},
+			},
+			{
+				Name:    "materialcategory_owner_id_updated_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{MaterialCategoriesColumns[6], MaterialCategoriesColumns[2], MaterialCategoriesColumns[0]},
+			},
+			{
+				Name:    "materialcategory_owner_id_title_id",
+				Unique:  false,
+				Columns: []*schema.Column{MaterialCategoriesColumns[6], MaterialCategoriesColumns[3], MaterialCategoriesColumns[0]},
 			},
 		},
 	}
@@ -346,9 +421,14 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "optionset_owner_id_created_at",
+				Name:    "optionset_owner_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{OptionSetsColumns[5], OptionSetsColumns[1]},
+				Columns: []*schema.Column{OptionSetsColumns[5], OptionSetsColumns[1], OptionSetsColumns[0]},
+			},
+			{
+				Name:    "optionset_owner_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{OptionSetsColumns[5], OptionSetsColumns[0]},
 			},
 			{
 				Name:    "optionset_configurator_id",
@@ -398,14 +478,14 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "optionvariation_owner_id_created_at",
+				Name:    "optionvariation_owner_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{OptionVariationsColumns[16], OptionVariationsColumns[1]},
+				Columns: []*schema.Column{OptionVariationsColumns[16], OptionVariationsColumns[1], OptionVariationsColumns[0]},
 			},
 			{
-				Name:    "optionvariation_configurator_option_id_position",
+				Name:    "optionvariation_configurator_option_id_owner_id_position_id",
 				Unique:  false,
-				Columns: []*schema.Column{OptionVariationsColumns[15], OptionVariationsColumns[4]},
+				Columns: []*schema.Column{OptionVariationsColumns[15], OptionVariationsColumns[16], OptionVariationsColumns[4], OptionVariationsColumns[0]},
 			},
 		},
 	}
@@ -446,14 +526,62 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "order_owner_id_created_at",
+				Name:    "order_owner_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{OrdersColumns[12], OrdersColumns[1]},
+				Columns: []*schema.Column{OrdersColumns[12], OrdersColumns[1], OrdersColumns[0]},
 			},
 			{
-				Name:    "order_configurator_id_created_at",
+				Name:    "order_owner_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{OrdersColumns[11], OrdersColumns[1]},
+				Columns: []*schema.Column{OrdersColumns[12], OrdersColumns[0]},
+			},
+			{
+				Name:    "order_owner_id_updated_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{OrdersColumns[12], OrdersColumns[2], OrdersColumns[0]},
+			},
+			{
+				Name:    "order_owner_id_price_id",
+				Unique:  false,
+				Columns: []*schema.Column{OrdersColumns[12], OrdersColumns[3], OrdersColumns[0]},
+			},
+			{
+				Name:    "order_owner_id_status_id",
+				Unique:  false,
+				Columns: []*schema.Column{OrdersColumns[12], OrdersColumns[4], OrdersColumns[0]},
+			},
+			{
+				Name:    "order_configurator_id_owner_id_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{OrdersColumns[11], OrdersColumns[12], OrdersColumns[1], OrdersColumns[0]},
+			},
+		},
+	}
+	// OrderCountsColumns holds the columns for the "order_counts" table.
+	OrderCountsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "configurator_id", Type: field.TypeInt},
+		{Name: "orders", Type: field.TypeInt, Default: 0},
+		{Name: "owner_id", Type: field.TypeInt},
+	}
+	// OrderCountsTable holds the schema information for the "order_counts" table.
+	OrderCountsTable = &schema.Table{
+		Name:       "order_counts",
+		Columns:    OrderCountsColumns,
+		PrimaryKey: []*schema.Column{OrderCountsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "order_counts_owners_owner",
+				Columns:    []*schema.Column{OrderCountsColumns[3]},
+				RefColumns: []*schema.Column{OwnersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "ordercount_owner_id_configurator_id",
+				Unique:  true,
+				Columns: []*schema.Column{OrderCountsColumns[3], OrderCountsColumns[1]},
 			},
 		},
 	}
@@ -521,9 +649,9 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "share_owner_id_created_at",
+				Name:    "share_owner_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{SharesColumns[8], SharesColumns[1]},
+				Columns: []*schema.Column{SharesColumns[8], SharesColumns[1], SharesColumns[0]},
 			},
 			{
 				Name:    "share_token_id_digest",
@@ -566,14 +694,29 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "texture_owner_id_created_at",
+				Name:    "texture_owner_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{TexturesColumns[9], TexturesColumns[1]},
+				Columns: []*schema.Column{TexturesColumns[9], TexturesColumns[1], TexturesColumns[0]},
 			},
 			{
-				Name:    "texture_category_id",
+				Name:    "texture_owner_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{TexturesColumns[8]},
+				Columns: []*schema.Column{TexturesColumns[9], TexturesColumns[0]},
+			},
+			{
+				Name:    "texture_owner_id_updated_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{TexturesColumns[9], TexturesColumns[2], TexturesColumns[0]},
+			},
+			{
+				Name:    "texture_owner_id_name_id",
+				Unique:  false,
+				Columns: []*schema.Column{TexturesColumns[9], TexturesColumns[3], TexturesColumns[0]},
+			},
+			{
+				Name:    "texture_category_id_owner_id_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{TexturesColumns[8], TexturesColumns[9], TexturesColumns[1], TexturesColumns[0]},
 			},
 		},
 	}
@@ -614,6 +757,7 @@ var (
 		OptionSetsTable,
 		OptionVariationsTable,
 		OrdersTable,
+		OrderCountsTable,
 		OwnersTable,
 		SettingsTable,
 		SharesTable,
@@ -643,6 +787,7 @@ func init() {
 	OptionVariationsTable.ForeignKeys[1].RefTable = OwnersTable
 	OrdersTable.ForeignKeys[0].RefTable = ConfiguratorsTable
 	OrdersTable.ForeignKeys[1].RefTable = OwnersTable
+	OrderCountsTable.ForeignKeys[0].RefTable = OwnersTable
 	SharesTable.ForeignKeys[0].RefTable = APITokensTable
 	SharesTable.ForeignKeys[1].RefTable = ConfiguratorsTable
 	SharesTable.ForeignKeys[2].RefTable = OwnersTable

@@ -36,6 +36,9 @@ type OptionVariation func(*sql.Selector)
 // Order is the predicate function for order builders.
 type Order func(*sql.Selector)
 
+// OrderCount is the predicate function for ordercount builders.
+type OrderCount func(*sql.Selector)
+
 // Owner is the predicate function for owner builders.
 type Owner func(*sql.Selector)
 

@@ -351,6 +351,30 @@ func (f OrderMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation)
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.OrderMutation", m)
 }
 
+// The OrderCountQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type OrderCountQueryRuleFunc func(context.Context, *ent.OrderCountQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f OrderCountQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.OrderCountQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.OrderCountQuery", q)
+}
+
+// The OrderCountMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type OrderCountMutationRuleFunc func(context.Context, *ent.OrderCountMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f OrderCountMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.OrderCountMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.OrderCountMutation", m)
+}
+
 // The OwnerQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type OwnerQueryRuleFunc func(context.Context, *ent.OwnerQuery) error
@@ -502,6 +526,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.OrderQuery:
 		return q.Filter(), nil
+	case *ent.OrderCountQuery:
+		return q.Filter(), nil
 	case *ent.OwnerQuery:
 		return q.Filter(), nil
 	case *ent.SettingQuery:
@@ -536,6 +562,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.OptionVariationMutation:
 		return m.Filter(), nil
 	case *ent.OrderMutation:
+		return m.Filter(), nil
+	case *ent.OrderCountMutation:
 		return m.Filter(), nil
 	case *ent.OwnerMutation:
 		return m.Filter(), nil

@@ -16,6 +16,7 @@ import (
 	"github.com/configurator/catalogue/ent/optionset"
 	"github.com/configurator/catalogue/ent/optionvariation"
 	"github.com/configurator/catalogue/ent/order"
+	"github.com/configurator/catalogue/ent/ordercount"
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/schema"
 	"github.com/configurator/catalogue/ent/setting"
@@ -583,6 +584,21 @@ func init() {
 	orderDescID := orderMixinFields0[0].Descriptor()
 	// order.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	order.IDValidator = orderDescID.Validators[0].(func(int) error)
+	ordercount.Policy = privacy.NewPolicies(schema.OrderCount{})
+	ordercount.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := ordercount.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	ordercountFields := schema.OrderCount{}.Fields()
+	_ = ordercountFields
+	// ordercountDescOrders is the schema descriptor for orders field.
+	ordercountDescOrders := ordercountFields[2].Descriptor()
+	// ordercount.DefaultOrders holds the default value on creation for the orders field.
+	ordercount.DefaultOrders = ordercountDescOrders.Default.(int)
 	ownerMixin := schema.Owner{}.Mixin()
 	owner.Policy = privacy.NewPolicies(schema.Owner{})
 	owner.Hooks[0] = func(next ent.Mutator) ent.Mutator {

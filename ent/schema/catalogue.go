@@ -10,7 +10,6 @@ import (
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
-	"entgo.io/ent/schema/index"
 )
 
 // MaterialCategory groups the materials and textures of an owner.
@@ -38,6 +37,9 @@ func (MaterialCategory) Edges() []ent.Edge {
 
 // Annotations of the MaterialCategory.
 func (MaterialCategory) Annotations() []schema.Annotation { return readable() }
+
+// Indexes of the MaterialCategory: one per sort order of the list.
+func (MaterialCategory) Indexes() []ent.Index { return sortIndexes("id", "updated_at", "title") }
 
 // Material is a surface that configurator options can apply to a model.
 type Material struct{ ent.Schema }
@@ -72,12 +74,10 @@ func (Material) Edges() []ent.Edge {
 	}
 }
 
-// Indexes of the Material: the list filters of the spec.
+// Indexes of the Material: one per sort order of the list, and the list
+// filters of the spec.
 func (Material) Indexes() []ent.Index {
-	return []ent.Index{
-		index.Fields("category_id"),
-		index.Fields("texture_id"),
-	}
+	return append(sortIndexes("id", "updated_at", "name"), filterIndex("category_id"), filterIndex("texture_id"))
 }
 
 // Annotations of the Material: dashboard tokens create and update materials
@@ -112,9 +112,10 @@ func (Texture) Edges() []ent.Edge {
 	}
 }
 
-// Indexes of the Texture.
+// Indexes of the Texture: one per sort order of the list, and its
+// category filter.
 func (Texture) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("category_id")}
+	return append(sortIndexes("id", "updated_at", "name"), filterIndex("category_id"))
 }
 
 // Annotations of the Texture.

@@ -55,7 +55,7 @@ func (Configurator) Indexes() []ent.Index {
 // configurators are created by operators, never through the API.
 func (Configurator) Policy() ent.Policy {
 	return privacy.Policy{
-		Query:    privacy.QueryPolicy{rule.FilterOwner()},
+		Query:    privacy.QueryPolicy{rule.AllowSharedRead(), rule.FilterOwner()},
 		Mutation: privacy.MutationPolicy{privacy.AlwaysDenyRule()},
 	}
 }

@@ -31,9 +31,9 @@ func (ConfiguratorForm) Edges() []ent.Edge {
 	}
 }
 
-// Indexes of the ConfiguratorForm.
+// Indexes of the ConfiguratorForm: the list is by id.
 func (ConfiguratorForm) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("configurator_id")}
+	return append(sortIndexes("id"), index.Fields("configurator_id"))
 }
 
 // Annotations of the ConfiguratorForm.
@@ -69,9 +69,10 @@ func (FormField) Edges() []ent.Edge {
 	}
 }
 
-// Indexes of the FormField.
+// Indexes of the FormField: one per sort order of the list, and the
+// foreign keys.
 func (FormField) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("configurator_id"), index.Fields("form_id")}
+	return append(sortIndexes("id", "updated_at", "title", "position"), index.Fields("configurator_id"), index.Fields("form_id"))
 }
 
 // Annotations of the FormField.

@@ -54,9 +54,10 @@ func (ConfiguratorOption) Edges() []ent.Edge {
 	}
 }
 
-// Indexes of the ConfiguratorOption.
+// Indexes of the ConfiguratorOption: one per sort order of the list
+// (position first), and a configurator's options in position order.
 func (ConfiguratorOption) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("configurator_id", "position")}
+	return append(sortIndexes("position", "id", "updated_at", "title"), index.Fields("configurator_id", "owner_id", "position", "id"))
 }
 
 // Interceptors of the ConfiguratorOption: options are read in position
@@ -107,9 +108,10 @@ func (OptionVariation) Edges() []ent.Edge {
 	}
 }
 
-// Indexes of the OptionVariation.
+// Indexes of the OptionVariation: an option's parameter_list in position
+// order.
 func (OptionVariation) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("configurator_option_id", "position")}
+	return []ent.Index{index.Fields("configurator_option_id", "owner_id", "position", "id")}
 }
 
 // Annotations of the OptionVariation.
@@ -137,9 +139,9 @@ func (OptionSet) Edges() []ent.Edge {
 	}
 }
 
-// Indexes of the OptionSet.
+// Indexes of the OptionSet: the list is by id.
 func (OptionSet) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("configurator_id")}
+	return append(sortIndexes("id"), index.Fields("configurator_id"))
 }
 
 // Annotations of the OptionSet.

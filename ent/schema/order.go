@@ -5,7 +5,6 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
-	"entgo.io/ent/schema/index"
 )
 
 // Order is an order placed from a configurator.
@@ -35,9 +34,10 @@ func (Order) Edges() []ent.Edge {
 	return []ent.Edge{configuratorEdge("orders")}
 }
 
-// Indexes of the Order: the list is filtered by configurator and created_at.
+// Indexes of the Order: one per sort order of the list, and the
+// configurator filter with its date range.
 func (Order) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("configurator_id", "created_at")}
+	return append(sortIndexes("id", "updated_at", "price", "status"), filterIndex("configurator_id"))
 }
 
 // Annotations of the Order.

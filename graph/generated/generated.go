@@ -19,6 +19,7 @@ import (
 	"github.com/configurator/catalogue/ent/configuratoroption"
 	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/graph/scalar"
+	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/viewer"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -329,27 +330,27 @@ type ComplexityRoot struct {
 		ConfiguratorOption      func(childComplexity int, id int) int
 		ConfiguratorOptionTypes func(childComplexity int) int
 		ConfiguratorOptions     func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ConfiguratorOptionOrder, where *ent.ConfiguratorOptionWhereInput) int
-		ConfiguratorOptionsPage func(childComplexity int, page *int, perPage *int, orderBy *ent.ConfiguratorOptionOrderField, order *entgql.OrderDirection) int
+		ConfiguratorOptionsPage func(childComplexity int, where *ent.ConfiguratorOptionWhereInput, page *int, perPage *int, orderBy *ent.ConfiguratorOptionOrderField, order *entgql.OrderDirection) int
 		Configurators           func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.ConfiguratorOrder, where *ent.ConfiguratorWhereInput) int
 		FormField               func(childComplexity int, id int) int
 		FormFields              func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.FormFieldOrder, where *ent.FormFieldWhereInput) int
-		FormFieldsPage          func(childComplexity int, page *int, perPage *int, orderBy *ent.FormFieldOrderField, order *entgql.OrderDirection) int
+		FormFieldsPage          func(childComplexity int, where *ent.FormFieldWhereInput, page *int, perPage *int, orderBy *ent.FormFieldOrderField, order *entgql.OrderDirection) int
 		Material                func(childComplexity int, id int) int
 		MaterialCategories      func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.MaterialCategoryOrder, where *ent.MaterialCategoryWhereInput) int
 		MaterialCategoryList    func(childComplexity int, orderBy *ent.MaterialCategoryOrderField, order *entgql.OrderDirection) int
 		Materials               func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.MaterialOrder, where *ent.MaterialWhereInput) int
-		MaterialsPage           func(childComplexity int, page *int, perPage *int, orderBy *ent.MaterialOrderField, order *entgql.OrderDirection, categoryID *int, textureID *int) int
+		MaterialsPage           func(childComplexity int, where *ent.MaterialWhereInput, page *int, perPage *int, orderBy *ent.MaterialOrderField, order *entgql.OrderDirection, categoryID *int, textureID *int) int
 		OptionSetList           func(childComplexity int) int
 		OptionSets              func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.OptionSetOrder, where *ent.OptionSetWhereInput) int
 		OptionVariationList     func(childComplexity int, configuratorOptionID int) int
 		OptionVariations        func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.OptionVariationOrder, where *ent.OptionVariationWhereInput) int
 		Order                   func(childComplexity int, id int) int
 		Orders                  func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.OrderOrder, where *ent.OrderWhereInput) int
-		OrdersPage              func(childComplexity int, page *int, perPage *int, orderBy *ent.OrderOrderField, order *entgql.OrderDirection, configuratorID *int, startDate *scalar.Date, endDate *scalar.Date) int
+		OrdersPage              func(childComplexity int, where *ent.OrderWhereInput, page *int, perPage *int, orderBy *ent.OrderOrderField, order *entgql.OrderDirection, startDate *scalar.Date, endDate *scalar.Date, configuratorID *int) int
 		SharedConfigurator      func(childComplexity int, key string) int
 		Texture                 func(childComplexity int, id int) int
 		Textures                func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.TextureOrder, where *ent.TextureWhereInput) int
-		TexturesPage            func(childComplexity int, page *int, perPage *int, orderBy *ent.TextureOrderField, order *entgql.OrderDirection, categoryID *int) int
+		TexturesPage            func(childComplexity int, where *ent.TextureWhereInput, page *int, perPage *int, orderBy *ent.TextureOrderField, order *entgql.OrderDirection, categoryID *int) int
 		Viewer                  func(childComplexity int) int
 	}
 
@@ -450,7 +451,7 @@ type MutationResolver interface {
 	CreateTexture(ctx context.Context, input model.CreateTextureInput) (*ent.Texture, error)
 	UpdateTexture(ctx context.Context, id int, input model.UpdateTextureInput) (*ent.Texture, error)
 	DeleteTexture(ctx context.Context, id int) (int, error)
-	SetOptionOverrides(ctx context.Context, options map[string]any) (*model.ShareLink, error)
+	SetOptionOverrides(ctx context.Context, options map[string]any) (*share.Link, error)
 }
 type OptionSetResolver interface {
 	Options(ctx context.Context, obj *ent.OptionSet) ([]*ent.ConfiguratorOption, error)
@@ -467,23 +468,23 @@ type QueryResolver interface {
 	Orders(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.OrderOrder, where *ent.OrderWhereInput) (*ent.OrderConnection, error)
 	Textures(ctx context.Context, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.TextureOrder, where *ent.TextureWhereInput) (*ent.TextureConnection, error)
 	Viewer(ctx context.Context) (*viewer.Viewer, error)
-	OrdersPage(ctx context.Context, page *int, perPage *int, orderBy *ent.OrderOrderField, order *entgql.OrderDirection, configuratorID *int, startDate *scalar.Date, endDate *scalar.Date) (*model.OrderPage, error)
+	OrdersPage(ctx context.Context, args model.OrdersPageArgs) (*model.OrderPage, error)
 	Order(ctx context.Context, id int) (*ent.Order, error)
-	MaterialsPage(ctx context.Context, page *int, perPage *int, orderBy *ent.MaterialOrderField, order *entgql.OrderDirection, categoryID *int, textureID *int) (*model.MaterialPage, error)
+	MaterialsPage(ctx context.Context, args model.MaterialsPageArgs) (*model.MaterialPage, error)
 	Material(ctx context.Context, id int) (*ent.Material, error)
 	MaterialCategoryList(ctx context.Context, orderBy *ent.MaterialCategoryOrderField, order *entgql.OrderDirection) ([]*ent.MaterialCategory, error)
-	TexturesPage(ctx context.Context, page *int, perPage *int, orderBy *ent.TextureOrderField, order *entgql.OrderDirection, categoryID *int) (*model.TexturePage, error)
+	TexturesPage(ctx context.Context, args model.TexturesPageArgs) (*model.TexturePage, error)
 	Texture(ctx context.Context, id int) (*ent.Texture, error)
 	ConfiguratorFormList(ctx context.Context) ([]*ent.ConfiguratorForm, error)
 	ConfiguratorForm(ctx context.Context, id int) (*ent.ConfiguratorForm, error)
-	FormFieldsPage(ctx context.Context, page *int, perPage *int, orderBy *ent.FormFieldOrderField, order *entgql.OrderDirection) (*model.FormFieldPage, error)
+	FormFieldsPage(ctx context.Context, args model.FormFieldsPageArgs) (*model.FormFieldPage, error)
 	FormField(ctx context.Context, id int) (*ent.FormField, error)
 	ConfiguratorOptionTypes(ctx context.Context) ([]configuratoroption.Type, error)
-	ConfiguratorOptionsPage(ctx context.Context, page *int, perPage *int, orderBy *ent.ConfiguratorOptionOrderField, order *entgql.OrderDirection) (*model.ConfiguratorOptionPage, error)
+	ConfiguratorOptionsPage(ctx context.Context, args model.ConfiguratorOptionsPageArgs) (*model.ConfiguratorOptionPage, error)
 	ConfiguratorOption(ctx context.Context, id int) (*ent.ConfiguratorOption, error)
 	OptionVariationList(ctx context.Context, configuratorOptionID int) ([]*ent.OptionVariation, error)
 	OptionSetList(ctx context.Context) ([]*ent.OptionSet, error)
-	SharedConfigurator(ctx context.Context, key string) (*model.SharedConfigurator, error)
+	SharedConfigurator(ctx context.Context, key string) (*share.Configurator, error)
 }
 type ViewerResolver interface {
 	Kind(ctx context.Context, obj *viewer.Viewer) (string, error)
@@ -1703,7 +1704,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ConfiguratorOptionsPage(childComplexity, args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.ConfiguratorOptionOrderField), args["order"].(*entgql.OrderDirection)), true
+		return e.ComplexityRoot.Query.ConfiguratorOptionsPage(childComplexity, args["where"].(*ent.ConfiguratorOptionWhereInput), args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.ConfiguratorOptionOrderField), args["order"].(*entgql.OrderDirection)), true
 	case "Query.configurators":
 		if e.ComplexityRoot.Query.Configurators == nil {
 			break
@@ -1747,7 +1748,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.FormFieldsPage(childComplexity, args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.FormFieldOrderField), args["order"].(*entgql.OrderDirection)), true
+		return e.ComplexityRoot.Query.FormFieldsPage(childComplexity, args["where"].(*ent.FormFieldWhereInput), args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.FormFieldOrderField), args["order"].(*entgql.OrderDirection)), true
 
 	case "Query.material":
 		if e.ComplexityRoot.Query.Material == nil {
@@ -1803,7 +1804,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MaterialsPage(childComplexity, args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.MaterialOrderField), args["order"].(*entgql.OrderDirection), args["categoryId"].(*int), args["textureId"].(*int)), true
+		return e.ComplexityRoot.Query.MaterialsPage(childComplexity, args["where"].(*ent.MaterialWhereInput), args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.MaterialOrderField), args["order"].(*entgql.OrderDirection), args["categoryId"].(*int), args["textureId"].(*int)), true
 	case "Query.optionSetList":
 		if e.ComplexityRoot.Query.OptionSetList == nil {
 			break
@@ -1831,7 +1832,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.OptionVariationList(childComplexity, args["configuratorOptionId"].(int)), true
+		return e.ComplexityRoot.Query.OptionVariationList(childComplexity, args["configuratorOptionID"].(int)), true
 	case "Query.optionVariations":
 		if e.ComplexityRoot.Query.OptionVariations == nil {
 			break
@@ -1875,7 +1876,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.OrdersPage(childComplexity, args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.OrderOrderField), args["order"].(*entgql.OrderDirection), args["configuratorId"].(*int), args["startDate"].(*scalar.Date), args["endDate"].(*scalar.Date)), true
+		return e.ComplexityRoot.Query.OrdersPage(childComplexity, args["where"].(*ent.OrderWhereInput), args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.OrderOrderField), args["order"].(*entgql.OrderDirection), args["startDate"].(*scalar.Date), args["endDate"].(*scalar.Date), args["configuratorId"].(*int)), true
 	case "Query.sharedConfigurator":
 		if e.ComplexityRoot.Query.SharedConfigurator == nil {
 			break
@@ -1919,7 +1920,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.TexturesPage(childComplexity, args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.TextureOrderField), args["order"].(*entgql.OrderDirection), args["categoryId"].(*int)), true
+		return e.ComplexityRoot.Query.TexturesPage(childComplexity, args["where"].(*ent.TextureWhereInput), args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.TextureOrderField), args["order"].(*entgql.OrderDirection), args["categoryId"].(*int)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -1965,7 +1966,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SharedConfigurator.Options(childComplexity), true
 
-	case "SharedOption.configuratorId":
+	case "SharedOption.configuratorID":
 		if e.ComplexityRoot.SharedOption.ConfiguratorID == nil {
 			break
 		}
@@ -2026,7 +2027,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SharedOption.UpdatedAt(childComplexity), true
 
-	case "SharedVariation.configuratorOptionId":
+	case "SharedVariation.configuratorOptionID":
 		if e.ComplexityRoot.SharedVariation.ConfiguratorOptionID == nil {
 			break
 		}
@@ -2050,19 +2051,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SharedVariation.ID(childComplexity), true
-	case "SharedVariation.materialCategoryId":
+	case "SharedVariation.materialCategoryID":
 		if e.ComplexityRoot.SharedVariation.MaterialCategoryID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.SharedVariation.MaterialCategoryID(childComplexity), true
-	case "SharedVariation.materialId":
+	case "SharedVariation.materialID":
 		if e.ComplexityRoot.SharedVariation.MaterialID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.SharedVariation.MaterialID(childComplexity), true
-	case "SharedVariation.modelId":
+	case "SharedVariation.modelID":
 		if e.ComplexityRoot.SharedVariation.ModelID == nil {
 			break
 		}
@@ -2098,7 +2099,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SharedVariation.SelectedParts(childComplexity), true
-	case "SharedVariation.textColorCategoryId":
+	case "SharedVariation.textColorCategoryID":
 		if e.ComplexityRoot.SharedVariation.TextColorCategoryID == nil {
 			break
 		}
@@ -2253,7 +2254,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Viewer.Kind(childComplexity), true
-	case "Viewer.ownerId":
+	case "Viewer.ownerID":
 		if e.ComplexityRoot.Viewer.OwnerID == nil {
 			break
 		}
@@ -2272,6 +2273,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputConfiguratorFormWhereInput,
 		ec.unmarshalInputConfiguratorOptionOrder,
 		ec.unmarshalInputConfiguratorOptionWhereInput,
+		ec.unmarshalInputConfiguratorOptionsPageArgs,
 		ec.unmarshalInputConfiguratorOrder,
 		ec.unmarshalInputConfiguratorWhereInput,
 		ec.unmarshalInputCreateMaterialInput,
@@ -2279,18 +2281,22 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateTextureInput,
 		ec.unmarshalInputFormFieldOrder,
 		ec.unmarshalInputFormFieldWhereInput,
+		ec.unmarshalInputFormFieldsPageArgs,
 		ec.unmarshalInputMaterialCategoryOrder,
 		ec.unmarshalInputMaterialCategoryWhereInput,
 		ec.unmarshalInputMaterialOrder,
 		ec.unmarshalInputMaterialWhereInput,
+		ec.unmarshalInputMaterialsPageArgs,
 		ec.unmarshalInputOptionSetOrder,
 		ec.unmarshalInputOptionSetWhereInput,
 		ec.unmarshalInputOptionVariationOrder,
 		ec.unmarshalInputOptionVariationWhereInput,
 		ec.unmarshalInputOrderOrder,
 		ec.unmarshalInputOrderWhereInput,
+		ec.unmarshalInputOrdersPageArgs,
 		ec.unmarshalInputTextureOrder,
 		ec.unmarshalInputTextureWhereInput,
+		ec.unmarshalInputTexturesPageArgs,
 		ec.unmarshalInputUpdateMaterialInput,
 		ec.unmarshalInputUpdateTextureInput,
 	)
@@ -2368,2749 +2374,2839 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
-	{Name: "../../schema.graphql", Input: `# Hand-written part of the graph. The entity types, their Relay connections,
-# orderings and where-filters are generated from ent/schema into
-# graph/ent.graphql.
-
-"A JSON object."
-scalar Map
-
-"An RFC 3339 date-time."
-scalar Time
-
-"""
-A calendar date, YYYY-MM-DD (UTC). An RFC 3339 date-time is also accepted
-and is reduced to its UTC date.
-"""
-scalar Date
-
-"""
-Page arithmetic of a page-based list, as REST v1 presents it. perPage is
--1 when every record was asked for.
-"""
-type Pagination {
-  currentPage: Int!
-  perPage: Int!
-  total: Int!
-  lastPage: Int!
-}
-
-"A numbered page of orders."
-type OrderPage {
-  data: [Order!]!
-  pagination: Pagination!
-}
-
-"A numbered page of materials."
-type MaterialPage {
-  data: [Material!]!
-  pagination: Pagination!
-}
-
-"A numbered page of textures."
-type TexturePage {
-  data: [Texture!]!
-  pagination: Pagination!
-}
-
-"A numbered page of form fields."
-type FormFieldPage {
-  data: [FormField!]!
-  pagination: Pagination!
-}
-
-"A numbered page of configurator options."
-type ConfiguratorOptionPage {
-  data: [ConfiguratorOption!]!
-  pagination: Pagination!
-}
-
-"The caller, as resolved from its token."
-type Viewer {
-  ownerId: ID!
-  "open_api or dashboard"
-  tokenKind: String!
-  "Home configurator of an Open API token."
-  configurator: Configurator
-}
-
-extend type Query {
-  "The caller of this request."
-  viewer: Viewer!
-
-  """
-  Page-based lists share these arguments: page (from 1, default 1), perPage
-  (1 to 100, default 15; -1 returns every record), orderBy and order
-  (default CREATED_AT DESC, ties broken by id). They are the queries
-  behind REST v1's lists.
-  """
-  ordersPage(
-    page: Int
-    perPage: Int
-    orderBy: OrderOrderField
-    order: OrderDirection
-    configuratorId: ID
-    "Orders created on or after this date."
-    startDate: Date
-    "Orders created on or before this date (the whole day is included)."
-    endDate: Date
-  ): OrderPage!
-  order(id: ID!): Order
-
-  materialsPage(
-    page: Int
-    perPage: Int
-    orderBy: MaterialOrderField
-    order: OrderDirection
-    categoryId: ID
-    textureId: ID
-  ): MaterialPage!
-  material(id: ID!): Material
-  "Every material category (no pagination); default CREATED_AT DESC."
-  materialCategoryList(orderBy: MaterialCategoryOrderField, order: OrderDirection): [MaterialCategory!]!
-
-  texturesPage(
-    page: Int
-    perPage: Int
-    orderBy: TextureOrderField
-    order: OrderDirection
-    categoryId: ID
-  ): TexturePage!
-  texture(id: ID!): Texture
-
-  "Every configurator form, by id."
-  configuratorFormList: [ConfiguratorForm!]!
-  configuratorForm(id: ID!): ConfiguratorForm
-  formFieldsPage(page: Int, perPage: Int, orderBy: FormFieldOrderField, order: OrderDirection): FormFieldPage!
-  formField(id: ID!): FormField
-
-  "The option types a configurator option may have."
-  configuratorOptionTypes: [ConfiguratorOptionType!]!
-  "Default order: POSITION ASC."
-  configuratorOptionsPage(
-    page: Int
-    perPage: Int
-    orderBy: ConfiguratorOptionOrderField
-    order: OrderDirection
-  ): ConfiguratorOptionPage!
-  configuratorOption(id: ID!): ConfiguratorOption
-  "The variations (parameter_list) of one option, in position order."
-  optionVariationList(configuratorOptionId: ID!): [OptionVariation!]!
-  "Every option set with its options."
-  optionSetList: [OptionSet!]!
-}
-
-"A file sent with the GraphQL multipart request specification."
-scalar Upload
-
-"""
-A new order. The images are checked by their content (PNG, JPEG or WebP),
-limited in size, stored under generated names and returned as absolute
-URLs.
-"""
-input CreateOrderInput {
-  "A configurator of the caller's owner."
-  configuratorId: ID!
-  "Total price; 0 or more."
-  price: Float!
-  customerDetails: Map!
-  configuratorSummary: Map!
-  configuratorSnapshot: Upload
-  configuratorPrintMap: [Upload!]
-}
-
-"""
-A new texture from an image; the 50 and 100 pixel thumbnails are made by
-the server.
-"""
-input CreateTextureInput {
-  name: String!
-  file: Upload!
-  categoryId: ID
-  bumpFile: Upload
-}
-
-"""
-Changes to a texture: only what is given changes. A new file replaces the
-texture image and its thumbnails.
-"""
-input UpdateTextureInput {
-  name: String
-  file: Upload
-  categoryId: ID
-  clearCategory: Boolean
-  bumpFile: Upload
-  clearBumpFile: Boolean
-}
-
-"The link an integrator sends to a customer."
-type ShareLink {
-  "Opens the configurator with the overrides applied."
-  url: String!
-  "Names the immutable snapshot of the overrides; reads the configurator through sharedConfigurator(key)."
-  key: String!
-}
-
-"""
-A configurator as a share link shows it: read-only, without a token, with
-the link's overrides applied to the variations of its options.
-"""
-type SharedConfigurator {
-  key: String!
-  id: ID!
-  name: String!
-  options: [SharedOption!]!
-}
-
-"An option of a shared configurator."
-type SharedOption {
-  id: ID!
-  configuratorId: ID!
-  title: String!
-  type: ConfiguratorOptionType!
-  settings: Map
-  position: Int!
-  createdAt: Time!
-  updatedAt: Time!
-  createdBy: String!
-  "The variations (parameter_list) in position order, overrides applied."
-  parameterList: [SharedVariation!]!
-}
-
-"A variation of a shared option, overrides applied."
-type SharedVariation {
-  id: ID!
-  configuratorOptionId: ID!
-  name: String!
-  position: Int!
-  selected: Boolean!
-  modelId: Int
-  materialId: Int
-  materialCategoryId: Int
-  textValue: String
-  customColor: Boolean
-  textFontSize: String
-  textFontFamily: String
-  textColorCategoryId: Int
-  numericalDefault: Int
-  "The model parts a material override applies to."
-  selectedParts: [String!]
-  createdAt: Time!
-  updatedAt: Time!
-}
-
-extend type Query {
-  """
-  The configurator behind a share link. Needs no token: the key is the
-  credential, and it reads only that configurator and its options.
-  """
-  sharedConfigurator(key: String!): SharedConfigurator
-}
-
-type Mutation {
-  "Places an order (Open API or dashboard token)."
-  createOrder(input: CreateOrderInput!): Order!
-
-  "Dashboard token only."
-  createMaterial(input: CreateMaterialInput!): Material!
-  "Dashboard token only; only the given fields change."
-  updateMaterial(id: ID!, input: UpdateMaterialInput!): Material!
-  "Dashboard token only; returns the id of the deleted material."
-  deleteMaterial(id: ID!): ID!
-
-  "Dashboard token only."
-  createTexture(input: CreateTextureInput!): Texture!
-  "Dashboard token only."
-  updateTexture(id: ID!, input: UpdateTextureInput!): Texture!
-  "Dashboard token only; materials using the texture lose their texture."
-  deleteTexture(id: ID!): ID!
-
-  """
-  Stores override data for the options of the caller's home configurator
-  (Open API token) and returns the link that opens the configurator with
-  them applied. options is keyed by option id; each value names a
-  variation id and the fields of the option's type (see docs/overrides.md).
-  """
-  setOptionOverrides(options: Map!): ShareLink!
-}
-`, BuiltIn: false},
-	{Name: "../ent.graphql", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
+	{Name: "../../inline_arguments_transformed_schema.graphql", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
 directive @goModel(model: String, models: [String!], forceGenerate: Boolean) on OBJECT | INPUT_OBJECT | SCALAR | ENUM | INTERFACE | UNION
+"""
+Bundles the arguments of a field into one resolver parameter (gqlgen); the
+field still takes them one by one, as listed in the input.
+"""
+directive @inlineArguments on ARGUMENT_DEFINITION
 type Configurator implements Node {
-  id: ID!
-  createdAt: Time!
-  updatedAt: Time!
-  name: String!
-  orders(
-    """
-    Returns the elements in the list that come after the specified cursor.
-    """
-    after: Cursor
+	id: ID!
+	createdAt: Time!
+	updatedAt: Time!
+	name: String!
+	orders(
+		"""
+		Returns the elements in the list that come after the specified cursor.
+		"""
+		after: Cursor
 
-    """
-    Returns the first _n_ elements from the list.
-    """
-    first: Int
+		"""
+		Returns the first _n_ elements from the list.
+		"""
+		first: Int
 
-    """
-    Returns the elements in the list that come before the specified cursor.
-    """
-    before: Cursor
+		"""
+		Returns the elements in the list that come before the specified cursor.
+		"""
+		before: Cursor
 
-    """
-    Returns the last _n_ elements from the list.
-    """
-    last: Int
+		"""
+		Returns the last _n_ elements from the list.
+		"""
+		last: Int
 
-    """
-    Ordering options for Orders returned from the connection.
-    """
-    orderBy: OrderOrder
+		"""
+		Ordering options for Orders returned from the connection.
+		"""
+		orderBy: OrderOrder
 
-    """
-    Filtering options for Orders returned from the connection.
-    """
-    where: OrderWhereInput
-  ): OrderConnection!
-  forms: [ConfiguratorForm!]
-  formFields: [FormField!]
-  options: [ConfiguratorOption!]
-  optionSets: [OptionSet!]
+		"""
+		Filtering options for Orders returned from the connection.
+		"""
+		where: OrderWhereInput
+	): OrderConnection!
+	forms: [ConfiguratorForm!]
+	formFields: [FormField!]
+	options: [ConfiguratorOption!]
+	optionSets: [OptionSet!]
 }
 """
 A connection to a list of items.
 """
 type ConfiguratorConnection {
-  """
-  A list of edges.
-  """
-  edges: [ConfiguratorEdge]
-  """
-  Information to aid in pagination.
-  """
-  pageInfo: PageInfo!
-  """
-  Identifies the total count of items in the connection.
-  """
-  totalCount: Int!
+	"""
+	A list of edges.
+	"""
+	edges: [ConfiguratorEdge]
+	"""
+	Information to aid in pagination.
+	"""
+	pageInfo: PageInfo!
+	"""
+	Identifies the total count of items in the connection.
+	"""
+	totalCount: Int!
 }
 """
 An edge in a connection.
 """
 type ConfiguratorEdge {
-  """
-  The item at the end of the edge.
-  """
-  node: Configurator
-  """
-  A cursor for use in pagination.
-  """
-  cursor: Cursor!
+	"""
+	The item at the end of the edge.
+	"""
+	node: Configurator
+	"""
+	A cursor for use in pagination.
+	"""
+	cursor: Cursor!
 }
 type ConfiguratorForm implements Node {
-  id: ID!
-  createdAt: Time!
-  updatedAt: Time!
-  configuratorID: ID!
-  enableForm: Boolean!
-  configurator: Configurator!
-  fields: [FormField!]
+	id: ID!
+	createdAt: Time!
+	updatedAt: Time!
+	configuratorID: ID!
+	enableForm: Boolean!
+	configurator: Configurator!
+	fields: [FormField!]
 }
 """
 A connection to a list of items.
 """
 type ConfiguratorFormConnection {
-  """
-  A list of edges.
-  """
-  edges: [ConfiguratorFormEdge]
-  """
-  Information to aid in pagination.
-  """
-  pageInfo: PageInfo!
-  """
-  Identifies the total count of items in the connection.
-  """
-  totalCount: Int!
+	"""
+	A list of edges.
+	"""
+	edges: [ConfiguratorFormEdge]
+	"""
+	Information to aid in pagination.
+	"""
+	pageInfo: PageInfo!
+	"""
+	Identifies the total count of items in the connection.
+	"""
+	totalCount: Int!
 }
 """
 An edge in a connection.
 """
 type ConfiguratorFormEdge {
-  """
-  The item at the end of the edge.
-  """
-  node: ConfiguratorForm
-  """
-  A cursor for use in pagination.
-  """
-  cursor: Cursor!
+	"""
+	The item at the end of the edge.
+	"""
+	node: ConfiguratorForm
+	"""
+	A cursor for use in pagination.
+	"""
+	cursor: Cursor!
 }
 """
 Ordering options for ConfiguratorForm connections
 """
 input ConfiguratorFormOrder {
-  """
-  The ordering direction.
-  """
-  direction: OrderDirection! = ASC
-  """
-  The field by which to order ConfiguratorForms.
-  """
-  field: ConfiguratorFormOrderField!
+	"""
+	The ordering direction.
+	"""
+	direction: OrderDirection! = ASC
+	"""
+	The field by which to order ConfiguratorForms.
+	"""
+	field: ConfiguratorFormOrderField!
 }
 """
 Properties by which ConfiguratorForm connections can be ordered.
 """
 enum ConfiguratorFormOrderField {
-  ID
-  CREATED_AT
-  UPDATED_AT
+	ID
+	CREATED_AT
+	UPDATED_AT
 }
 """
 ConfiguratorFormWhereInput is used for filtering ConfiguratorForm objects.
 Input was generated by ent.
 """
 input ConfiguratorFormWhereInput {
-  not: ConfiguratorFormWhereInput
-  and: [ConfiguratorFormWhereInput!]
-  or: [ConfiguratorFormWhereInput!]
-  """
-  id field predicates
-  """
-  id: ID
-  idNEQ: ID
-  idIn: [ID!]
-  idNotIn: [ID!]
-  idGT: ID
-  idGTE: ID
-  idLT: ID
-  idLTE: ID
-  """
-  created_at field predicates
-  """
-  createdAt: Time
-  createdAtNEQ: Time
-  createdAtIn: [Time!]
-  createdAtNotIn: [Time!]
-  createdAtGT: Time
-  createdAtGTE: Time
-  createdAtLT: Time
-  createdAtLTE: Time
-  """
-  updated_at field predicates
-  """
-  updatedAt: Time
-  updatedAtNEQ: Time
-  updatedAtIn: [Time!]
-  updatedAtNotIn: [Time!]
-  updatedAtGT: Time
-  updatedAtGTE: Time
-  updatedAtLT: Time
-  updatedAtLTE: Time
-  """
-  configurator_id field predicates
-  """
-  configuratorID: ID
-  configuratorIDNEQ: ID
-  configuratorIDIn: [ID!]
-  configuratorIDNotIn: [ID!]
-  """
-  enable_form field predicates
-  """
-  enableForm: Boolean
-  enableFormNEQ: Boolean
-  """
-  configurator edge predicates
-  """
-  hasConfigurator: Boolean
-  hasConfiguratorWith: [ConfiguratorWhereInput!]
-  """
-  fields edge predicates
-  """
-  hasFields: Boolean
-  hasFieldsWith: [FormFieldWhereInput!]
+	not: ConfiguratorFormWhereInput
+	and: [ConfiguratorFormWhereInput!]
+	or: [ConfiguratorFormWhereInput!]
+	"""
+	id field predicates
+	"""
+	id: ID
+	idNEQ: ID
+	idIn: [ID!]
+	idNotIn: [ID!]
+	idGT: ID
+	idGTE: ID
+	idLT: ID
+	idLTE: ID
+	"""
+	created_at field predicates
+	"""
+	createdAt: Time
+	createdAtNEQ: Time
+	createdAtIn: [Time!]
+	createdAtNotIn: [Time!]
+	createdAtGT: Time
+	createdAtGTE: Time
+	createdAtLT: Time
+	createdAtLTE: Time
+	"""
+	updated_at field predicates
+	"""
+	updatedAt: Time
+	updatedAtNEQ: Time
+	updatedAtIn: [Time!]
+	updatedAtNotIn: [Time!]
+	updatedAtGT: Time
+	updatedAtGTE: Time
+	updatedAtLT: Time
+	updatedAtLTE: Time
+	"""
+	configurator_id field predicates
+	"""
+	configuratorID: ID
+	configuratorIDNEQ: ID
+	configuratorIDIn: [ID!]
+	configuratorIDNotIn: [ID!]
+	"""
+	enable_form field predicates
+	"""
+	enableForm: Boolean
+	enableFormNEQ: Boolean
+	"""
+	configurator edge predicates
+	"""
+	hasConfigurator: Boolean
+	hasConfiguratorWith: [ConfiguratorWhereInput!]
+	"""
+	fields edge predicates
+	"""
+	hasFields: Boolean
+	hasFieldsWith: [FormFieldWhereInput!]
 }
 type ConfiguratorOption implements Node {
-  id: ID!
-  createdAt: Time!
-  updatedAt: Time!
-  configuratorID: ID!
-  title: String!
-  type: ConfiguratorOptionType!
-  settings: Map
-  position: Int!
-  createdBy: String!
-  configurator: Configurator!
-  variations: [OptionVariation!]
-  sets: [OptionSet!]
+	id: ID!
+	createdAt: Time!
+	updatedAt: Time!
+	configuratorID: ID!
+	title: String!
+	type: ConfiguratorOptionType!
+	settings: Map
+	position: Int!
+	createdBy: String!
+	configurator: Configurator!
+	variations: [OptionVariation!]
+	sets: [OptionSet!]
 }
 """
 A connection to a list of items.
 """
 type ConfiguratorOptionConnection {
-  """
-  A list of edges.
-  """
-  edges: [ConfiguratorOptionEdge]
-  """
-  Information to aid in pagination.
-  """
-  pageInfo: PageInfo!
-  """
-  Identifies the total count of items in the connection.
-  """
-  totalCount: Int!
+	"""
+	A list of edges.
+	"""
+	edges: [ConfiguratorOptionEdge]
+	"""
+	Information to aid in pagination.
+	"""
+	pageInfo: PageInfo!
+	"""
+	Identifies the total count of items in the connection.
+	"""
+	totalCount: Int!
 }
 """
 An edge in a connection.
 """
 type ConfiguratorOptionEdge {
-  """
-  The item at the end of the edge.
-  """
-  node: ConfiguratorOption
-  """
-  A cursor for use in pagination.
-  """
-  cursor: Cursor!
+	"""
+	The item at the end of the edge.
+	"""
+	node: ConfiguratorOption
+	"""
+	A cursor for use in pagination.
+	"""
+	cursor: Cursor!
 }
 """
 Ordering options for ConfiguratorOption connections
 """
 input ConfiguratorOptionOrder {
-  """
-  The ordering direction.
-  """
-  direction: OrderDirection! = ASC
-  """
-  The field by which to order ConfiguratorOptions.
-  """
-  field: ConfiguratorOptionOrderField!
+	"""
+	The ordering direction.
+	"""
+	direction: OrderDirection! = ASC
+	"""
+	The field by which to order ConfiguratorOptions.
+	"""
+	field: ConfiguratorOptionOrderField!
 }
 """
 Properties by which ConfiguratorOption connections can be ordered.
 """
 enum ConfiguratorOptionOrderField {
-  ID
-  CREATED_AT
-  UPDATED_AT
-  TITLE
-  POSITION
+	ID
+	CREATED_AT
+	UPDATED_AT
+	TITLE
+	POSITION
+}
+"""
+A numbered page of configurator options.
+"""
+type ConfiguratorOptionPage {
+	data: [ConfiguratorOption!]!
+	pagination: Pagination!
 }
 """
 ConfiguratorOptionType is enum for the field type
 """
 enum ConfiguratorOptionType @goModel(model: "github.com/configurator/catalogue/ent/configuratoroption.Type") {
-  select
-  radio
-  checkbox
-  select_thumb
-  arrows
-  material
-  text
-  numeral
-  patterns
+	select
+	radio
+	checkbox
+	select_thumb
+	arrows
+	material
+	text
+	numeral
+	patterns
 }
 """
 ConfiguratorOptionWhereInput is used for filtering ConfiguratorOption objects.
 Input was generated by ent.
 """
 input ConfiguratorOptionWhereInput {
-  not: ConfiguratorOptionWhereInput
-  and: [ConfiguratorOptionWhereInput!]
-  or: [ConfiguratorOptionWhereInput!]
-  """
-  id field predicates
-  """
-  id: ID
-  idNEQ: ID
-  idIn: [ID!]
-  idNotIn: [ID!]
-  idGT: ID
-  idGTE: ID
-  idLT: ID
-  idLTE: ID
-  """
-  created_at field predicates
-  """
-  createdAt: Time
-  createdAtNEQ: Time
-  createdAtIn: [Time!]
-  createdAtNotIn: [Time!]
-  createdAtGT: Time
-  createdAtGTE: Time
-  createdAtLT: Time
-  createdAtLTE: Time
-  """
-  updated_at field predicates
-  """
-  updatedAt: Time
-  updatedAtNEQ: Time
-  updatedAtIn: [Time!]
-  updatedAtNotIn: [Time!]
-  updatedAtGT: Time
-  updatedAtGTE: Time
-  updatedAtLT: Time
-  updatedAtLTE: Time
-  """
-  configurator_id field predicates
-  """
-  configuratorID: ID
-  configuratorIDNEQ: ID
-  configuratorIDIn: [ID!]
-  configuratorIDNotIn: [ID!]
-  """
-  title field predicates
-  """
-  title: String
-  titleNEQ: String
-  titleIn: [String!]
-  titleNotIn: [String!]
-  titleGT: String
-  titleGTE: String
-  titleLT: String
-  titleLTE: String
-  titleContains: String
-  titleHasPrefix: String
-  titleHasSuffix: String
-  titleEqualFold: String
-  titleContainsFold: String
-  """
-  type field predicates
-  """
-  type: ConfiguratorOptionType
-  typeNEQ: ConfiguratorOptionType
-  typeIn: [ConfiguratorOptionType!]
-  typeNotIn: [ConfiguratorOptionType!]
-  """
-  position field predicates
-  """
-  position: Int
-  positionNEQ: Int
-  positionIn: [Int!]
-  positionNotIn: [Int!]
-  positionGT: Int
-  positionGTE: Int
-  positionLT: Int
-  positionLTE: Int
-  """
-  created_by field predicates
-  """
-  createdBy: String
-  createdByNEQ: String
-  createdByIn: [String!]
-  createdByNotIn: [String!]
-  createdByGT: String
-  createdByGTE: String
-  createdByLT: String
-  createdByLTE: String
-  createdByContains: String
-  createdByHasPrefix: String
-  createdByHasSuffix: String
-  createdByEqualFold: String
-  createdByContainsFold: String
-  """
-  configurator edge predicates
-  """
-  hasConfigurator: Boolean
-  hasConfiguratorWith: [ConfiguratorWhereInput!]
-  """
-  variations edge predicates
-  """
-  hasVariations: Boolean
-  hasVariationsWith: [OptionVariationWhereInput!]
-  """
-  sets edge predicates
-  """
-  hasSets: Boolean
-  hasSetsWith: [OptionSetWhereInput!]
+	not: ConfiguratorOptionWhereInput
+	and: [ConfiguratorOptionWhereInput!]
+	or: [ConfiguratorOptionWhereInput!]
+	"""
+	id field predicates
+	"""
+	id: ID
+	idNEQ: ID
+	idIn: [ID!]
+	idNotIn: [ID!]
+	idGT: ID
+	idGTE: ID
+	idLT: ID
+	idLTE: ID
+	"""
+	created_at field predicates
+	"""
+	createdAt: Time
+	createdAtNEQ: Time
+	createdAtIn: [Time!]
+	createdAtNotIn: [Time!]
+	createdAtGT: Time
+	createdAtGTE: Time
+	createdAtLT: Time
+	createdAtLTE: Time
+	"""
+	updated_at field predicates
+	"""
+	updatedAt: Time
+	updatedAtNEQ: Time
+	updatedAtIn: [Time!]
+	updatedAtNotIn: [Time!]
+	updatedAtGT: Time
+	updatedAtGTE: Time
+	updatedAtLT: Time
+	updatedAtLTE: Time
+	"""
+	configurator_id field predicates
+	"""
+	configuratorID: ID
+	configuratorIDNEQ: ID
+	configuratorIDIn: [ID!]
+	configuratorIDNotIn: [ID!]
+	"""
+	title field predicates
+	"""
+	title: String
+	titleNEQ: String
+	titleIn: [String!]
+	titleNotIn: [String!]
+	titleGT: String
+	titleGTE: String
+	titleLT: String
+	titleLTE: String
+	titleContains: String
+	titleHasPrefix: String
+	titleHasSuffix: String
+	titleEqualFold: String
+	titleContainsFold: String
+	"""
+	type field predicates
+	"""
+	type: ConfiguratorOptionType
+	typeNEQ: ConfiguratorOptionType
+	typeIn: [ConfiguratorOptionType!]
+	typeNotIn: [ConfiguratorOptionType!]
+	"""
+	position field predicates
+	"""
+	position: Int
+	positionNEQ: Int
+	positionIn: [Int!]
+	positionNotIn: [Int!]
+	positionGT: Int
+	positionGTE: Int
+	positionLT: Int
+	positionLTE: Int
+	"""
+	created_by field predicates
+	"""
+	createdBy: String
+	createdByNEQ: String
+	createdByIn: [String!]
+	createdByNotIn: [String!]
+	createdByGT: String
+	createdByGTE: String
+	createdByLT: String
+	createdByLTE: String
+	createdByContains: String
+	createdByHasPrefix: String
+	createdByHasSuffix: String
+	createdByEqualFold: String
+	createdByContainsFold: String
+	"""
+	configurator edge predicates
+	"""
+	hasConfigurator: Boolean
+	hasConfiguratorWith: [ConfiguratorWhereInput!]
+	"""
+	variations edge predicates
+	"""
+	hasVariations: Boolean
+	hasVariationsWith: [OptionVariationWhereInput!]
+	"""
+	sets edge predicates
+	"""
+	hasSets: Boolean
+	hasSetsWith: [OptionSetWhereInput!]
+}
+"""
+The arguments of configuratorOptionsPage (see OrdersPageArgs); default order POSITION ASC.
+"""
+input ConfiguratorOptionsPageArgs @goModel(model: "github.com/configurator/catalogue/graph/model.ConfiguratorOptionsPageArgs") {
+	where: ConfiguratorOptionWhereInput
+	page: Int
+	perPage: Int
+	orderBy: ConfiguratorOptionOrderField
+	order: OrderDirection
 }
 """
 Ordering options for Configurator connections
 """
 input ConfiguratorOrder {
-  """
-  The ordering direction.
-  """
-  direction: OrderDirection! = ASC
-  """
-  The field by which to order Configurators.
-  """
-  field: ConfiguratorOrderField!
+	"""
+	The ordering direction.
+	"""
+	direction: OrderDirection! = ASC
+	"""
+	The field by which to order Configurators.
+	"""
+	field: ConfiguratorOrderField!
 }
 """
 Properties by which Configurator connections can be ordered.
 """
 enum ConfiguratorOrderField {
-  ID
-  CREATED_AT
-  UPDATED_AT
-  NAME
+	ID
+	CREATED_AT
+	UPDATED_AT
+	NAME
 }
 """
 ConfiguratorWhereInput is used for filtering Configurator objects.
 Input was generated by ent.
 """
 input ConfiguratorWhereInput {
-  not: ConfiguratorWhereInput
-  and: [ConfiguratorWhereInput!]
-  or: [ConfiguratorWhereInput!]
-  """
-  id field predicates
-  """
-  id: ID
-  idNEQ: ID
-  idIn: [ID!]
-  idNotIn: [ID!]
-  idGT: ID
-  idGTE: ID
-  idLT: ID
-  idLTE: ID
-  """
-  created_at field predicates
-  """
-  createdAt: Time
-  createdAtNEQ: Time
-  createdAtIn: [Time!]
-  createdAtNotIn: [Time!]
-  createdAtGT: Time
-  createdAtGTE: Time
-  createdAtLT: Time
-  createdAtLTE: Time
-  """
-  updated_at field predicates
-  """
-  updatedAt: Time
-  updatedAtNEQ: Time
-  updatedAtIn: [Time!]
-  updatedAtNotIn: [Time!]
-  updatedAtGT: Time
-  updatedAtGTE: Time
-  updatedAtLT: Time
-  updatedAtLTE: Time
-  """
-  name field predicates
-  """
-  name: String
-  nameNEQ: String
-  nameIn: [String!]
-  nameNotIn: [String!]
-  nameGT: String
-  nameGTE: String
-  nameLT: String
-  nameLTE: String
-  nameContains: String
-  nameHasPrefix: String
-  nameHasSuffix: String
-  nameEqualFold: String
-  nameContainsFold: String
-  """
-  orders edge predicates
-  """
-  hasOrders: Boolean
-  hasOrdersWith: [OrderWhereInput!]
-  """
-  forms edge predicates
-  """
-  hasForms: Boolean
-  hasFormsWith: [ConfiguratorFormWhereInput!]
-  """
-  form_fields edge predicates
-  """
-  hasFormFields: Boolean
-  hasFormFieldsWith: [FormFieldWhereInput!]
-  """
-  options edge predicates
-  """
-  hasOptions: Boolean
-  hasOptionsWith: [ConfiguratorOptionWhereInput!]
-  """
-  option_sets edge predicates
-  """
-  hasOptionSets: Boolean
-  hasOptionSetsWith: [OptionSetWhereInput!]
+	not: ConfiguratorWhereInput
+	and: [ConfiguratorWhereInput!]
+	or: [ConfiguratorWhereInput!]
+	"""
+	id field predicates
+	"""
+	id: ID
+	idNEQ: ID
+	idIn: [ID!]
+	idNotIn: [ID!]
+	idGT: ID
+	idGTE: ID
+	idLT: ID
+	idLTE: ID
+	"""
+	created_at field predicates
+	"""
+	createdAt: Time
+	createdAtNEQ: Time
+	createdAtIn: [Time!]
+	createdAtNotIn: [Time!]
+	createdAtGT: Time
+	createdAtGTE: Time
+	createdAtLT: Time
+	createdAtLTE: Time
+	"""
+	updated_at field predicates
+	"""
+	updatedAt: Time
+	updatedAtNEQ: Time
+	updatedAtIn: [Time!]
+	updatedAtNotIn: [Time!]
+	updatedAtGT: Time
+	updatedAtGTE: Time
+	updatedAtLT: Time
+	updatedAtLTE: Time
+	"""
+	name field predicates
+	"""
+	name: String
+	nameNEQ: String
+	nameIn: [String!]
+	nameNotIn: [String!]
+	nameGT: String
+	nameGTE: String
+	nameLT: String
+	nameLTE: String
+	nameContains: String
+	nameHasPrefix: String
+	nameHasSuffix: String
+	nameEqualFold: String
+	nameContainsFold: String
+	"""
+	orders edge predicates
+	"""
+	hasOrders: Boolean
+	hasOrdersWith: [OrderWhereInput!]
+	"""
+	forms edge predicates
+	"""
+	hasForms: Boolean
+	hasFormsWith: [ConfiguratorFormWhereInput!]
+	"""
+	form_fields edge predicates
+	"""
+	hasFormFields: Boolean
+	hasFormFieldsWith: [FormFieldWhereInput!]
+	"""
+	options edge predicates
+	"""
+	hasOptions: Boolean
+	hasOptionsWith: [ConfiguratorOptionWhereInput!]
+	"""
+	option_sets edge predicates
+	"""
+	hasOptionSets: Boolean
+	hasOptionSetsWith: [OptionSetWhereInput!]
 }
 """
 CreateMaterialInput is used for create Material object.
 Input was generated by ent.
 """
 input CreateMaterialInput {
-  name: String!
-  materialFile: String
-  """
-  true = active, false = inactive
-  """
-  status: Boolean
-  """
-  flat, glossy, ...
-  """
-  materialType: String
-  surface: String
-  bump: Boolean
-  """
-  #RRGGBB
-  """
-  color: String
-  opacity: Float
-  specular: Float
-  reflection: Float
-  createdBy: String
-  categoryID: ID
-  textureID: ID
+	name: String!
+	materialFile: String
+	"""
+	true = active, false = inactive
+	"""
+	status: Boolean
+	"""
+	flat, glossy, ...
+	"""
+	materialType: String
+	surface: String
+	bump: Boolean
+	"""
+	#RRGGBB
+	"""
+	color: String
+	opacity: Float
+	specular: Float
+	reflection: Float
+	createdBy: String
+	categoryID: ID
+	textureID: ID
+}
+"""
+A new order. The images are checked by their content (PNG, JPEG or WebP),
+limited in size, stored under generated names and returned as absolute
+URLs.
+"""
+input CreateOrderInput {
+	"""
+	A configurator of the caller's owner.
+	"""
+	configuratorID: ID!
+	"""
+	Total price; 0 or more.
+	"""
+	price: Float!
+	customerDetails: Map!
+	configuratorSummary: Map!
+	configuratorSnapshot: Upload
+	configuratorPrintMap: [Upload!]
+}
+"""
+A new texture from an image; the 50 and 100 pixel thumbnails are made by
+the server.
+"""
+input CreateTextureInput {
+	name: String!
+	file: Upload!
+	categoryID: ID
+	bumpFile: Upload
 }
 """
 Define a Relay Cursor type:
 https://relay.dev/graphql/connections.htm#sec-Cursor
 """
 scalar Cursor
+"""
+A calendar date, YYYY-MM-DD (UTC). An RFC 3339 date-time is also accepted
+and is reduced to its UTC date.
+"""
+scalar Date
 type FormField implements Node {
-  id: ID!
-  createdAt: Time!
-  updatedAt: Time!
-  configuratorID: ID!
-  formID: ID
-  title: String!
-  type: String!
-  """
-  required or optional
-  """
-  mandatoryStatus: String!
-  description: String!
-  url: String!
-  """
-  A JSON-encoded string, as the spec declares
-  """
-  settings: String!
-  """
-  1 = title shown
-  """
-  showTitle: Int!
-  position: Int!
-  configurator: Configurator!
-  form: ConfiguratorForm
+	id: ID!
+	createdAt: Time!
+	updatedAt: Time!
+	configuratorID: ID!
+	formID: ID
+	title: String!
+	type: String!
+	"""
+	required or optional
+	"""
+	mandatoryStatus: String!
+	description: String!
+	url: String!
+	"""
+	A JSON-encoded string, as the spec declares
+	"""
+	settings: String!
+	"""
+	1 = title shown
+	"""
+	showTitle: Int!
+	position: Int!
+	configurator: Configurator!
+	form: ConfiguratorForm
 }
 """
 A connection to a list of items.
 """
 type FormFieldConnection {
-  """
-  A list of edges.
-  """
-  edges: [FormFieldEdge]
-  """
-  Information to aid in pagination.
-  """
-  pageInfo: PageInfo!
-  """
-  Identifies the total count of items in the connection.
-  """
-  totalCount: Int!
+	"""
+	A list of edges.
+	"""
+	edges: [FormFieldEdge]
+	"""
+	Information to aid in pagination.
+	"""
+	pageInfo: PageInfo!
+	"""
+	Identifies the total count of items in the connection.
+	"""
+	totalCount: Int!
 }
 """
 An edge in a connection.
 """
 type FormFieldEdge {
-  """
-  The item at the end of the edge.
-  """
-  node: FormField
-  """
-  A cursor for use in pagination.
-  """
-  cursor: Cursor!
+	"""
+	The item at the end of the edge.
+	"""
+	node: FormField
+	"""
+	A cursor for use in pagination.
+	"""
+	cursor: Cursor!
 }
 """
 Ordering options for FormField connections
 """
 input FormFieldOrder {
-  """
-  The ordering direction.
-  """
-  direction: OrderDirection! = ASC
-  """
-  The field by which to order FormFields.
-  """
-  field: FormFieldOrderField!
+	"""
+	The ordering direction.
+	"""
+	direction: OrderDirection! = ASC
+	"""
+	The field by which to order FormFields.
+	"""
+	field: FormFieldOrderField!
 }
 """
 Properties by which FormField connections can be ordered.
 """
 enum FormFieldOrderField {
-  ID
-  CREATED_AT
-  UPDATED_AT
-  TITLE
-  POSITION
+	ID
+	CREATED_AT
+	UPDATED_AT
+	TITLE
+	POSITION
+}
+"""
+A numbered page of form fields.
+"""
+type FormFieldPage {
+	data: [FormField!]!
+	pagination: Pagination!
 }
 """
 FormFieldWhereInput is used for filtering FormField objects.
 Input was generated by ent.
 """
 input FormFieldWhereInput {
-  not: FormFieldWhereInput
-  and: [FormFieldWhereInput!]
-  or: [FormFieldWhereInput!]
-  """
-  id field predicates
-  """
-  id: ID
-  idNEQ: ID
-  idIn: [ID!]
-  idNotIn: [ID!]
-  idGT: ID
-  idGTE: ID
-  idLT: ID
-  idLTE: ID
-  """
-  created_at field predicates
-  """
-  createdAt: Time
-  createdAtNEQ: Time
-  createdAtIn: [Time!]
-  createdAtNotIn: [Time!]
-  createdAtGT: Time
-  createdAtGTE: Time
-  createdAtLT: Time
-  createdAtLTE: Time
-  """
-  updated_at field predicates
-  """
-  updatedAt: Time
-  updatedAtNEQ: Time
-  updatedAtIn: [Time!]
-  updatedAtNotIn: [Time!]
-  updatedAtGT: Time
-  updatedAtGTE: Time
-  updatedAtLT: Time
-  updatedAtLTE: Time
-  """
-  configurator_id field predicates
-  """
-  configuratorID: ID
-  configuratorIDNEQ: ID
-  configuratorIDIn: [ID!]
-  configuratorIDNotIn: [ID!]
-  """
-  form_id field predicates
-  """
-  formID: ID
-  formIDNEQ: ID
-  formIDIn: [ID!]
-  formIDNotIn: [ID!]
-  formIDIsNil: Boolean
-  formIDNotNil: Boolean
-  """
-  title field predicates
-  """
-  title: String
-  titleNEQ: String
-  titleIn: [String!]
-  titleNotIn: [String!]
-  titleGT: String
-  titleGTE: String
-  titleLT: String
-  titleLTE: String
-  titleContains: String
-  titleHasPrefix: String
-  titleHasSuffix: String
-  titleEqualFold: String
-  titleContainsFold: String
-  """
-  type field predicates
-  """
-  type: String
-  typeNEQ: String
-  typeIn: [String!]
-  typeNotIn: [String!]
-  typeGT: String
-  typeGTE: String
-  typeLT: String
-  typeLTE: String
-  typeContains: String
-  typeHasPrefix: String
-  typeHasSuffix: String
-  typeEqualFold: String
-  typeContainsFold: String
-  """
-  mandatory_status field predicates
-  """
-  mandatoryStatus: String
-  mandatoryStatusNEQ: String
-  mandatoryStatusIn: [String!]
-  mandatoryStatusNotIn: [String!]
-  mandatoryStatusGT: String
-  mandatoryStatusGTE: String
-  mandatoryStatusLT: String
-  mandatoryStatusLTE: String
-  mandatoryStatusContains: String
-  mandatoryStatusHasPrefix: String
-  mandatoryStatusHasSuffix: String
-  mandatoryStatusEqualFold: String
-  mandatoryStatusContainsFold: String
-  """
-  description field predicates
-  """
-  description: String
-  descriptionNEQ: String
-  descriptionIn: [String!]
-  descriptionNotIn: [String!]
-  descriptionGT: String
-  descriptionGTE: String
-  descriptionLT: String
-  descriptionLTE: String
-  descriptionContains: String
-  descriptionHasPrefix: String
-  descriptionHasSuffix: String
-  descriptionEqualFold: String
-  descriptionContainsFold: String
-  """
-  url field predicates
-  """
-  url: String
-  urlNEQ: String
-  urlIn: [String!]
-  urlNotIn: [String!]
-  urlGT: String
-  urlGTE: String
-  urlLT: String
-  urlLTE: String
-  urlContains: String
-  urlHasPrefix: String
-  urlHasSuffix: String
-  urlEqualFold: String
-  urlContainsFold: String
-  """
-  settings field predicates
-  """
-  settings: String
-  settingsNEQ: String
-  settingsIn: [String!]
-  settingsNotIn: [String!]
-  settingsGT: String
-  settingsGTE: String
-  settingsLT: String
-  settingsLTE: String
-  settingsContains: String
-  settingsHasPrefix: String
-  settingsHasSuffix: String
-  settingsEqualFold: String
-  settingsContainsFold: String
-  """
-  show_title field predicates
-  """
-  showTitle: Int
-  showTitleNEQ: Int
-  showTitleIn: [Int!]
-  showTitleNotIn: [Int!]
-  showTitleGT: Int
-  showTitleGTE: Int
-  showTitleLT: Int
-  showTitleLTE: Int
-  """
-  position field predicates
-  """
-  position: Int
-  positionNEQ: Int
-  positionIn: [Int!]
-  positionNotIn: [Int!]
-  positionGT: Int
-  positionGTE: Int
-  positionLT: Int
-  positionLTE: Int
-  """
-  configurator edge predicates
-  """
-  hasConfigurator: Boolean
-  hasConfiguratorWith: [ConfiguratorWhereInput!]
-  """
-  form edge predicates
-  """
-  hasForm: Boolean
-  hasFormWith: [ConfiguratorFormWhereInput!]
+	not: FormFieldWhereInput
+	and: [FormFieldWhereInput!]
+	or: [FormFieldWhereInput!]
+	"""
+	id field predicates
+	"""
+	id: ID
+	idNEQ: ID
+	idIn: [ID!]
+	idNotIn: [ID!]
+	idGT: ID
+	idGTE: ID
+	idLT: ID
+	idLTE: ID
+	"""
+	created_at field predicates
+	"""
+	createdAt: Time
+	createdAtNEQ: Time
+	createdAtIn: [Time!]
+	createdAtNotIn: [Time!]
+	createdAtGT: Time
+	createdAtGTE: Time
+	createdAtLT: Time
+	createdAtLTE: Time
+	"""
+	updated_at field predicates
+	"""
+	updatedAt: Time
+	updatedAtNEQ: Time
+	updatedAtIn: [Time!]
+	updatedAtNotIn: [Time!]
+	updatedAtGT: Time
+	updatedAtGTE: Time
+	updatedAtLT: Time
+	updatedAtLTE: Time
+	"""
+	configurator_id field predicates
+	"""
+	configuratorID: ID
+	configuratorIDNEQ: ID
+	configuratorIDIn: [ID!]
+	configuratorIDNotIn: [ID!]
+	"""
+	form_id field predicates
+	"""
+	formID: ID
+	formIDNEQ: ID
+	formIDIn: [ID!]
+	formIDNotIn: [ID!]
+	formIDIsNil: Boolean
+	formIDNotNil: Boolean
+	"""
+	title field predicates
+	"""
+	title: String
+	titleNEQ: String
+	titleIn: [String!]
+	titleNotIn: [String!]
+	titleGT: String
+	titleGTE: String
+	titleLT: String
+	titleLTE: String
+	titleContains: String
+	titleHasPrefix: String
+	titleHasSuffix: String
+	titleEqualFold: String
+	titleContainsFold: String
+	"""
+	type field predicates
+	"""
+	type: String
+	typeNEQ: String
+	typeIn: [String!]
+	typeNotIn: [String!]
+	typeGT: String
+	typeGTE: String
+	typeLT: String
+	typeLTE: String
+	typeContains: String
+	typeHasPrefix: String
+	typeHasSuffix: String
+	typeEqualFold: String
+	typeContainsFold: String
+	"""
+	mandatory_status field predicates
+	"""
+	mandatoryStatus: String
+	mandatoryStatusNEQ: String
+	mandatoryStatusIn: [String!]
+	mandatoryStatusNotIn: [String!]
+	mandatoryStatusGT: String
+	mandatoryStatusGTE: String
+	mandatoryStatusLT: String
+	mandatoryStatusLTE: String
+	mandatoryStatusContains: String
+	mandatoryStatusHasPrefix: String
+	mandatoryStatusHasSuffix: String
+	mandatoryStatusEqualFold: String
+	mandatoryStatusContainsFold: String
+	"""
+	description field predicates
+	"""
+	description: String
+	descriptionNEQ: String
+	descriptionIn: [String!]
+	descriptionNotIn: [String!]
+	descriptionGT: String
+	descriptionGTE: String
+	descriptionLT: String
+	descriptionLTE: String
+	descriptionContains: String
+	descriptionHasPrefix: String
+	descriptionHasSuffix: String
+	descriptionEqualFold: String
+	descriptionContainsFold: String
+	"""
+	url field predicates
+	"""
+	url: String
+	urlNEQ: String
+	urlIn: [String!]
+	urlNotIn: [String!]
+	urlGT: String
+	urlGTE: String
+	urlLT: String
+	urlLTE: String
+	urlContains: String
+	urlHasPrefix: String
+	urlHasSuffix: String
+	urlEqualFold: String
+	urlContainsFold: String
+	"""
+	settings field predicates
+	"""
+	settings: String
+	settingsNEQ: String
+	settingsIn: [String!]
+	settingsNotIn: [String!]
+	settingsGT: String
+	settingsGTE: String
+	settingsLT: String
+	settingsLTE: String
+	settingsContains: String
+	settingsHasPrefix: String
+	settingsHasSuffix: String
+	settingsEqualFold: String
+	settingsContainsFold: String
+	"""
+	show_title field predicates
+	"""
+	showTitle: Int
+	showTitleNEQ: Int
+	showTitleIn: [Int!]
+	showTitleNotIn: [Int!]
+	showTitleGT: Int
+	showTitleGTE: Int
+	showTitleLT: Int
+	showTitleLTE: Int
+	"""
+	position field predicates
+	"""
+	position: Int
+	positionNEQ: Int
+	positionIn: [Int!]
+	positionNotIn: [Int!]
+	positionGT: Int
+	positionGTE: Int
+	positionLT: Int
+	positionLTE: Int
+	"""
+	configurator edge predicates
+	"""
+	hasConfigurator: Boolean
+	hasConfiguratorWith: [ConfiguratorWhereInput!]
+	"""
+	form edge predicates
+	"""
+	hasForm: Boolean
+	hasFormWith: [ConfiguratorFormWhereInput!]
 }
+"""
+The arguments of formFieldsPage (see OrdersPageArgs); default order CREATED_AT DESC.
+"""
+input FormFieldsPageArgs @goModel(model: "github.com/configurator/catalogue/graph/model.FormFieldsPageArgs") {
+	where: FormFieldWhereInput
+	page: Int
+	perPage: Int
+	orderBy: FormFieldOrderField
+	order: OrderDirection
+}
+"""
+A JSON object.
+"""
+scalar Map
 type Material implements Node {
-  id: ID!
-  createdAt: Time!
-  updatedAt: Time!
-  name: String!
-  materialFile: String
-  categoryID: ID
-  textureID: ID
-  """
-  true = active, false = inactive
-  """
-  status: Boolean!
-  """
-  flat, glossy, ...
-  """
-  materialType: String!
-  surface: String!
-  bump: Boolean!
-  """
-  #RRGGBB
-  """
-  color: String!
-  opacity: Float!
-  specular: Float!
-  reflection: Float!
-  createdBy: String!
-  category: MaterialCategory
-  texture: Texture
+	id: ID!
+	createdAt: Time!
+	updatedAt: Time!
+	name: String!
+	materialFile: String
+	categoryID: ID
+	textureID: ID
+	"""
+	true = active, false = inactive
+	"""
+	status: Boolean!
+	"""
+	flat, glossy, ...
+	"""
+	materialType: String!
+	surface: String!
+	bump: Boolean!
+	"""
+	#RRGGBB
+	"""
+	color: String!
+	opacity: Float!
+	specular: Float!
+	reflection: Float!
+	createdBy: String!
+	category: MaterialCategory
+	texture: Texture
 }
 type MaterialCategory implements Node {
-  id: ID!
-  createdAt: Time!
-  updatedAt: Time!
-  title: String!
-  description: String!
-  createdBy: String!
-  materials: [Material!]
-  textures: [Texture!]
+	id: ID!
+	createdAt: Time!
+	updatedAt: Time!
+	title: String!
+	description: String!
+	createdBy: String!
+	materials: [Material!]
+	textures: [Texture!]
 }
 """
 A connection to a list of items.
 """
 type MaterialCategoryConnection {
-  """
-  A list of edges.
-  """
-  edges: [MaterialCategoryEdge]
-  """
-  Information to aid in pagination.
-  """
-  pageInfo: PageInfo!
-  """
-  Identifies the total count of items in the connection.
-  """
-  totalCount: Int!
+	"""
+	A list of edges.
+	"""
+	edges: [MaterialCategoryEdge]
+	"""
+	Information to aid in pagination.
+	"""
+	pageInfo: PageInfo!
+	"""
+	Identifies the total count of items in the connection.
+	"""
+	totalCount: Int!
 }
 """
 An edge in a connection.
 """
 type MaterialCategoryEdge {
-  """
-  The item at the end of the edge.
-  """
-  node: MaterialCategory
-  """
-  A cursor for use in pagination.
-  """
-  cursor: Cursor!
+	"""
+	The item at the end of the edge.
+	"""
+	node: MaterialCategory
+	"""
+	A cursor for use in pagination.
+	"""
+	cursor: Cursor!
 }
 """
 Ordering options for MaterialCategory connections
 """
 input MaterialCategoryOrder {
-  """
-  The ordering direction.
-  """
-  direction: OrderDirection! = ASC
-  """
-  The field by which to order MaterialCategories.
-  """
-  field: MaterialCategoryOrderField!
+	"""
+	The ordering direction.
+	"""
+	direction: OrderDirection! = ASC
+	"""
+	The field by which to order MaterialCategories.
+	"""
+	field: MaterialCategoryOrderField!
 }
 """
 Properties by which MaterialCategory connections can be ordered.
 """
 enum MaterialCategoryOrderField {
-  ID
-  CREATED_AT
-  UPDATED_AT
-  TITLE
+	ID
+	CREATED_AT
+	UPDATED_AT
+	TITLE
 }
 """
 MaterialCategoryWhereInput is used for filtering MaterialCategory objects.
 Input was generated by ent.
 """
 input MaterialCategoryWhereInput {
-  not: MaterialCategoryWhereInput
-  and: [MaterialCategoryWhereInput!]
-  or: [MaterialCategoryWhereInput!]
-  """
-  id field predicates
-  """
-  id: ID
-  idNEQ: ID
-  idIn: [ID!]
-  idNotIn: [ID!]
-  idGT: ID
-  idGTE: ID
-  idLT: ID
-  idLTE: ID
-  """
-  created_at field predicates
-  """
-  createdAt: Time
-  createdAtNEQ: Time
-  createdAtIn: [Time!]
-  createdAtNotIn: [Time!]
-  createdAtGT: Time
-  createdAtGTE: Time
-  createdAtLT: Time
-  createdAtLTE: Time
-  """
-  updated_at field predicates
-  """
-  updatedAt: Time
-  updatedAtNEQ: Time
-  updatedAtIn: [Time!]
-  updatedAtNotIn: [Time!]
-  updatedAtGT: Time
-  updatedAtGTE: Time
-  updatedAtLT: Time
-  updatedAtLTE: Time
-  """
-  title field predicates
-  """
-  title: String
-  titleNEQ: String
-  titleIn: [String!]
-  titleNotIn: [String!]
-  titleGT: String
-  titleGTE: String
-  titleLT: String
-  titleLTE: String
-  titleContains: String
-  titleHasPrefix: String
-  titleHasSuffix: String
-  titleEqualFold: String
-  titleContainsFold: String
-  """
-  description field predicates
-  """
-  description: String
-  descriptionNEQ: String
-  descriptionIn: [String!]
-  descriptionNotIn: [String!]
-  descriptionGT: String
-  descriptionGTE: String
-  descriptionLT: String
-  descriptionLTE: String
-  descriptionContains: String
-  descriptionHasPrefix: String
-  descriptionHasSuffix: String
-  descriptionEqualFold: String
-  descriptionContainsFold: String
-  """
-  created_by field predicates
-  """
-  createdBy: String
-  createdByNEQ: String
-  createdByIn: [String!]
-  createdByNotIn: [String!]
-  createdByGT: String
-  createdByGTE: String
-  createdByLT: String
-  createdByLTE: String
-  createdByContains: String
-  createdByHasPrefix: String
-  createdByHasSuffix: String
-  createdByEqualFold: String
-  createdByContainsFold: String
-  """
-  materials edge predicates
-  """
-  hasMaterials: Boolean
-  hasMaterialsWith: [MaterialWhereInput!]
-  """
-  textures edge predicates
-  """
-  hasTextures: Boolean
-  hasTexturesWith: [TextureWhereInput!]
+	not: MaterialCategoryWhereInput
+	and: [MaterialCategoryWhereInput!]
+	or: [MaterialCategoryWhereInput!]
+	"""
+	id field predicates
+	"""
+	id: ID
+	idNEQ: ID
+	idIn: [ID!]
+	idNotIn: [ID!]
+	idGT: ID
+	idGTE: ID
+	idLT: ID
+	idLTE: ID
+	"""
+	created_at field predicates
+	"""
+	createdAt: Time
+	createdAtNEQ: Time
+	createdAtIn: [Time!]
+	createdAtNotIn: [Time!]
+	createdAtGT: Time
+	createdAtGTE: Time
+	createdAtLT: Time
+	createdAtLTE: Time
+	"""
+	updated_at field predicates
+	"""
+	updatedAt: Time
+	updatedAtNEQ: Time
+	updatedAtIn: [Time!]
+	updatedAtNotIn: [Time!]
+	updatedAtGT: Time
+	updatedAtGTE: Time
+	updatedAtLT: Time
+	updatedAtLTE: Time
+	"""
+	title field predicates
+	"""
+	title: String
+	titleNEQ: String
+	titleIn: [String!]
+	titleNotIn: [String!]
+	titleGT: String
+	titleGTE: String
+	titleLT: String
+	titleLTE: String
+	titleContains: String
+	titleHasPrefix: String
+	titleHasSuffix: String
+	titleEqualFold: String
+	titleContainsFold: String
+	"""
+	description field predicates
+	"""
+	description: String
+	descriptionNEQ: String
+	descriptionIn: [String!]
+	descriptionNotIn: [String!]
+	descriptionGT: String
+	descriptionGTE: String
+	descriptionLT: String
+	descriptionLTE: String
+	descriptionContains: String
+	descriptionHasPrefix: String
+	descriptionHasSuffix: String
+	descriptionEqualFold: String
+	descriptionContainsFold: String
+	"""
+	created_by field predicates
+	"""
+	createdBy: String
+	createdByNEQ: String
+	createdByIn: [String!]
+	createdByNotIn: [String!]
+	createdByGT: String
+	createdByGTE: String
+	createdByLT: String
+	createdByLTE: String
+	createdByContains: String
+	createdByHasPrefix: String
+	createdByHasSuffix: String
+	createdByEqualFold: String
+	createdByContainsFold: String
+	"""
+	materials edge predicates
+	"""
+	hasMaterials: Boolean
+	hasMaterialsWith: [MaterialWhereInput!]
+	"""
+	textures edge predicates
+	"""
+	hasTextures: Boolean
+	hasTexturesWith: [TextureWhereInput!]
 }
 """
 A connection to a list of items.
 """
 type MaterialConnection {
-  """
-  A list of edges.
-  """
-  edges: [MaterialEdge]
-  """
-  Information to aid in pagination.
-  """
-  pageInfo: PageInfo!
-  """
-  Identifies the total count of items in the connection.
-  """
-  totalCount: Int!
+	"""
+	A list of edges.
+	"""
+	edges: [MaterialEdge]
+	"""
+	Information to aid in pagination.
+	"""
+	pageInfo: PageInfo!
+	"""
+	Identifies the total count of items in the connection.
+	"""
+	totalCount: Int!
 }
 """
 An edge in a connection.
 """
 type MaterialEdge {
-  """
-  The item at the end of the edge.
-  """
-  node: Material
-  """
-  A cursor for use in pagination.
-  """
-  cursor: Cursor!
+	"""
+	The item at the end of the edge.
+	"""
+	node: Material
+	"""
+	A cursor for use in pagination.
+	"""
+	cursor: Cursor!
 }
 """
 Ordering options for Material connections
 """
 input MaterialOrder {
-  """
-  The ordering direction.
-  """
-  direction: OrderDirection! = ASC
-  """
-  The field by which to order Materials.
-  """
-  field: MaterialOrderField!
+	"""
+	The ordering direction.
+	"""
+	direction: OrderDirection! = ASC
+	"""
+	The field by which to order Materials.
+	"""
+	field: MaterialOrderField!
 }
 """
 Properties by which Material connections can be ordered.
 """
 enum MaterialOrderField {
-  ID
-  CREATED_AT
-  UPDATED_AT
-  NAME
+	ID
+	CREATED_AT
+	UPDATED_AT
+	NAME
+}
+"""
+A numbered page of materials.
+"""
+type MaterialPage {
+	data: [Material!]!
+	pagination: Pagination!
 }
 """
 MaterialWhereInput is used for filtering Material objects.
 Input was generated by ent.
 """
 input MaterialWhereInput {
-  not: MaterialWhereInput
-  and: [MaterialWhereInput!]
-  or: [MaterialWhereInput!]
-  """
-  id field predicates
-  """
-  id: ID
-  idNEQ: ID
-  idIn: [ID!]
-  idNotIn: [ID!]
-  idGT: ID
-  idGTE: ID
-  idLT: ID
-  idLTE: ID
-  """
-  created_at field predicates
-  """
-  createdAt: Time
-  createdAtNEQ: Time
-  createdAtIn: [Time!]
-  createdAtNotIn: [Time!]
-  createdAtGT: Time
-  createdAtGTE: Time
-  createdAtLT: Time
-  createdAtLTE: Time
-  """
-  updated_at field predicates
-  """
-  updatedAt: Time
-  updatedAtNEQ: Time
-  updatedAtIn: [Time!]
-  updatedAtNotIn: [Time!]
-  updatedAtGT: Time
-  updatedAtGTE: Time
-  updatedAtLT: Time
-  updatedAtLTE: Time
-  """
-  name field predicates
-  """
-  name: String
-  nameNEQ: String
-  nameIn: [String!]
-  nameNotIn: [String!]
-  nameGT: String
-  nameGTE: String
-  nameLT: String
-  nameLTE: String
-  nameContains: String
-  nameHasPrefix: String
-  nameHasSuffix: String
-  nameEqualFold: String
-  nameContainsFold: String
-  """
-  material_file field predicates
-  """
-  materialFile: String
-  materialFileNEQ: String
-  materialFileIn: [String!]
-  materialFileNotIn: [String!]
-  materialFileGT: String
-  materialFileGTE: String
-  materialFileLT: String
-  materialFileLTE: String
-  materialFileContains: String
-  materialFileHasPrefix: String
-  materialFileHasSuffix: String
-  materialFileIsNil: Boolean
-  materialFileNotNil: Boolean
-  materialFileEqualFold: String
-  materialFileContainsFold: String
-  """
-  category_id field predicates
-  """
-  categoryID: ID
-  categoryIDNEQ: ID
-  categoryIDIn: [ID!]
-  categoryIDNotIn: [ID!]
-  categoryIDIsNil: Boolean
-  categoryIDNotNil: Boolean
-  """
-  texture_id field predicates
-  """
-  textureID: ID
-  textureIDNEQ: ID
-  textureIDIn: [ID!]
-  textureIDNotIn: [ID!]
-  textureIDIsNil: Boolean
-  textureIDNotNil: Boolean
-  """
-  status field predicates
-  """
-  status: Boolean
-  statusNEQ: Boolean
-  """
-  material_type field predicates
-  """
-  materialType: String
-  materialTypeNEQ: String
-  materialTypeIn: [String!]
-  materialTypeNotIn: [String!]
-  materialTypeGT: String
-  materialTypeGTE: String
-  materialTypeLT: String
-  materialTypeLTE: String
-  materialTypeContains: String
-  materialTypeHasPrefix: String
-  materialTypeHasSuffix: String
-  materialTypeEqualFold: String
-  materialTypeContainsFold: String
-  """
-  surface field predicates
-  """
-  surface: String
-  surfaceNEQ: String
-  surfaceIn: [String!]
-  surfaceNotIn: [String!]
-  surfaceGT: String
-  surfaceGTE: String
-  surfaceLT: String
-  surfaceLTE: String
-  surfaceContains: String
-  surfaceHasPrefix: String
-  surfaceHasSuffix: String
-  surfaceEqualFold: String
-  surfaceContainsFold: String
-  """
-  bump field predicates
-  """
-  bump: Boolean
-  bumpNEQ: Boolean
-  """
-  color field predicates
-  """
-  color: String
-  colorNEQ: String
-  colorIn: [String!]
-  colorNotIn: [String!]
-  colorGT: String
-  colorGTE: String
-  colorLT: String
-  colorLTE: String
-  colorContains: String
-  colorHasPrefix: String
-  colorHasSuffix: String
-  colorEqualFold: String
-  colorContainsFold: String
-  """
-  opacity field predicates
-  """
-  opacity: Float
-  opacityNEQ: Float
-  opacityIn: [Float!]
-  opacityNotIn: [Float!]
-  opacityGT: Float
-  opacityGTE: Float
-  opacityLT: Float
-  opacityLTE: Float
-  """
-  specular field predicates
-  """
-  specular: Float
-  specularNEQ: Float
-  specularIn: [Float!]
-  specularNotIn: [Float!]
-  specularGT: Float
-  specularGTE: Float
-  specularLT: Float
-  specularLTE: Float
-  """
-  reflection field predicates
-  """
-  reflection: Float
-  reflectionNEQ: Float
-  reflectionIn: [Float!]
-  reflectionNotIn: [Float!]
-  reflectionGT: Float
-  reflectionGTE: Float
-  reflectionLT: Float
-  reflectionLTE: Float
-  """
-  created_by field predicates
-  """
-  createdBy: String
-  createdByNEQ: String
-  createdByIn: [String!]
-  createdByNotIn: [String!]
-  createdByGT: String
-  createdByGTE: String
-  createdByLT: String
-  createdByLTE: String
-  createdByContains: String
-  createdByHasPrefix: String
-  createdByHasSuffix: String
-  createdByEqualFold: String
-  createdByContainsFold: String
-  """
-  category edge predicates
-  """
-  hasCategory: Boolean
-  hasCategoryWith: [MaterialCategoryWhereInput!]
-  """
-  texture edge predicates
-  """
-  hasTexture: Boolean
-  hasTextureWith: [TextureWhereInput!]
+	not: MaterialWhereInput
+	and: [MaterialWhereInput!]
+	or: [MaterialWhereInput!]
+	"""
+	id field predicates
+	"""
+	id: ID
+	idNEQ: ID
+	idIn: [ID!]
+	idNotIn: [ID!]
+	idGT: ID
+	idGTE: ID
+	idLT: ID
+	idLTE: ID
+	"""
+	created_at field predicates
+	"""
+	createdAt: Time
+	createdAtNEQ: Time
+	createdAtIn: [Time!]
+	createdAtNotIn: [Time!]
+	createdAtGT: Time
+	createdAtGTE: Time
+	createdAtLT: Time
+	createdAtLTE: Time
+	"""
+	updated_at field predicates
+	"""
+	updatedAt: Time
+	updatedAtNEQ: Time
+	updatedAtIn: [Time!]
+	updatedAtNotIn: [Time!]
+	updatedAtGT: Time
+	updatedAtGTE: Time
+	updatedAtLT: Time
+	updatedAtLTE: Time
+	"""
+	name field predicates
+	"""
+	name: String
+	nameNEQ: String
+	nameIn: [String!]
+	nameNotIn: [String!]
+	nameGT: String
+	nameGTE: String
+	nameLT: String
+	nameLTE: String
+	nameContains: String
+	nameHasPrefix: String
+	nameHasSuffix: String
+	nameEqualFold: String
+	nameContainsFold: String
+	"""
+	material_file field predicates
+	"""
+	materialFile: String
+	materialFileNEQ: String
+	materialFileIn: [String!]
+	materialFileNotIn: [String!]
+	materialFileGT: String
+	materialFileGTE: String
+	materialFileLT: String
+	materialFileLTE: String
+	materialFileContains: String
+	materialFileHasPrefix: String
+	materialFileHasSuffix: String
+	materialFileIsNil: Boolean
+	materialFileNotNil: Boolean
+	materialFileEqualFold: String
+	materialFileContainsFold: String
+	"""
+	category_id field predicates
+	"""
+	categoryID: ID
+	categoryIDNEQ: ID
+	categoryIDIn: [ID!]
+	categoryIDNotIn: [ID!]
+	categoryIDIsNil: Boolean
+	categoryIDNotNil: Boolean
+	"""
+	texture_id field predicates
+	"""
+	textureID: ID
+	textureIDNEQ: ID
+	textureIDIn: [ID!]
+	textureIDNotIn: [ID!]
+	textureIDIsNil: Boolean
+	textureIDNotNil: Boolean
+	"""
+	status field predicates
+	"""
+	status: Boolean
+	statusNEQ: Boolean
+	"""
+	material_type field predicates
+	"""
+	materialType: String
+	materialTypeNEQ: String
+	materialTypeIn: [String!]
+	materialTypeNotIn: [String!]
+	materialTypeGT: String
+	materialTypeGTE: String
+	materialTypeLT: String
+	materialTypeLTE: String
+	materialTypeContains: String
+	materialTypeHasPrefix: String
+	materialTypeHasSuffix: String
+	materialTypeEqualFold: String
+	materialTypeContainsFold: String
+	"""
+	surface field predicates
+	"""
+	surface: String
+	surfaceNEQ: String
+	surfaceIn: [String!]
+	surfaceNotIn: [String!]
+	surfaceGT: String
+	surfaceGTE: String
+	surfaceLT: String
+	surfaceLTE: String
+	surfaceContains: String
+	surfaceHasPrefix: String
+	surfaceHasSuffix: String
+	surfaceEqualFold: String
+	surfaceContainsFold: String
+	"""
+	bump field predicates
+	"""
+	bump: Boolean
+	bumpNEQ: Boolean
+	"""
+	color field predicates
+	"""
+	color: String
+	colorNEQ: String
+	colorIn: [String!]
+	colorNotIn: [String!]
+	colorGT: String
+	colorGTE: String
+	colorLT: String
+	colorLTE: String
+	colorContains: String
+	colorHasPrefix: String
+	colorHasSuffix: String
+	colorEqualFold: String
+	colorContainsFold: String
+	"""
+	opacity field predicates
+	"""
+	opacity: Float
+	opacityNEQ: Float
+	opacityIn: [Float!]
+	opacityNotIn: [Float!]
+	opacityGT: Float
+	opacityGTE: Float
+	opacityLT: Float
+	opacityLTE: Float
+	"""
+	specular field predicates
+	"""
+	specular: Float
+	specularNEQ: Float
+	specularIn: [Float!]
+	specularNotIn: [Float!]
+	specularGT: Float
+	specularGTE: Float
+	specularLT: Float
+	specularLTE: Float
+	"""
+	reflection field predicates
+	"""
+	reflection: Float
+	reflectionNEQ: Float
+	reflectionIn: [Float!]
+	reflectionNotIn: [Float!]
+	reflectionGT: Float
+	reflectionGTE: Float
+	reflectionLT: Float
+	reflectionLTE: Float
+	"""
+	created_by field predicates
+	"""
+	createdBy: String
+	createdByNEQ: String
+	createdByIn: [String!]
+	createdByNotIn: [String!]
+	createdByGT: String
+	createdByGTE: String
+	createdByLT: String
+	createdByLTE: String
+	createdByContains: String
+	createdByHasPrefix: String
+	createdByHasSuffix: String
+	createdByEqualFold: String
+	createdByContainsFold: String
+	"""
+	category edge predicates
+	"""
+	hasCategory: Boolean
+	hasCategoryWith: [MaterialCategoryWhereInput!]
+	"""
+	texture edge predicates
+	"""
+	hasTexture: Boolean
+	hasTextureWith: [TextureWhereInput!]
+}
+"""
+The arguments of materialsPage (see OrdersPageArgs); default order CREATED_AT DESC.
+"""
+input MaterialsPageArgs @goModel(model: "github.com/configurator/catalogue/graph/model.MaterialsPageArgs") {
+	where: MaterialWhereInput
+	page: Int
+	perPage: Int
+	orderBy: MaterialOrderField
+	order: OrderDirection
+	categoryId: ID @deprecated(reason: "Use where: {categoryID: ...}.")
+	textureId: ID @deprecated(reason: "Use where: {textureID: ...}.")
+}
+type Mutation {
+	"""
+	Places an order (Open API or dashboard token).
+	"""
+	createOrder(input: CreateOrderInput!): Order!
+	"""
+	Dashboard token only.
+	"""
+	createMaterial(input: CreateMaterialInput!): Material!
+	"""
+	Dashboard token only; only the given fields change.
+	"""
+	updateMaterial(id: ID!, input: UpdateMaterialInput!): Material!
+	"""
+	Dashboard token only; returns the id of the deleted material.
+	"""
+	deleteMaterial(id: ID!): ID!
+	"""
+	Dashboard token only.
+	"""
+	createTexture(input: CreateTextureInput!): Texture!
+	"""
+	Dashboard token only.
+	"""
+	updateTexture(id: ID!, input: UpdateTextureInput!): Texture!
+	"""
+	Dashboard token only; materials using the texture lose their texture.
+	"""
+	deleteTexture(id: ID!): ID!
+	"""
+	Stores override data for the options of the caller's home configurator
+	(Open API token) and returns the link that opens the configurator with
+	them applied. options is keyed by option id; each value names a
+	variation id and the fields of the option's type (see docs/overrides.md).
+	"""
+	setOptionOverrides(options: Map!): ShareLink!
 }
 """
 An object with an ID.
 Follows the [Relay Global Object Identification Specification](https://relay.dev/graphql/objectidentification.htm)
 """
 interface Node @goModel(model: "github.com/configurator/catalogue/ent.Noder") {
-  """
-  The id of the object.
-  """
-  id: ID!
+	"""
+	The id of the object.
+	"""
+	id: ID!
 }
 type OptionSet implements Node {
-  id: ID!
-  createdAt: Time!
-  updatedAt: Time!
-  configuratorID: ID!
-  name: String!
-  configurator: Configurator!
-  options: [ConfiguratorOption!]
+	id: ID!
+	createdAt: Time!
+	updatedAt: Time!
+	configuratorID: ID!
+	name: String!
+	configurator: Configurator!
+	options: [ConfiguratorOption!]
 }
 """
 A connection to a list of items.
 """
 type OptionSetConnection {
-  """
-  A list of edges.
-  """
-  edges: [OptionSetEdge]
-  """
-  Information to aid in pagination.
-  """
-  pageInfo: PageInfo!
-  """
-  Identifies the total count of items in the connection.
-  """
-  totalCount: Int!
+	"""
+	A list of edges.
+	"""
+	edges: [OptionSetEdge]
+	"""
+	Information to aid in pagination.
+	"""
+	pageInfo: PageInfo!
+	"""
+	Identifies the total count of items in the connection.
+	"""
+	totalCount: Int!
 }
 """
 An edge in a connection.
 """
 type OptionSetEdge {
-  """
-  The item at the end of the edge.
-  """
-  node: OptionSet
-  """
-  A cursor for use in pagination.
-  """
-  cursor: Cursor!
+	"""
+	The item at the end of the edge.
+	"""
+	node: OptionSet
+	"""
+	A cursor for use in pagination.
+	"""
+	cursor: Cursor!
 }
 """
 Ordering options for OptionSet connections
 """
 input OptionSetOrder {
-  """
-  The ordering direction.
-  """
-  direction: OrderDirection! = ASC
-  """
-  The field by which to order OptionSets.
-  """
-  field: OptionSetOrderField!
+	"""
+	The ordering direction.
+	"""
+	direction: OrderDirection! = ASC
+	"""
+	The field by which to order OptionSets.
+	"""
+	field: OptionSetOrderField!
 }
 """
 Properties by which OptionSet connections can be ordered.
 """
 enum OptionSetOrderField {
-  ID
-  CREATED_AT
-  UPDATED_AT
-  NAME
+	ID
+	CREATED_AT
+	UPDATED_AT
+	NAME
 }
 """
 OptionSetWhereInput is used for filtering OptionSet objects.
 Input was generated by ent.
 """
 input OptionSetWhereInput {
-  not: OptionSetWhereInput
-  and: [OptionSetWhereInput!]
-  or: [OptionSetWhereInput!]
-  """
-  id field predicates
-  """
-  id: ID
-  idNEQ: ID
-  idIn: [ID!]
-  idNotIn: [ID!]
-  idGT: ID
-  idGTE: ID
-  idLT: ID
-  idLTE: ID
-  """
-  created_at field predicates
-  """
-  createdAt: Time
-  createdAtNEQ: Time
-  createdAtIn: [Time!]
-  createdAtNotIn: [Time!]
-  createdAtGT: Time
-  createdAtGTE: Time
-  createdAtLT: Time
-  createdAtLTE: Time
-  """
-  updated_at field predicates
-  """
-  updatedAt: Time
-  updatedAtNEQ: Time
-  updatedAtIn: [Time!]
-  updatedAtNotIn: [Time!]
-  updatedAtGT: Time
-  updatedAtGTE: Time
-  updatedAtLT: Time
-  updatedAtLTE: Time
-  """
-  configurator_id field predicates
-  """
-  configuratorID: ID
-  configuratorIDNEQ: ID
-  configuratorIDIn: [ID!]
-  configuratorIDNotIn: [ID!]
-  """
-  name field predicates
-  """
-  name: String
-  nameNEQ: String
-  nameIn: [String!]
-  nameNotIn: [String!]
-  nameGT: String
-  nameGTE: String
-  nameLT: String
-  nameLTE: String
-  nameContains: String
-  nameHasPrefix: String
-  nameHasSuffix: String
-  nameEqualFold: String
-  nameContainsFold: String
-  """
-  configurator edge predicates
-  """
-  hasConfigurator: Boolean
-  hasConfiguratorWith: [ConfiguratorWhereInput!]
-  """
-  options edge predicates
-  """
-  hasOptions: Boolean
-  hasOptionsWith: [ConfiguratorOptionWhereInput!]
+	not: OptionSetWhereInput
+	and: [OptionSetWhereInput!]
+	or: [OptionSetWhereInput!]
+	"""
+	id field predicates
+	"""
+	id: ID
+	idNEQ: ID
+	idIn: [ID!]
+	idNotIn: [ID!]
+	idGT: ID
+	idGTE: ID
+	idLT: ID
+	idLTE: ID
+	"""
+	created_at field predicates
+	"""
+	createdAt: Time
+	createdAtNEQ: Time
+	createdAtIn: [Time!]
+	createdAtNotIn: [Time!]
+	createdAtGT: Time
+	createdAtGTE: Time
+	createdAtLT: Time
+	createdAtLTE: Time
+	"""
+	updated_at field predicates
+	"""
+	updatedAt: Time
+	updatedAtNEQ: Time
+	updatedAtIn: [Time!]
+	updatedAtNotIn: [Time!]
+	updatedAtGT: Time
+	updatedAtGTE: Time
+	updatedAtLT: Time
+	updatedAtLTE: Time
+	"""
+	configurator_id field predicates
+	"""
+	configuratorID: ID
+	configuratorIDNEQ: ID
+	configuratorIDIn: [ID!]
+	configuratorIDNotIn: [ID!]
+	"""
+	name field predicates
+	"""
+	name: String
+	nameNEQ: String
+	nameIn: [String!]
+	nameNotIn: [String!]
+	nameGT: String
+	nameGTE: String
+	nameLT: String
+	nameLTE: String
+	nameContains: String
+	nameHasPrefix: String
+	nameHasSuffix: String
+	nameEqualFold: String
+	nameContainsFold: String
+	"""
+	configurator edge predicates
+	"""
+	hasConfigurator: Boolean
+	hasConfiguratorWith: [ConfiguratorWhereInput!]
+	"""
+	options edge predicates
+	"""
+	hasOptions: Boolean
+	hasOptionsWith: [ConfiguratorOptionWhereInput!]
 }
 type OptionVariation implements Node {
-  id: ID!
-  createdAt: Time!
-  updatedAt: Time!
-  configuratorOptionID: ID!
-  name: String!
-  position: Int!
-  selected: Boolean!
-  modelID: Int
-  materialID: Int
-  materialCategoryID: Int
-  textValue: String
-  customColor: Boolean
-  textFontSize: String
-  textFontFamily: String
-  textColorCategoryID: Int
-  numericalDefault: Int
-  option: ConfiguratorOption!
+	id: ID!
+	createdAt: Time!
+	updatedAt: Time!
+	configuratorOptionID: ID!
+	name: String!
+	position: Int!
+	selected: Boolean!
+	modelID: Int
+	materialID: Int
+	materialCategoryID: Int
+	textValue: String
+	customColor: Boolean
+	textFontSize: String
+	textFontFamily: String
+	textColorCategoryID: Int
+	numericalDefault: Int
+	option: ConfiguratorOption!
 }
 """
 A connection to a list of items.
 """
 type OptionVariationConnection {
-  """
-  A list of edges.
-  """
-  edges: [OptionVariationEdge]
-  """
-  Information to aid in pagination.
-  """
-  pageInfo: PageInfo!
-  """
-  Identifies the total count of items in the connection.
-  """
-  totalCount: Int!
+	"""
+	A list of edges.
+	"""
+	edges: [OptionVariationEdge]
+	"""
+	Information to aid in pagination.
+	"""
+	pageInfo: PageInfo!
+	"""
+	Identifies the total count of items in the connection.
+	"""
+	totalCount: Int!
 }
 """
 An edge in a connection.
 """
 type OptionVariationEdge {
-  """
-  The item at the end of the edge.
-  """
-  node: OptionVariation
-  """
-  A cursor for use in pagination.
-  """
-  cursor: Cursor!
+	"""
+	The item at the end of the edge.
+	"""
+	node: OptionVariation
+	"""
+	A cursor for use in pagination.
+	"""
+	cursor: Cursor!
 }
 """
 Ordering options for OptionVariation connections
 """
 input OptionVariationOrder {
-  """
-  The ordering direction.
-  """
-  direction: OrderDirection! = ASC
-  """
-  The field by which to order OptionVariations.
-  """
-  field: OptionVariationOrderField!
+	"""
+	The ordering direction.
+	"""
+	direction: OrderDirection! = ASC
+	"""
+	The field by which to order OptionVariations.
+	"""
+	field: OptionVariationOrderField!
 }
 """
 Properties by which OptionVariation connections can be ordered.
 """
 enum OptionVariationOrderField {
-  ID
-  CREATED_AT
-  UPDATED_AT
-  POSITION
+	ID
+	CREATED_AT
+	UPDATED_AT
+	POSITION
 }
 """
 OptionVariationWhereInput is used for filtering OptionVariation objects.
 Input was generated by ent.
 """
 input OptionVariationWhereInput {
-  not: OptionVariationWhereInput
-  and: [OptionVariationWhereInput!]
-  or: [OptionVariationWhereInput!]
-  """
-  id field predicates
-  """
-  id: ID
-  idNEQ: ID
-  idIn: [ID!]
-  idNotIn: [ID!]
-  idGT: ID
-  idGTE: ID
-  idLT: ID
-  idLTE: ID
-  """
-  created_at field predicates
-  """
-  createdAt: Time
-  createdAtNEQ: Time
-  createdAtIn: [Time!]
-  createdAtNotIn: [Time!]
-  createdAtGT: Time
-  createdAtGTE: Time
-  createdAtLT: Time
-  createdAtLTE: Time
-  """
-  updated_at field predicates
-  """
-  updatedAt: Time
-  updatedAtNEQ: Time
-  updatedAtIn: [Time!]
-  updatedAtNotIn: [Time!]
-  updatedAtGT: Time
-  updatedAtGTE: Time
-  updatedAtLT: Time
-  updatedAtLTE: Time
-  """
-  configurator_option_id field predicates
-  """
-  configuratorOptionID: ID
-  configuratorOptionIDNEQ: ID
-  configuratorOptionIDIn: [ID!]
-  configuratorOptionIDNotIn: [ID!]
-  """
-  name field predicates
-  """
-  name: String
-  nameNEQ: String
-  nameIn: [String!]
-  nameNotIn: [String!]
-  nameGT: String
-  nameGTE: String
-  nameLT: String
-  nameLTE: String
-  nameContains: String
-  nameHasPrefix: String
-  nameHasSuffix: String
-  nameEqualFold: String
-  nameContainsFold: String
-  """
-  position field predicates
-  """
-  position: Int
-  positionNEQ: Int
-  positionIn: [Int!]
-  positionNotIn: [Int!]
-  positionGT: Int
-  positionGTE: Int
-  positionLT: Int
-  positionLTE: Int
-  """
-  selected field predicates
-  """
-  selected: Boolean
-  selectedNEQ: Boolean
-  """
-  model_id field predicates
-  """
-  modelID: Int
-  modelIDNEQ: Int
-  modelIDIn: [Int!]
-  modelIDNotIn: [Int!]
-  modelIDGT: Int
-  modelIDGTE: Int
-  modelIDLT: Int
-  modelIDLTE: Int
-  modelIDIsNil: Boolean
-  modelIDNotNil: Boolean
-  """
-  material_id field predicates
-  """
-  materialID: Int
-  materialIDNEQ: Int
-  materialIDIn: [Int!]
-  materialIDNotIn: [Int!]
-  materialIDGT: Int
-  materialIDGTE: Int
-  materialIDLT: Int
-  materialIDLTE: Int
-  materialIDIsNil: Boolean
-  materialIDNotNil: Boolean
-  """
-  material_category_id field predicates
-  """
-  materialCategoryID: Int
-  materialCategoryIDNEQ: Int
-  materialCategoryIDIn: [Int!]
-  materialCategoryIDNotIn: [Int!]
-  materialCategoryIDGT: Int
-  materialCategoryIDGTE: Int
-  materialCategoryIDLT: Int
-  materialCategoryIDLTE: Int
-  materialCategoryIDIsNil: Boolean
-  materialCategoryIDNotNil: Boolean
-  """
-  text_value field predicates
-  """
-  textValue: String
-  textValueNEQ: String
-  textValueIn: [String!]
-  textValueNotIn: [String!]
-  textValueGT: String
-  textValueGTE: String
-  textValueLT: String
-  textValueLTE: String
-  textValueContains: String
-  textValueHasPrefix: String
-  textValueHasSuffix: String
-  textValueIsNil: Boolean
-  textValueNotNil: Boolean
-  textValueEqualFold: String
-  textValueContainsFold: String
-  """
-  custom_color field predicates
-  """
-  customColor: Boolean
-  customColorNEQ: Boolean
-  customColorIsNil: Boolean
-  customColorNotNil: Boolean
-  """
-  text_font_size field predicates
-  """
-  textFontSize: String
-  textFontSizeNEQ: String
-  textFontSizeIn: [String!]
-  textFontSizeNotIn: [String!]
-  textFontSizeGT: String
-  textFontSizeGTE: String
-  textFontSizeLT: String
-  textFontSizeLTE: String
-  textFontSizeContains: String
-  textFontSizeHasPrefix: String
-  textFontSizeHasSuffix: String
-  textFontSizeIsNil: Boolean
-  textFontSizeNotNil: Boolean
-  textFontSizeEqualFold: String
-  textFontSizeContainsFold: String
-  """
-  text_font_family field predicates
-  """
-  textFontFamily: String
-  textFontFamilyNEQ: String
-  textFontFamilyIn: [String!]
-  textFontFamilyNotIn: [String!]
-  textFontFamilyGT: String
-  textFontFamilyGTE: String
-  textFontFamilyLT: String
-  textFontFamilyLTE: String
-  textFontFamilyContains: String
-  textFontFamilyHasPrefix: String
-  textFontFamilyHasSuffix: String
-  textFontFamilyIsNil: Boolean
-  textFontFamilyNotNil: Boolean
-  textFontFamilyEqualFold: String
-  textFontFamilyContainsFold: String
-  """
-  text_color_category_id field predicates
-  """
-  textColorCategoryID: Int
-  textColorCategoryIDNEQ: Int
-  textColorCategoryIDIn: [Int!]
-  textColorCategoryIDNotIn: [Int!]
-  textColorCategoryIDGT: Int
-  textColorCategoryIDGTE: Int
-  textColorCategoryIDLT: Int
-  textColorCategoryIDLTE: Int
-  textColorCategoryIDIsNil: Boolean
-  textColorCategoryIDNotNil: Boolean
-  """
-  numerical_default field predicates
-  """
-  numericalDefault: Int
-  numericalDefaultNEQ: Int
-  numericalDefaultIn: [Int!]
-  numericalDefaultNotIn: [Int!]
-  numericalDefaultGT: Int
-  numericalDefaultGTE: Int
-  numericalDefaultLT: Int
-  numericalDefaultLTE: Int
-  numericalDefaultIsNil: Boolean
-  numericalDefaultNotNil: Boolean
-  """
-  option edge predicates
-  """
-  hasOption: Boolean
-  hasOptionWith: [ConfiguratorOptionWhereInput!]
+	not: OptionVariationWhereInput
+	and: [OptionVariationWhereInput!]
+	or: [OptionVariationWhereInput!]
+	"""
+	id field predicates
+	"""
+	id: ID
+	idNEQ: ID
+	idIn: [ID!]
+	idNotIn: [ID!]
+	idGT: ID
+	idGTE: ID
+	idLT: ID
+	idLTE: ID
+	"""
+	created_at field predicates
+	"""
+	createdAt: Time
+	createdAtNEQ: Time
+	createdAtIn: [Time!]
+	createdAtNotIn: [Time!]
+	createdAtGT: Time
+	createdAtGTE: Time
+	createdAtLT: Time
+	createdAtLTE: Time
+	"""
+	updated_at field predicates
+	"""
+	updatedAt: Time
+	updatedAtNEQ: Time
+	updatedAtIn: [Time!]
+	updatedAtNotIn: [Time!]
+	updatedAtGT: Time
+	updatedAtGTE: Time
+	updatedAtLT: Time
+	updatedAtLTE: Time
+	"""
+	configurator_option_id field predicates
+	"""
+	configuratorOptionID: ID
+	configuratorOptionIDNEQ: ID
+	configuratorOptionIDIn: [ID!]
+	configuratorOptionIDNotIn: [ID!]
+	"""
+	name field predicates
+	"""
+	name: String
+	nameNEQ: String
+	nameIn: [String!]
+	nameNotIn: [String!]
+	nameGT: String
+	nameGTE: String
+	nameLT: String
+	nameLTE: String
+	nameContains: String
+	nameHasPrefix: String
+	nameHasSuffix: String
+	nameEqualFold: String
+	nameContainsFold: String
+	"""
+	position field predicates
+	"""
+	position: Int
+	positionNEQ: Int
+	positionIn: [Int!]
+	positionNotIn: [Int!]
+	positionGT: Int
+	positionGTE: Int
+	positionLT: Int
+	positionLTE: Int
+	"""
+	selected field predicates
+	"""
+	selected: Boolean
+	selectedNEQ: Boolean
+	"""
+	model_id field predicates
+	"""
+	modelID: Int
+	modelIDNEQ: Int
+	modelIDIn: [Int!]
+	modelIDNotIn: [Int!]
+	modelIDGT: Int
+	modelIDGTE: Int
+	modelIDLT: Int
+	modelIDLTE: Int
+	modelIDIsNil: Boolean
+	modelIDNotNil: Boolean
+	"""
+	material_id field predicates
+	"""
+	materialID: Int
+	materialIDNEQ: Int
+	materialIDIn: [Int!]
+	materialIDNotIn: [Int!]
+	materialIDGT: Int
+	materialIDGTE: Int
+	materialIDLT: Int
+	materialIDLTE: Int
+	materialIDIsNil: Boolean
+	materialIDNotNil: Boolean
+	"""
+	material_category_id field predicates
+	"""
+	materialCategoryID: Int
+	materialCategoryIDNEQ: Int
+	materialCategoryIDIn: [Int!]
+	materialCategoryIDNotIn: [Int!]
+	materialCategoryIDGT: Int
+	materialCategoryIDGTE: Int
+	materialCategoryIDLT: Int
+	materialCategoryIDLTE: Int
+	materialCategoryIDIsNil: Boolean
+	materialCategoryIDNotNil: Boolean
+	"""
+	text_value field predicates
+	"""
+	textValue: String
+	textValueNEQ: String
+	textValueIn: [String!]
+	textValueNotIn: [String!]
+	textValueGT: String
+	textValueGTE: String
+	textValueLT: String
+	textValueLTE: String
+	textValueContains: String
+	textValueHasPrefix: String
+	textValueHasSuffix: String
+	textValueIsNil: Boolean
+	textValueNotNil: Boolean
+	textValueEqualFold: String
+	textValueContainsFold: String
+	"""
+	custom_color field predicates
+	"""
+	customColor: Boolean
+	customColorNEQ: Boolean
+	customColorIsNil: Boolean
+	customColorNotNil: Boolean
+	"""
+	text_font_size field predicates
+	"""
+	textFontSize: String
+	textFontSizeNEQ: String
+	textFontSizeIn: [String!]
+	textFontSizeNotIn: [String!]
+	textFontSizeGT: String
+	textFontSizeGTE: String
+	textFontSizeLT: String
+	textFontSizeLTE: String
+	textFontSizeContains: String
+	textFontSizeHasPrefix: String
+	textFontSizeHasSuffix: String
+	textFontSizeIsNil: Boolean
+	textFontSizeNotNil: Boolean
+	textFontSizeEqualFold: String
+	textFontSizeContainsFold: String
+	"""
+	text_font_family field predicates
+	"""
+	textFontFamily: String
+	textFontFamilyNEQ: String
+	textFontFamilyIn: [String!]
+	textFontFamilyNotIn: [String!]
+	textFontFamilyGT: String
+	textFontFamilyGTE: String
+	textFontFamilyLT: String
+	textFontFamilyLTE: String
+	textFontFamilyContains: String
+	textFontFamilyHasPrefix: String
+	textFontFamilyHasSuffix: String
+	textFontFamilyIsNil: Boolean
+	textFontFamilyNotNil: Boolean
+	textFontFamilyEqualFold: String
+	textFontFamilyContainsFold: String
+	"""
+	text_color_category_id field predicates
+	"""
+	textColorCategoryID: Int
+	textColorCategoryIDNEQ: Int
+	textColorCategoryIDIn: [Int!]
+	textColorCategoryIDNotIn: [Int!]
+	textColorCategoryIDGT: Int
+	textColorCategoryIDGTE: Int
+	textColorCategoryIDLT: Int
+	textColorCategoryIDLTE: Int
+	textColorCategoryIDIsNil: Boolean
+	textColorCategoryIDNotNil: Boolean
+	"""
+	numerical_default field predicates
+	"""
+	numericalDefault: Int
+	numericalDefaultNEQ: Int
+	numericalDefaultIn: [Int!]
+	numericalDefaultNotIn: [Int!]
+	numericalDefaultGT: Int
+	numericalDefaultGTE: Int
+	numericalDefaultLT: Int
+	numericalDefaultLTE: Int
+	numericalDefaultIsNil: Boolean
+	numericalDefaultNotNil: Boolean
+	"""
+	option edge predicates
+	"""
+	hasOption: Boolean
+	hasOptionWith: [ConfiguratorOptionWhereInput!]
 }
 type Order implements Node {
-  id: ID!
-  createdAt: Time!
-  updatedAt: Time!
-  configuratorID: ID!
-  price: Float!
-  """
-  Free string; the spec declares no states
-  """
-  status: String!
-  customerDetails: Map!
-  configuratorSummary: Map!
-  configuratorSnapshot: String
-  configuratorPrintMap: [String!]
-  invoiceURL: String
-  orderStorefront: String
-  configurator: Configurator!
+	id: ID!
+	createdAt: Time!
+	updatedAt: Time!
+	configuratorID: ID!
+	price: Float!
+	"""
+	Free string; the spec declares no states
+	"""
+	status: String!
+	customerDetails: Map!
+	configuratorSummary: Map!
+	configuratorSnapshot: String
+	configuratorPrintMap: [String!]
+	invoiceURL: String
+	orderStorefront: String
+	configurator: Configurator!
 }
 """
 A connection to a list of items.
 """
 type OrderConnection {
-  """
-  A list of edges.
-  """
-  edges: [OrderEdge]
-  """
-  Information to aid in pagination.
-  """
-  pageInfo: PageInfo!
-  """
-  Identifies the total count of items in the connection.
-  """
-  totalCount: Int!
+	"""
+	A list of edges.
+	"""
+	edges: [OrderEdge]
+	"""
+	Information to aid in pagination.
+	"""
+	pageInfo: PageInfo!
+	"""
+	Identifies the total count of items in the connection.
+	"""
+	totalCount: Int!
 }
 """
 Possible directions in which to order a list of items when provided an ` + "`" + `orderBy` + "`" + ` argument.
 """
 enum OrderDirection {
-  """
-  Specifies an ascending order for a given ` + "`" + `orderBy` + "`" + ` argument.
-  """
-  ASC
-  """
-  Specifies a descending order for a given ` + "`" + `orderBy` + "`" + ` argument.
-  """
-  DESC
+	"""
+	Specifies an ascending order for a given ` + "`" + `orderBy` + "`" + ` argument.
+	"""
+	ASC
+	"""
+	Specifies a descending order for a given ` + "`" + `orderBy` + "`" + ` argument.
+	"""
+	DESC
 }
 """
 An edge in a connection.
 """
 type OrderEdge {
-  """
-  The item at the end of the edge.
-  """
-  node: Order
-  """
-  A cursor for use in pagination.
-  """
-  cursor: Cursor!
+	"""
+	The item at the end of the edge.
+	"""
+	node: Order
+	"""
+	A cursor for use in pagination.
+	"""
+	cursor: Cursor!
 }
 """
 Ordering options for Order connections
 """
 input OrderOrder {
-  """
-  The ordering direction.
-  """
-  direction: OrderDirection! = ASC
-  """
-  The field by which to order Orders.
-  """
-  field: OrderOrderField!
+	"""
+	The ordering direction.
+	"""
+	direction: OrderDirection! = ASC
+	"""
+	The field by which to order Orders.
+	"""
+	field: OrderOrderField!
 }
 """
 Properties by which Order connections can be ordered.
 """
 enum OrderOrderField {
-  ID
-  CREATED_AT
-  UPDATED_AT
-  PRICE
-  STATUS
+	ID
+	CREATED_AT
+	UPDATED_AT
+	PRICE
+	STATUS
+}
+"""
+A numbered page of orders.
+"""
+type OrderPage {
+	data: [Order!]!
+	pagination: Pagination!
 }
 """
 OrderWhereInput is used for filtering Order objects.
 Input was generated by ent.
 """
 input OrderWhereInput {
-  not: OrderWhereInput
-  and: [OrderWhereInput!]
-  or: [OrderWhereInput!]
-  """
-  id field predicates
-  """
-  id: ID
-  idNEQ: ID
-  idIn: [ID!]
-  idNotIn: [ID!]
-  idGT: ID
-  idGTE: ID
-  idLT: ID
-  idLTE: ID
-  """
-  created_at field predicates
-  """
-  createdAt: Time
-  createdAtNEQ: Time
-  createdAtIn: [Time!]
-  createdAtNotIn: [Time!]
-  createdAtGT: Time
-  createdAtGTE: Time
-  createdAtLT: Time
-  createdAtLTE: Time
-  """
-  updated_at field predicates
-  """
-  updatedAt: Time
-  updatedAtNEQ: Time
-  updatedAtIn: [Time!]
-  updatedAtNotIn: [Time!]
-  updatedAtGT: Time
-  updatedAtGTE: Time
-  updatedAtLT: Time
-  updatedAtLTE: Time
-  """
-  configurator_id field predicates
-  """
-  configuratorID: ID
-  configuratorIDNEQ: ID
-  configuratorIDIn: [ID!]
-  configuratorIDNotIn: [ID!]
-  """
-  price field predicates
-  """
-  price: Float
-  priceNEQ: Float
-  priceIn: [Float!]
-  priceNotIn: [Float!]
-  priceGT: Float
-  priceGTE: Float
-  priceLT: Float
-  priceLTE: Float
-  """
-  status field predicates
-  """
-  status: String
-  statusNEQ: String
-  statusIn: [String!]
-  statusNotIn: [String!]
-  statusGT: String
-  statusGTE: String
-  statusLT: String
-  statusLTE: String
-  statusContains: String
-  statusHasPrefix: String
-  statusHasSuffix: String
-  statusEqualFold: String
-  statusContainsFold: String
-  """
-  configurator_snapshot field predicates
-  """
-  configuratorSnapshot: String
-  configuratorSnapshotNEQ: String
-  configuratorSnapshotIn: [String!]
-  configuratorSnapshotNotIn: [String!]
-  configuratorSnapshotGT: String
-  configuratorSnapshotGTE: String
-  configuratorSnapshotLT: String
-  configuratorSnapshotLTE: String
-  configuratorSnapshotContains: String
-  configuratorSnapshotHasPrefix: String
-  configuratorSnapshotHasSuffix: String
-  configuratorSnapshotIsNil: Boolean
-  configuratorSnapshotNotNil: Boolean
-  configuratorSnapshotEqualFold: String
-  configuratorSnapshotContainsFold: String
-  """
-  invoice_url field predicates
-  """
-  invoiceURL: String
-  invoiceURLNEQ: String
-  invoiceURLIn: [String!]
-  invoiceURLNotIn: [String!]
-  invoiceURLGT: String
-  invoiceURLGTE: String
-  invoiceURLLT: String
-  invoiceURLLTE: String
-  invoiceURLContains: String
-  invoiceURLHasPrefix: String
-  invoiceURLHasSuffix: String
-  invoiceURLIsNil: Boolean
-  invoiceURLNotNil: Boolean
-  invoiceURLEqualFold: String
-  invoiceURLContainsFold: String
-  """
-  order_storefront field predicates
-  """
-  orderStorefront: String
-  orderStorefrontNEQ: String
-  orderStorefrontIn: [String!]
-  orderStorefrontNotIn: [String!]
-  orderStorefrontGT: String
-  orderStorefrontGTE: String
-  orderStorefrontLT: String
-  orderStorefrontLTE: String
-  orderStorefrontContains: String
-  orderStorefrontHasPrefix: String
-  orderStorefrontHasSuffix: String
-  orderStorefrontIsNil: Boolean
-  orderStorefrontNotNil: Boolean
-  orderStorefrontEqualFold: String
-  orderStorefrontContainsFold: String
-  """
-  configurator edge predicates
-  """
-  hasConfigurator: Boolean
-  hasConfiguratorWith: [ConfiguratorWhereInput!]
+	not: OrderWhereInput
+	and: [OrderWhereInput!]
+	or: [OrderWhereInput!]
+	"""
+	id field predicates
+	"""
+	id: ID
+	idNEQ: ID
+	idIn: [ID!]
+	idNotIn: [ID!]
+	idGT: ID
+	idGTE: ID
+	idLT: ID
+	idLTE: ID
+	"""
+	created_at field predicates
+	"""
+	createdAt: Time
+	createdAtNEQ: Time
+	createdAtIn: [Time!]
+	createdAtNotIn: [Time!]
+	createdAtGT: Time
+	createdAtGTE: Time
+	createdAtLT: Time
+	createdAtLTE: Time
+	"""
+	updated_at field predicates
+	"""
+	updatedAt: Time
+	updatedAtNEQ: Time
+	updatedAtIn: [Time!]
+	updatedAtNotIn: [Time!]
+	updatedAtGT: Time
+	updatedAtGTE: Time
+	updatedAtLT: Time
+	updatedAtLTE: Time
+	"""
+	configurator_id field predicates
+	"""
+	configuratorID: ID
+	configuratorIDNEQ: ID
+	configuratorIDIn: [ID!]
+	configuratorIDNotIn: [ID!]
+	"""
+	price field predicates
+	"""
+	price: Float
+	priceNEQ: Float
+	priceIn: [Float!]
+	priceNotIn: [Float!]
+	priceGT: Float
+	priceGTE: Float
+	priceLT: Float
+	priceLTE: Float
+	"""
+	status field predicates
+	"""
+	status: String
+	statusNEQ: String
+	statusIn: [String!]
+	statusNotIn: [String!]
+	statusGT: String
+	statusGTE: String
+	statusLT: String
+	statusLTE: String
+	statusContains: String
+	statusHasPrefix: String
+	statusHasSuffix: String
+	statusEqualFold: String
+	statusContainsFold: String
+	"""
+	configurator_snapshot field predicates
+	"""
+	configuratorSnapshot: String
+	configuratorSnapshotNEQ: String
+	configuratorSnapshotIn: [String!]
+	configuratorSnapshotNotIn: [String!]
+	configuratorSnapshotGT: String
+	configuratorSnapshotGTE: String
+	configuratorSnapshotLT: String
+	configuratorSnapshotLTE: String
+	configuratorSnapshotContains: String
+	configuratorSnapshotHasPrefix: String
+	configuratorSnapshotHasSuffix: String
+	configuratorSnapshotIsNil: Boolean
+	configuratorSnapshotNotNil: Boolean
+	configuratorSnapshotEqualFold: String
+	configuratorSnapshotContainsFold: String
+	"""
+	invoice_url field predicates
+	"""
+	invoiceURL: String
+	invoiceURLNEQ: String
+	invoiceURLIn: [String!]
+	invoiceURLNotIn: [String!]
+	invoiceURLGT: String
+	invoiceURLGTE: String
+	invoiceURLLT: String
+	invoiceURLLTE: String
+	invoiceURLContains: String
+	invoiceURLHasPrefix: String
+	invoiceURLHasSuffix: String
+	invoiceURLIsNil: Boolean
+	invoiceURLNotNil: Boolean
+	invoiceURLEqualFold: String
+	invoiceURLContainsFold: String
+	"""
+	order_storefront field predicates
+	"""
+	orderStorefront: String
+	orderStorefrontNEQ: String
+	orderStorefrontIn: [String!]
+	orderStorefrontNotIn: [String!]
+	orderStorefrontGT: String
+	orderStorefrontGTE: String
+	orderStorefrontLT: String
+	orderStorefrontLTE: String
+	orderStorefrontContains: String
+	orderStorefrontHasPrefix: String
+	orderStorefrontHasSuffix: String
+	orderStorefrontIsNil: Boolean
+	orderStorefrontNotNil: Boolean
+	orderStorefrontEqualFold: String
+	orderStorefrontContainsFold: String
+	"""
+	configurator edge predicates
+	"""
+	hasConfigurator: Boolean
+	hasConfiguratorWith: [ConfiguratorWhereInput!]
+}
+"""
+The arguments of ordersPage. Every page query takes where (the same
+filters as the Relay connection), page (from 1, default 1), perPage (1 to
+100, default 15; -1 returns every record), orderBy and order (default
+CREATED_AT DESC; ties broken by id in the same direction). They are the
+queries behind REST v1's lists.
+"""
+input OrdersPageArgs @goModel(model: "github.com/configurator/catalogue/graph/model.OrdersPageArgs") {
+	where: OrderWhereInput
+	page: Int
+	perPage: Int
+	orderBy: OrderOrderField
+	order: OrderDirection
+	"""
+	Orders created on or after this UTC day.
+	"""
+	startDate: Date
+	"""
+	Orders created on or before this UTC day (the whole day is included).
+	"""
+	endDate: Date
+	configuratorId: ID @deprecated(reason: "Use where: {configuratorID: ...}.")
 }
 """
 Information about pagination in a connection.
 https://relay.dev/graphql/connections.htm#sec-undefined.PageInfo
 """
 type PageInfo {
-  """
-  When paginating forwards, are there more items?
-  """
-  hasNextPage: Boolean!
-  """
-  When paginating backwards, are there more items?
-  """
-  hasPreviousPage: Boolean!
-  """
-  When paginating backwards, the cursor to continue.
-  """
-  startCursor: Cursor
-  """
-  When paginating forwards, the cursor to continue.
-  """
-  endCursor: Cursor
+	"""
+	When paginating forwards, are there more items?
+	"""
+	hasNextPage: Boolean!
+	"""
+	When paginating backwards, are there more items?
+	"""
+	hasPreviousPage: Boolean!
+	"""
+	When paginating backwards, the cursor to continue.
+	"""
+	startCursor: Cursor
+	"""
+	When paginating forwards, the cursor to continue.
+	"""
+	endCursor: Cursor
+}
+"""
+Page arithmetic of a page-based list, as REST v1 presents it. perPage is
+-1 when every record was asked for.
+"""
+type Pagination {
+	currentPage: Int!
+	perPage: Int!
+	total: Int!
+	lastPage: Int!
 }
 type Query {
-  configurators(
-    """
-    Returns the elements in the list that come after the specified cursor.
-    """
-    after: Cursor
+	configurators(
+		"""
+		Returns the elements in the list that come after the specified cursor.
+		"""
+		after: Cursor
 
-    """
-    Returns the first _n_ elements from the list.
-    """
-    first: Int
+		"""
+		Returns the first _n_ elements from the list.
+		"""
+		first: Int
 
-    """
-    Returns the elements in the list that come before the specified cursor.
-    """
-    before: Cursor
+		"""
+		Returns the elements in the list that come before the specified cursor.
+		"""
+		before: Cursor
 
-    """
-    Returns the last _n_ elements from the list.
-    """
-    last: Int
+		"""
+		Returns the last _n_ elements from the list.
+		"""
+		last: Int
 
-    """
-    Ordering options for Configurators returned from the connection.
-    """
-    orderBy: ConfiguratorOrder
+		"""
+		Ordering options for Configurators returned from the connection.
+		"""
+		orderBy: ConfiguratorOrder
 
-    """
-    Filtering options for Configurators returned from the connection.
-    """
-    where: ConfiguratorWhereInput
-  ): ConfiguratorConnection!
-  configuratorForms(
-    """
-    Returns the elements in the list that come after the specified cursor.
-    """
-    after: Cursor
+		"""
+		Filtering options for Configurators returned from the connection.
+		"""
+		where: ConfiguratorWhereInput
+	): ConfiguratorConnection!
+	configuratorForms(
+		"""
+		Returns the elements in the list that come after the specified cursor.
+		"""
+		after: Cursor
 
-    """
-    Returns the first _n_ elements from the list.
-    """
-    first: Int
+		"""
+		Returns the first _n_ elements from the list.
+		"""
+		first: Int
 
-    """
-    Returns the elements in the list that come before the specified cursor.
-    """
-    before: Cursor
+		"""
+		Returns the elements in the list that come before the specified cursor.
+		"""
+		before: Cursor
 
-    """
-    Returns the last _n_ elements from the list.
-    """
-    last: Int
+		"""
+		Returns the last _n_ elements from the list.
+		"""
+		last: Int
 
-    """
-    Ordering options for ConfiguratorForms returned from the connection.
-    """
-    orderBy: ConfiguratorFormOrder
+		"""
+		Ordering options for ConfiguratorForms returned from the connection.
+		"""
+		orderBy: ConfiguratorFormOrder
 
-    """
-    Filtering options for ConfiguratorForms returned from the connection.
-    """
-    where: ConfiguratorFormWhereInput
-  ): ConfiguratorFormConnection!
-  configuratorOptions(
-    """
-    Returns the elements in the list that come after the specified cursor.
-    """
-    after: Cursor
+		"""
+		Filtering options for ConfiguratorForms returned from the connection.
+		"""
+		where: ConfiguratorFormWhereInput
+	): ConfiguratorFormConnection!
+	configuratorOptions(
+		"""
+		Returns the elements in the list that come after the specified cursor.
+		"""
+		after: Cursor
 
-    """
-    Returns the first _n_ elements from the list.
-    """
-    first: Int
+		"""
+		Returns the first _n_ elements from the list.
+		"""
+		first: Int
 
-    """
-    Returns the elements in the list that come before the specified cursor.
-    """
-    before: Cursor
+		"""
+		Returns the elements in the list that come before the specified cursor.
+		"""
+		before: Cursor
 
-    """
-    Returns the last _n_ elements from the list.
-    """
-    last: Int
+		"""
+		Returns the last _n_ elements from the list.
+		"""
+		last: Int
 
-    """
-    Ordering options for ConfiguratorOptions returned from the connection.
-    """
-    orderBy: ConfiguratorOptionOrder
+		"""
+		Ordering options for ConfiguratorOptions returned from the connection.
+		"""
+		orderBy: ConfiguratorOptionOrder
 
-    """
-    Filtering options for ConfiguratorOptions returned from the connection.
-    """
-    where: ConfiguratorOptionWhereInput
-  ): ConfiguratorOptionConnection!
-  formFields(
-    """
-    Returns the elements in the list that come after the specified cursor.
-    """
-    after: Cursor
+		"""
+		Filtering options for ConfiguratorOptions returned from the connection.
+		"""
+		where: ConfiguratorOptionWhereInput
+	): ConfiguratorOptionConnection!
+	formFields(
+		"""
+		Returns the elements in the list that come after the specified cursor.
+		"""
+		after: Cursor
 
-    """
-    Returns the first _n_ elements from the list.
-    """
-    first: Int
+		"""
+		Returns the first _n_ elements from the list.
+		"""
+		first: Int
 
-    """
-    Returns the elements in the list that come before the specified cursor.
-    """
-    before: Cursor
+		"""
+		Returns the elements in the list that come before the specified cursor.
+		"""
+		before: Cursor
 
-    """
-    Returns the last _n_ elements from the list.
-    """
-    last: Int
+		"""
+		Returns the last _n_ elements from the list.
+		"""
+		last: Int
 
-    """
-    Ordering options for FormFields returned from the connection.
-    """
-    orderBy: FormFieldOrder
+		"""
+		Ordering options for FormFields returned from the connection.
+		"""
+		orderBy: FormFieldOrder
 
-    """
-    Filtering options for FormFields returned from the connection.
-    """
-    where: FormFieldWhereInput
-  ): FormFieldConnection!
-  materials(
-    """
-    Returns the elements in the list that come after the specified cursor.
-    """
-    after: Cursor
+		"""
+		Filtering options for FormFields returned from the connection.
+		"""
+		where: FormFieldWhereInput
+	): FormFieldConnection!
+	materials(
+		"""
+		Returns the elements in the list that come after the specified cursor.
+		"""
+		after: Cursor
 
-    """
-    Returns the first _n_ elements from the list.
-    """
-    first: Int
+		"""
+		Returns the first _n_ elements from the list.
+		"""
+		first: Int
 
-    """
-    Returns the elements in the list that come before the specified cursor.
-    """
-    before: Cursor
+		"""
+		Returns the elements in the list that come before the specified cursor.
+		"""
+		before: Cursor
 
-    """
-    Returns the last _n_ elements from the list.
-    """
-    last: Int
+		"""
+		Returns the last _n_ elements from the list.
+		"""
+		last: Int
 
-    """
-    Ordering options for Materials returned from the connection.
-    """
-    orderBy: MaterialOrder
+		"""
+		Ordering options for Materials returned from the connection.
+		"""
+		orderBy: MaterialOrder
 
-    """
-    Filtering options for Materials returned from the connection.
-    """
-    where: MaterialWhereInput
-  ): MaterialConnection!
-  materialCategories(
-    """
-    Returns the elements in the list that come after the specified cursor.
-    """
-    after: Cursor
+		"""
+		Filtering options for Materials returned from the connection.
+		"""
+		where: MaterialWhereInput
+	): MaterialConnection!
+	materialCategories(
+		"""
+		Returns the elements in the list that come after the specified cursor.
+		"""
+		after: Cursor
 
-    """
-    Returns the first _n_ elements from the list.
-    """
-    first: Int
+		"""
+		Returns the first _n_ elements from the list.
+		"""
+		first: Int
 
-    """
-    Returns the elements in the list that come before the specified cursor.
-    """
-    before: Cursor
+		"""
+		Returns the elements in the list that come before the specified cursor.
+		"""
+		before: Cursor
 
-    """
-    Returns the last _n_ elements from the list.
-    """
-    last: Int
+		"""
+		Returns the last _n_ elements from the list.
+		"""
+		last: Int
 
-    """
-    Ordering options for MaterialCategories returned from the connection.
-    """
-    orderBy: MaterialCategoryOrder
+		"""
+		Ordering options for MaterialCategories returned from the connection.
+		"""
+		orderBy: MaterialCategoryOrder
 
-    """
-    Filtering options for MaterialCategories returned from the connection.
-    """
-    where: MaterialCategoryWhereInput
-  ): MaterialCategoryConnection!
-  optionSets(
-    """
-    Returns the elements in the list that come after the specified cursor.
-    """
-    after: Cursor
+		"""
+		Filtering options for MaterialCategories returned from the connection.
+		"""
+		where: MaterialCategoryWhereInput
+	): MaterialCategoryConnection!
+	optionSets(
+		"""
+		Returns the elements in the list that come after the specified cursor.
+		"""
+		after: Cursor
 
-    """
-    Returns the first _n_ elements from the list.
-    """
-    first: Int
+		"""
+		Returns the first _n_ elements from the list.
+		"""
+		first: Int
 
-    """
-    Returns the elements in the list that come before the specified cursor.
-    """
-    before: Cursor
+		"""
+		Returns the elements in the list that come before the specified cursor.
+		"""
+		before: Cursor
 
-    """
-    Returns the last _n_ elements from the list.
-    """
-    last: Int
+		"""
+		Returns the last _n_ elements from the list.
+		"""
+		last: Int
 
-    """
-    Ordering options for OptionSets returned from the connection.
-    """
-    orderBy: OptionSetOrder
+		"""
+		Ordering options for OptionSets returned from the connection.
+		"""
+		orderBy: OptionSetOrder
 
-    """
-    Filtering options for OptionSets returned from the connection.
-    """
-    where: OptionSetWhereInput
-  ): OptionSetConnection!
-  optionVariations(
-    """
-    Returns the elements in the list that come after the specified cursor.
-    """
-    after: Cursor
+		"""
+		Filtering options for OptionSets returned from the connection.
+		"""
+		where: OptionSetWhereInput
+	): OptionSetConnection!
+	optionVariations(
+		"""
+		Returns the elements in the list that come after the specified cursor.
+		"""
+		after: Cursor
 
-    """
-    Returns the first _n_ elements from the list.
-    """
-    first: Int
+		"""
+		Returns the first _n_ elements from the list.
+		"""
+		first: Int
 
-    """
-    Returns the elements in the list that come before the specified cursor.
-    """
-    before: Cursor
+		"""
+		Returns the elements in the list that come before the specified cursor.
+		"""
+		before: Cursor
 
-    """
-    Returns the last _n_ elements from the list.
-    """
-    last: Int
+		"""
+		Returns the last _n_ elements from the list.
+		"""
+		last: Int
 
-    """
-    Ordering options for OptionVariations returned from the connection.
-    """
-    orderBy: OptionVariationOrder
+		"""
+		Ordering options for OptionVariations returned from the connection.
+		"""
+		orderBy: OptionVariationOrder
 
-    """
-    Filtering options for OptionVariations returned from the connection.
-    """
-    where: OptionVariationWhereInput
-  ): OptionVariationConnection!
-  orders(
-    """
-    Returns the elements in the list that come after the specified cursor.
-    """
-    after: Cursor
+		"""
+		Filtering options for OptionVariations returned from the connection.
+		"""
+		where: OptionVariationWhereInput
+	): OptionVariationConnection!
+	orders(
+		"""
+		Returns the elements in the list that come after the specified cursor.
+		"""
+		after: Cursor
 
-    """
-    Returns the first _n_ elements from the list.
-    """
-    first: Int
+		"""
+		Returns the first _n_ elements from the list.
+		"""
+		first: Int
 
-    """
-    Returns the elements in the list that come before the specified cursor.
-    """
-    before: Cursor
+		"""
+		Returns the elements in the list that come before the specified cursor.
+		"""
+		before: Cursor
 
-    """
-    Returns the last _n_ elements from the list.
-    """
-    last: Int
+		"""
+		Returns the last _n_ elements from the list.
+		"""
+		last: Int
 
-    """
-    Ordering options for Orders returned from the connection.
-    """
-    orderBy: OrderOrder
+		"""
+		Ordering options for Orders returned from the connection.
+		"""
+		orderBy: OrderOrder
 
-    """
-    Filtering options for Orders returned from the connection.
-    """
-    where: OrderWhereInput
-  ): OrderConnection!
-  textures(
-    """
-    Returns the elements in the list that come after the specified cursor.
-    """
-    after: Cursor
+		"""
+		Filtering options for Orders returned from the connection.
+		"""
+		where: OrderWhereInput
+	): OrderConnection!
+	textures(
+		"""
+		Returns the elements in the list that come after the specified cursor.
+		"""
+		after: Cursor
 
-    """
-    Returns the first _n_ elements from the list.
-    """
-    first: Int
+		"""
+		Returns the first _n_ elements from the list.
+		"""
+		first: Int
 
-    """
-    Returns the elements in the list that come before the specified cursor.
-    """
-    before: Cursor
+		"""
+		Returns the elements in the list that come before the specified cursor.
+		"""
+		before: Cursor
 
-    """
-    Returns the last _n_ elements from the list.
-    """
-    last: Int
+		"""
+		Returns the last _n_ elements from the list.
+		"""
+		last: Int
 
-    """
-    Ordering options for Textures returned from the connection.
-    """
-    orderBy: TextureOrder
+		"""
+		Ordering options for Textures returned from the connection.
+		"""
+		orderBy: TextureOrder
 
-    """
-    Filtering options for Textures returned from the connection.
-    """
-    where: TextureWhereInput
-  ): TextureConnection!
+		"""
+		Filtering options for Textures returned from the connection.
+		"""
+		where: TextureWhereInput
+	): TextureConnection!
+	"""
+	The caller of this request.
+	"""
+	viewer: Viewer!
+	"""
+	A page of orders; REST v1: GET /orders.
+	"""
+	ordersPage(where: OrderWhereInput, page: Int, perPage: Int, orderBy: OrderOrderField, order: OrderDirection,
+		"""
+		Orders created on or after this UTC day.
+		"""
+		startDate: Date
+
+		"""
+		Orders created on or before this UTC day (the whole day is included).
+		"""
+		endDate: Date
+	configuratorId: ID @deprecated(reason: "Use where: {configuratorID: ...}.")): OrderPage!
+	order(id: ID!): Order
+	"""
+	A page of materials; REST v1: GET /materials.
+	"""
+	materialsPage(where: MaterialWhereInput, page: Int, perPage: Int, orderBy: MaterialOrderField, order: OrderDirection, categoryId: ID @deprecated(reason: "Use where: {categoryID: ...}."), textureId: ID @deprecated(reason: "Use where: {textureID: ...}.")): MaterialPage!
+	material(id: ID!): Material
+	"""
+	Every material category (no pagination); default CREATED_AT DESC.
+	"""
+	materialCategoryList(orderBy: MaterialCategoryOrderField, order: OrderDirection): [MaterialCategory!]!
+	"""
+	A page of textures; REST v1: GET /textures.
+	"""
+	texturesPage(where: TextureWhereInput, page: Int, perPage: Int, orderBy: TextureOrderField, order: OrderDirection, categoryId: ID @deprecated(reason: "Use where: {categoryID: ...}.")): TexturePage!
+	texture(id: ID!): Texture
+	"""
+	Every configurator form, by id.
+	"""
+	configuratorFormList: [ConfiguratorForm!]!
+	configuratorForm(id: ID!): ConfiguratorForm
+	"""
+	A page of form fields; REST v1: GET /configurator-form-fields.
+	"""
+	formFieldsPage(where: FormFieldWhereInput, page: Int, perPage: Int, orderBy: FormFieldOrderField, order: OrderDirection): FormFieldPage!
+	formField(id: ID!): FormField
+	"""
+	The option types a configurator option may have.
+	"""
+	configuratorOptionTypes: [ConfiguratorOptionType!]!
+	"""
+	A page of options with their variations; REST v1: GET /configurator-options.
+	"""
+	configuratorOptionsPage(where: ConfiguratorOptionWhereInput, page: Int, perPage: Int, orderBy: ConfiguratorOptionOrderField, order: OrderDirection): ConfiguratorOptionPage!
+	configuratorOption(id: ID!): ConfiguratorOption
+	"""
+	The variations (parameter_list) of one option, in position order.
+	"""
+	optionVariationList(configuratorOptionID: ID!): [OptionVariation!]!
+	"""
+	Every option set with its options.
+	"""
+	optionSetList: [OptionSet!]!
+	"""
+	The configurator behind a share link. Needs no token: the key is the
+	credential, and it reads only that configurator and its options.
+	"""
+	sharedConfigurator(key: String!): SharedConfigurator
+}
+"""
+The link an integrator sends to a customer.
+"""
+type ShareLink {
+	"""
+	Opens the configurator with the overrides applied.
+	"""
+	url: String!
+	"""
+	Names the immutable snapshot of the overrides; reads the configurator through sharedConfigurator(key).
+	"""
+	key: String!
+}
+"""
+A configurator as a share link shows it: read-only, without a token, with
+the link's overrides applied to the variations of its options.
+"""
+type SharedConfigurator {
+	key: String!
+	id: ID!
+	name: String!
+	options: [SharedOption!]!
+}
+"""
+An option of a shared configurator.
+"""
+type SharedOption {
+	id: ID!
+	configuratorID: ID!
+	title: String!
+	type: ConfiguratorOptionType!
+	settings: Map
+	position: Int!
+	createdAt: Time!
+	updatedAt: Time!
+	createdBy: String!
+	"""
+	The variations (parameter_list) in position order, overrides applied.
+	"""
+	parameterList: [SharedVariation!]!
+}
+"""
+A variation of a shared option, overrides applied.
+"""
+type SharedVariation {
+	id: ID!
+	configuratorOptionID: ID!
+	name: String!
+	position: Int!
+	selected: Boolean!
+	modelID: Int
+	materialID: Int
+	materialCategoryID: Int
+	textValue: String
+	customColor: Boolean
+	textFontSize: String
+	textFontFamily: String
+	textColorCategoryID: Int
+	numericalDefault: Int
+	"""
+	The model parts a material override applies to.
+	"""
+	selectedParts: [String!]
+	createdAt: Time!
+	updatedAt: Time!
 }
 type Texture implements Node {
-  id: ID!
-  createdAt: Time!
-  updatedAt: Time!
-  name: String!
-  textureFile: String
-  textureThumbnail50: String
-  textureThumbnail100: String
-  bumpFile: String
-  categoryID: ID
-  category: MaterialCategory
-  materials: [Material!]
+	id: ID!
+	createdAt: Time!
+	updatedAt: Time!
+	name: String!
+	textureFile: String
+	textureThumbnail50: String
+	textureThumbnail100: String
+	bumpFile: String
+	categoryID: ID
+	category: MaterialCategory
+	materials: [Material!]
 }
 """
 A connection to a list of items.
 """
 type TextureConnection {
-  """
-  A list of edges.
-  """
-  edges: [TextureEdge]
-  """
-  Information to aid in pagination.
-  """
-  pageInfo: PageInfo!
-  """
-  Identifies the total count of items in the connection.
-  """
-  totalCount: Int!
+	"""
+	A list of edges.
+	"""
+	edges: [TextureEdge]
+	"""
+	Information to aid in pagination.
+	"""
+	pageInfo: PageInfo!
+	"""
+	Identifies the total count of items in the connection.
+	"""
+	totalCount: Int!
 }
 """
 An edge in a connection.
 """
 type TextureEdge {
-  """
-  The item at the end of the edge.
-  """
-  node: Texture
-  """
-  A cursor for use in pagination.
-  """
-  cursor: Cursor!
+	"""
+	The item at the end of the edge.
+	"""
+	node: Texture
+	"""
+	A cursor for use in pagination.
+	"""
+	cursor: Cursor!
 }
 """
 Ordering options for Texture connections
 """
 input TextureOrder {
-  """
-  The ordering direction.
-  """
-  direction: OrderDirection! = ASC
-  """
-  The field by which to order Textures.
-  """
-  field: TextureOrderField!
+	"""
+	The ordering direction.
+	"""
+	direction: OrderDirection! = ASC
+	"""
+	The field by which to order Textures.
+	"""
+	field: TextureOrderField!
 }
 """
 Properties by which Texture connections can be ordered.
 """
 enum TextureOrderField {
-  ID
-  CREATED_AT
-  UPDATED_AT
-  NAME
+	ID
+	CREATED_AT
+	UPDATED_AT
+	NAME
+}
+"""
+A numbered page of textures.
+"""
+type TexturePage {
+	data: [Texture!]!
+	pagination: Pagination!
 }
 """
 TextureWhereInput is used for filtering Texture objects.
 Input was generated by ent.
 """
 input TextureWhereInput {
-  not: TextureWhereInput
-  and: [TextureWhereInput!]
-  or: [TextureWhereInput!]
-  """
-  id field predicates
-  """
-  id: ID
-  idNEQ: ID
-  idIn: [ID!]
-  idNotIn: [ID!]
-  idGT: ID
-  idGTE: ID
-  idLT: ID
-  idLTE: ID
-  """
-  created_at field predicates
-  """
-  createdAt: Time
-  createdAtNEQ: Time
-  createdAtIn: [Time!]
-  createdAtNotIn: [Time!]
-  createdAtGT: Time
-  createdAtGTE: Time
-  createdAtLT: Time
-  createdAtLTE: Time
-  """
-  updated_at field predicates
-  """
-  updatedAt: Time
-  updatedAtNEQ: Time
-  updatedAtIn: [Time!]
-  updatedAtNotIn: [Time!]
-  updatedAtGT: Time
-  updatedAtGTE: Time
-  updatedAtLT: Time
-  updatedAtLTE: Time
-  """
-  name field predicates
-  """
-  name: String
-  nameNEQ: String
-  nameIn: [String!]
-  nameNotIn: [String!]
-  nameGT: String
-  nameGTE: String
-  nameLT: String
-  nameLTE: String
-  nameContains: String
-  nameHasPrefix: String
-  nameHasSuffix: String
-  nameEqualFold: String
-  nameContainsFold: String
-  """
-  texture_file field predicates
-  """
-  textureFile: String
-  textureFileNEQ: String
-  textureFileIn: [String!]
-  textureFileNotIn: [String!]
-  textureFileGT: String
-  textureFileGTE: String
-  textureFileLT: String
-  textureFileLTE: String
-  textureFileContains: String
-  textureFileHasPrefix: String
-  textureFileHasSuffix: String
-  textureFileIsNil: Boolean
-  textureFileNotNil: Boolean
-  textureFileEqualFold: String
-  textureFileContainsFold: String
-  """
-  texture_thumbnail_50 field predicates
-  """
-  textureThumbnail50: String
-  textureThumbnail50NEQ: String
-  textureThumbnail50In: [String!]
-  textureThumbnail50NotIn: [String!]
-  textureThumbnail50GT: String
-  textureThumbnail50GTE: String
-  textureThumbnail50LT: String
-  textureThumbnail50LTE: String
-  textureThumbnail50Contains: String
-  textureThumbnail50HasPrefix: String
-  textureThumbnail50HasSuffix: String
-  textureThumbnail50IsNil: Boolean
-  textureThumbnail50NotNil: Boolean
-  textureThumbnail50EqualFold: String
-  textureThumbnail50ContainsFold: String
-  """
-  texture_thumbnail_100 field predicates
-  """
-  textureThumbnail100: String
-  textureThumbnail100NEQ: String
-  textureThumbnail100In: [String!]
-  textureThumbnail100NotIn: [String!]
-  textureThumbnail100GT: String
-  textureThumbnail100GTE: String
-  textureThumbnail100LT: String
-  textureThumbnail100LTE: String
-  textureThumbnail100Contains: String
-  textureThumbnail100HasPrefix: String
-  textureThumbnail100HasSuffix: String
-  textureThumbnail100IsNil: Boolean
-  textureThumbnail100NotNil: Boolean
-  textureThumbnail100EqualFold: String
-  textureThumbnail100ContainsFold: String
-  """
-  bump_file field predicates
-  """
-  bumpFile: String
-  bumpFileNEQ: String
-  bumpFileIn: [String!]
-  bumpFileNotIn: [String!]
-  bumpFileGT: String
-  bumpFileGTE: String
-  bumpFileLT: String
-  bumpFileLTE: String
-  bumpFileContains: String
-  bumpFileHasPrefix: String
-  bumpFileHasSuffix: String
-  bumpFileIsNil: Boolean
-  bumpFileNotNil: Boolean
-  bumpFileEqualFold: String
-  bumpFileContainsFold: String
-  """
-  category_id field predicates
-  """
-  categoryID: ID
-  categoryIDNEQ: ID
-  categoryIDIn: [ID!]
-  categoryIDNotIn: [ID!]
-  categoryIDIsNil: Boolean
-  categoryIDNotNil: Boolean
-  """
-  category edge predicates
-  """
-  hasCategory: Boolean
-  hasCategoryWith: [MaterialCategoryWhereInput!]
-  """
-  materials edge predicates
-  """
-  hasMaterials: Boolean
-  hasMaterialsWith: [MaterialWhereInput!]
+	not: TextureWhereInput
+	and: [TextureWhereInput!]
+	or: [TextureWhereInput!]
+	"""
+	id field predicates
+	"""
+	id: ID
+	idNEQ: ID
+	idIn: [ID!]
+	idNotIn: [ID!]
+	idGT: ID
+	idGTE: ID
+	idLT: ID
+	idLTE: ID
+	"""
+	created_at field predicates
+	"""
+	createdAt: Time
+	createdAtNEQ: Time
+	createdAtIn: [Time!]
+	createdAtNotIn: [Time!]
+	createdAtGT: Time
+	createdAtGTE: Time
+	createdAtLT: Time
+	createdAtLTE: Time
+	"""
+	updated_at field predicates
+	"""
+	updatedAt: Time
+	updatedAtNEQ: Time
+	updatedAtIn: [Time!]
+	updatedAtNotIn: [Time!]
+	updatedAtGT: Time
+	updatedAtGTE: Time
+	updatedAtLT: Time
+	updatedAtLTE: Time
+	"""
+	name field predicates
+	"""
+	name: String
+	nameNEQ: String
+	nameIn: [String!]
+	nameNotIn: [String!]
+	nameGT: String
+	nameGTE: String
+	nameLT: String
+	nameLTE: String
+	nameContains: String
+	nameHasPrefix: String
+	nameHasSuffix: String
+	nameEqualFold: String
+	nameContainsFold: String
+	"""
+	texture_file field predicates
+	"""
+	textureFile: String
+	textureFileNEQ: String
+	textureFileIn: [String!]
+	textureFileNotIn: [String!]
+	textureFileGT: String
+	textureFileGTE: String
+	textureFileLT: String
+	textureFileLTE: String
+	textureFileContains: String
+	textureFileHasPrefix: String
+	textureFileHasSuffix: String
+	textureFileIsNil: Boolean
+	textureFileNotNil: Boolean
+	textureFileEqualFold: String
+	textureFileContainsFold: String
+	"""
+	texture_thumbnail_50 field predicates
+	"""
+	textureThumbnail50: String
+	textureThumbnail50NEQ: String
+	textureThumbnail50In: [String!]
+	textureThumbnail50NotIn: [String!]
+	textureThumbnail50GT: String
+	textureThumbnail50GTE: String
+	textureThumbnail50LT: String
+	textureThumbnail50LTE: String
+	textureThumbnail50Contains: String
+	textureThumbnail50HasPrefix: String
+	textureThumbnail50HasSuffix: String
+	textureThumbnail50IsNil: Boolean
+	textureThumbnail50NotNil: Boolean
+	textureThumbnail50EqualFold: String
+	textureThumbnail50ContainsFold: String
+	"""
+	texture_thumbnail_100 field predicates
+	"""
+	textureThumbnail100: String
+	textureThumbnail100NEQ: String
+	textureThumbnail100In: [String!]
+	textureThumbnail100NotIn: [String!]
+	textureThumbnail100GT: String
+	textureThumbnail100GTE: String
+	textureThumbnail100LT: String
+	textureThumbnail100LTE: String
+	textureThumbnail100Contains: String
+	textureThumbnail100HasPrefix: String
+	textureThumbnail100HasSuffix: String
+	textureThumbnail100IsNil: Boolean
+	textureThumbnail100NotNil: Boolean
+	textureThumbnail100EqualFold: String
+	textureThumbnail100ContainsFold: String
+	"""
+	bump_file field predicates
+	"""
+	bumpFile: String
+	bumpFileNEQ: String
+	bumpFileIn: [String!]
+	bumpFileNotIn: [String!]
+	bumpFileGT: String
+	bumpFileGTE: String
+	bumpFileLT: String
+	bumpFileLTE: String
+	bumpFileContains: String
+	bumpFileHasPrefix: String
+	bumpFileHasSuffix: String
+	bumpFileIsNil: Boolean
+	bumpFileNotNil: Boolean
+	bumpFileEqualFold: String
+	bumpFileContainsFold: String
+	"""
+	category_id field predicates
+	"""
+	categoryID: ID
+	categoryIDNEQ: ID
+	categoryIDIn: [ID!]
+	categoryIDNotIn: [ID!]
+	categoryIDIsNil: Boolean
+	categoryIDNotNil: Boolean
+	"""
+	category edge predicates
+	"""
+	hasCategory: Boolean
+	hasCategoryWith: [MaterialCategoryWhereInput!]
+	"""
+	materials edge predicates
+	"""
+	hasMaterials: Boolean
+	hasMaterialsWith: [MaterialWhereInput!]
 }
+"""
+The arguments of texturesPage (see OrdersPageArgs); default order CREATED_AT DESC.
+"""
+input TexturesPageArgs @goModel(model: "github.com/configurator/catalogue/graph/model.TexturesPageArgs") {
+	where: TextureWhereInput
+	page: Int
+	perPage: Int
+	orderBy: TextureOrderField
+	order: OrderDirection
+	categoryId: ID @deprecated(reason: "Use where: {categoryID: ...}.")
+}
+"""
+An RFC 3339 date-time.
+"""
+scalar Time
 """
 UpdateMaterialInput is used for update Material object.
 Input was generated by ent.
 """
 input UpdateMaterialInput {
-  name: String
-  materialFile: String
-  clearMaterialFile: Boolean
-  """
-  true = active, false = inactive
-  """
-  status: Boolean
-  """
-  flat, glossy, ...
-  """
-  materialType: String
-  surface: String
-  bump: Boolean
-  """
-  #RRGGBB
-  """
-  color: String
-  opacity: Float
-  specular: Float
-  reflection: Float
-  createdBy: String
-  categoryID: ID
-  clearCategory: Boolean
-  textureID: ID
-  clearTexture: Boolean
+	name: String
+	materialFile: String
+	clearMaterialFile: Boolean
+	"""
+	true = active, false = inactive
+	"""
+	status: Boolean
+	"""
+	flat, glossy, ...
+	"""
+	materialType: String
+	surface: String
+	bump: Boolean
+	"""
+	#RRGGBB
+	"""
+	color: String
+	opacity: Float
+	specular: Float
+	reflection: Float
+	createdBy: String
+	categoryID: ID
+	clearCategory: Boolean
+	textureID: ID
+	clearTexture: Boolean
 }
-`, BuiltIn: false},
+"""
+Changes to a texture: only what is given changes. A new file replaces the
+texture image and its thumbnails.
+"""
+input UpdateTextureInput {
+	name: String
+	file: Upload
+	categoryID: ID
+	clearCategory: Boolean
+	bumpFile: Upload
+	clearBumpFile: Boolean
+}
+"""
+A file sent with the GraphQL multipart request specification.
+"""
+scalar Upload
+"""
+The caller, as resolved from its token.
+"""
+type Viewer {
+	ownerID: ID!
+	"""
+	open_api or dashboard
+	"""
+	tokenKind: String!
+	"""
+	Home configurator of an Open API token.
+	"""
+	configurator: Configurator
+}
+`, BuiltIn: true},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -5678,8 +5774,8 @@ func (ec *executionContext) childFields_SharedOption(ctx context.Context, field 
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_SharedOption_id(ctx, field)
-	case "configuratorId":
-		return ec.fieldContext_SharedOption_configuratorId(ctx, field)
+	case "configuratorID":
+		return ec.fieldContext_SharedOption_configuratorID(ctx, field)
 	case "title":
 		return ec.fieldContext_SharedOption_title(ctx, field)
 	case "type":
@@ -5704,20 +5800,20 @@ func (ec *executionContext) childFields_SharedVariation(ctx context.Context, fie
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_SharedVariation_id(ctx, field)
-	case "configuratorOptionId":
-		return ec.fieldContext_SharedVariation_configuratorOptionId(ctx, field)
+	case "configuratorOptionID":
+		return ec.fieldContext_SharedVariation_configuratorOptionID(ctx, field)
 	case "name":
 		return ec.fieldContext_SharedVariation_name(ctx, field)
 	case "position":
 		return ec.fieldContext_SharedVariation_position(ctx, field)
 	case "selected":
 		return ec.fieldContext_SharedVariation_selected(ctx, field)
-	case "modelId":
-		return ec.fieldContext_SharedVariation_modelId(ctx, field)
-	case "materialId":
-		return ec.fieldContext_SharedVariation_materialId(ctx, field)
-	case "materialCategoryId":
-		return ec.fieldContext_SharedVariation_materialCategoryId(ctx, field)
+	case "modelID":
+		return ec.fieldContext_SharedVariation_modelID(ctx, field)
+	case "materialID":
+		return ec.fieldContext_SharedVariation_materialID(ctx, field)
+	case "materialCategoryID":
+		return ec.fieldContext_SharedVariation_materialCategoryID(ctx, field)
 	case "textValue":
 		return ec.fieldContext_SharedVariation_textValue(ctx, field)
 	case "customColor":
@@ -5726,8 +5822,8 @@ func (ec *executionContext) childFields_SharedVariation(ctx context.Context, fie
 		return ec.fieldContext_SharedVariation_textFontSize(ctx, field)
 	case "textFontFamily":
 		return ec.fieldContext_SharedVariation_textFontFamily(ctx, field)
-	case "textColorCategoryId":
-		return ec.fieldContext_SharedVariation_textColorCategoryId(ctx, field)
+	case "textColorCategoryID":
+		return ec.fieldContext_SharedVariation_textColorCategoryID(ctx, field)
 	case "numericalDefault":
 		return ec.fieldContext_SharedVariation_numericalDefault(ctx, field)
 	case "selectedParts":
@@ -5802,8 +5898,8 @@ func (ec *executionContext) childFields_TexturePage(ctx context.Context, field g
 
 func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "ownerId":
-		return ec.fieldContext_Viewer_ownerId(ctx, field)
+	case "ownerID":
+		return ec.fieldContext_Viewer_ownerID(ctx, field)
 	case "tokenKind":
 		return ec.fieldContext_Viewer_tokenKind(ctx, field)
 	case "configurator":
@@ -6209,38 +6305,46 @@ func (ec *executionContext) field_Query_configuratorOption_args(ctx context.Cont
 func (ec *executionContext) field_Query_configuratorOptionsPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.ConfiguratorOptionWhereInput, error) {
+			return ec.unmarshalOConfiguratorOptionWhereInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorOptionWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "page",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["page"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
+	args["page"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["perPage"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+	args["perPage"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
 		func(ctx context.Context, v any) (*ent.ConfiguratorOptionOrderField, error) {
 			return ec.unmarshalOConfiguratorOptionOrderField2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorOptionOrderField(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["orderBy"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+	args["orderBy"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "order",
 		func(ctx context.Context, v any) (*entgql.OrderDirection, error) {
 			return ec.unmarshalOOrderDirection2ᚖentgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["order"] = arg3
+	args["order"] = arg4
 	return args, nil
 }
 
@@ -6369,38 +6473,46 @@ func (ec *executionContext) field_Query_formField_args(ctx context.Context, rawA
 func (ec *executionContext) field_Query_formFieldsPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.FormFieldWhereInput, error) {
+			return ec.unmarshalOFormFieldWhereInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐFormFieldWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "page",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["page"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
+	args["page"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["perPage"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+	args["perPage"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
 		func(ctx context.Context, v any) (*ent.FormFieldOrderField, error) {
 			return ec.unmarshalOFormFieldOrderField2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐFormFieldOrderField(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["orderBy"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+	args["orderBy"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "order",
 		func(ctx context.Context, v any) (*entgql.OrderDirection, error) {
 			return ec.unmarshalOOrderDirection2ᚖentgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["order"] = arg3
+	args["order"] = arg4
 	return args, nil
 }
 
@@ -6551,54 +6663,62 @@ func (ec *executionContext) field_Query_material_args(ctx context.Context, rawAr
 func (ec *executionContext) field_Query_materialsPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.MaterialWhereInput, error) {
+			return ec.unmarshalOMaterialWhereInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterialWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "page",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["page"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
+	args["page"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["perPage"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+	args["perPage"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
 		func(ctx context.Context, v any) (*ent.MaterialOrderField, error) {
 			return ec.unmarshalOMaterialOrderField2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterialOrderField(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["orderBy"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+	args["orderBy"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "order",
 		func(ctx context.Context, v any) (*entgql.OrderDirection, error) {
 			return ec.unmarshalOOrderDirection2ᚖentgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["order"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "categoryId",
+	args["order"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "categoryId",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOID2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["categoryId"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "textureId",
+	args["categoryId"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "textureId",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOID2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["textureId"] = arg5
+	args["textureId"] = arg6
 	return args, nil
 }
 
@@ -6713,14 +6833,14 @@ func (ec *executionContext) field_Query_optionSets_args(ctx context.Context, raw
 func (ec *executionContext) field_Query_optionVariationList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "configuratorOptionId",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "configuratorOptionID",
 		func(ctx context.Context, v any) (int, error) {
 			return ec.unmarshalNID2int(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["configuratorOptionId"] = arg0
+	args["configuratorOptionID"] = arg0
 	return args, nil
 }
 
@@ -6795,46 +6915,46 @@ func (ec *executionContext) field_Query_order_args(ctx context.Context, rawArgs 
 func (ec *executionContext) field_Query_ordersPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.OrderWhereInput, error) {
+			return ec.unmarshalOOrderWhereInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOrderWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "page",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["page"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
+	args["page"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["perPage"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+	args["perPage"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
 		func(ctx context.Context, v any) (*ent.OrderOrderField, error) {
 			return ec.unmarshalOOrderOrderField2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOrderOrderField(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["orderBy"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+	args["orderBy"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "order",
 		func(ctx context.Context, v any) (*entgql.OrderDirection, error) {
 			return ec.unmarshalOOrderDirection2ᚖentgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["order"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "configuratorId",
-		func(ctx context.Context, v any) (*int, error) {
-			return ec.unmarshalOID2ᚖint(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["configuratorId"] = arg4
+	args["order"] = arg4
 	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "startDate",
 		func(ctx context.Context, v any) (*scalar.Date, error) {
 			return ec.unmarshalODate2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋscalarᚐDate(ctx, v)
@@ -6851,6 +6971,14 @@ func (ec *executionContext) field_Query_ordersPage_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["endDate"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "configuratorId",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOID2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["configuratorId"] = arg7
 	return args, nil
 }
 
@@ -6939,46 +7067,54 @@ func (ec *executionContext) field_Query_texture_args(ctx context.Context, rawArg
 func (ec *executionContext) field_Query_texturesPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.TextureWhereInput, error) {
+			return ec.unmarshalOTextureWhereInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐTextureWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "page",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["page"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
+	args["page"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "perPage",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["perPage"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+	args["perPage"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
 		func(ctx context.Context, v any) (*ent.TextureOrderField, error) {
 			return ec.unmarshalOTextureOrderField2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐTextureOrderField(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["orderBy"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+	args["orderBy"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "order",
 		func(ctx context.Context, v any) (*entgql.OrderDirection, error) {
 			return ec.unmarshalOOrderDirection2ᚖentgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["order"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "categoryId",
+	args["order"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "categoryId",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOID2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["categoryId"] = arg4
+	args["categoryId"] = arg5
 	return args, nil
 }
 
@@ -10204,8 +10340,8 @@ func (ec *executionContext) _Mutation_setOptionOverrides(ctx context.Context, fi
 			return ec.Resolvers.Mutation().SetOptionOverrides(ctx, fc.Args["options"].(map[string]any))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ShareLink) graphql.Marshaler {
-			return ec.marshalNShareLink2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐShareLink(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *share.Link) graphql.Marshaler {
+			return ec.marshalNShareLink2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋinternalᚋshareᚐLink(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12278,7 +12414,16 @@ func (ec *executionContext) _Query_ordersPage(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().OrdersPage(ctx, fc.Args["page"].(*int), fc.Args["perPage"].(*int), fc.Args["orderBy"].(*ent.OrderOrderField), fc.Args["order"].(*entgql.OrderDirection), fc.Args["configuratorId"].(*int), fc.Args["startDate"].(*scalar.Date), fc.Args["endDate"].(*scalar.Date))
+			return ec.Resolvers.Query().OrdersPage(ctx, model.OrdersPageArgs{
+				Where:          fc.Args["where"].(*ent.OrderWhereInput),
+				Page:           fc.Args["page"].(*int),
+				PerPage:        fc.Args["perPage"].(*int),
+				OrderBy:        fc.Args["orderBy"].(*ent.OrderOrderField),
+				Order:          fc.Args["order"].(*entgql.OrderDirection),
+				StartDate:      fc.Args["startDate"].(*scalar.Date),
+				EndDate:        fc.Args["endDate"].(*scalar.Date),
+				ConfiguratorID: fc.Args["configuratorId"].(*int),
+			})
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderPage) graphql.Marshaler {
@@ -12366,7 +12511,15 @@ func (ec *executionContext) _Query_materialsPage(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MaterialsPage(ctx, fc.Args["page"].(*int), fc.Args["perPage"].(*int), fc.Args["orderBy"].(*ent.MaterialOrderField), fc.Args["order"].(*entgql.OrderDirection), fc.Args["categoryId"].(*int), fc.Args["textureId"].(*int))
+			return ec.Resolvers.Query().MaterialsPage(ctx, model.MaterialsPageArgs{
+				Where:      fc.Args["where"].(*ent.MaterialWhereInput),
+				Page:       fc.Args["page"].(*int),
+				PerPage:    fc.Args["perPage"].(*int),
+				OrderBy:    fc.Args["orderBy"].(*ent.MaterialOrderField),
+				Order:      fc.Args["order"].(*entgql.OrderDirection),
+				CategoryID: fc.Args["categoryId"].(*int),
+				TextureID:  fc.Args["textureId"].(*int),
+			})
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.MaterialPage) graphql.Marshaler {
@@ -12498,7 +12651,14 @@ func (ec *executionContext) _Query_texturesPage(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().TexturesPage(ctx, fc.Args["page"].(*int), fc.Args["perPage"].(*int), fc.Args["orderBy"].(*ent.TextureOrderField), fc.Args["order"].(*entgql.OrderDirection), fc.Args["categoryId"].(*int))
+			return ec.Resolvers.Query().TexturesPage(ctx, model.TexturesPageArgs{
+				Where:      fc.Args["where"].(*ent.TextureWhereInput),
+				Page:       fc.Args["page"].(*int),
+				PerPage:    fc.Args["perPage"].(*int),
+				OrderBy:    fc.Args["orderBy"].(*ent.TextureOrderField),
+				Order:      fc.Args["order"].(*entgql.OrderDirection),
+				CategoryID: fc.Args["categoryId"].(*int),
+			})
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TexturePage) graphql.Marshaler {
@@ -12662,7 +12822,13 @@ func (ec *executionContext) _Query_formFieldsPage(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().FormFieldsPage(ctx, fc.Args["page"].(*int), fc.Args["perPage"].(*int), fc.Args["orderBy"].(*ent.FormFieldOrderField), fc.Args["order"].(*entgql.OrderDirection))
+			return ec.Resolvers.Query().FormFieldsPage(ctx, model.FormFieldsPageArgs{
+				Where:   fc.Args["where"].(*ent.FormFieldWhereInput),
+				Page:    fc.Args["page"].(*int),
+				PerPage: fc.Args["perPage"].(*int),
+				OrderBy: fc.Args["orderBy"].(*ent.FormFieldOrderField),
+				Order:   fc.Args["order"].(*entgql.OrderDirection),
+			})
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.FormFieldPage) graphql.Marshaler {
@@ -12773,7 +12939,13 @@ func (ec *executionContext) _Query_configuratorOptionsPage(ctx context.Context, 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ConfiguratorOptionsPage(ctx, fc.Args["page"].(*int), fc.Args["perPage"].(*int), fc.Args["orderBy"].(*ent.ConfiguratorOptionOrderField), fc.Args["order"].(*entgql.OrderDirection))
+			return ec.Resolvers.Query().ConfiguratorOptionsPage(ctx, model.ConfiguratorOptionsPageArgs{
+				Where:   fc.Args["where"].(*ent.ConfiguratorOptionWhereInput),
+				Page:    fc.Args["page"].(*int),
+				PerPage: fc.Args["perPage"].(*int),
+				OrderBy: fc.Args["orderBy"].(*ent.ConfiguratorOptionOrderField),
+				Order:   fc.Args["order"].(*entgql.OrderDirection),
+			})
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ConfiguratorOptionPage) graphql.Marshaler {
@@ -12861,7 +13033,7 @@ func (ec *executionContext) _Query_optionVariationList(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().OptionVariationList(ctx, fc.Args["configuratorOptionId"].(int))
+			return ec.Resolvers.Query().OptionVariationList(ctx, fc.Args["configuratorOptionID"].(int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.OptionVariation) graphql.Marshaler {
@@ -12940,8 +13112,8 @@ func (ec *executionContext) _Query_sharedConfigurator(ctx context.Context, field
 			return ec.Resolvers.Query().SharedConfigurator(ctx, fc.Args["key"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.SharedConfigurator) graphql.Marshaler {
-			return ec.marshalOSharedConfigurator2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedConfigurator(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *share.Configurator) graphql.Marshaler {
+			return ec.marshalOSharedConfigurator2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋinternalᚋshareᚐConfigurator(ctx, selections, v)
 		},
 		true,
 		false,
@@ -13047,7 +13219,7 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _ShareLink_url(ctx context.Context, field graphql.CollectedField, obj *model.ShareLink) (ret graphql.Marshaler) {
+func (ec *executionContext) _ShareLink_url(ctx context.Context, field graphql.CollectedField, obj *share.Link) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13070,7 +13242,7 @@ func (ec *executionContext) fieldContext_ShareLink_url(_ context.Context, field 
 	return graphql.NewScalarFieldContext("ShareLink", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ShareLink_key(ctx context.Context, field graphql.CollectedField, obj *model.ShareLink) (ret graphql.Marshaler) {
+func (ec *executionContext) _ShareLink_key(ctx context.Context, field graphql.CollectedField, obj *share.Link) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13093,7 +13265,7 @@ func (ec *executionContext) fieldContext_ShareLink_key(_ context.Context, field 
 	return graphql.NewScalarFieldContext("ShareLink", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SharedConfigurator_key(ctx context.Context, field graphql.CollectedField, obj *model.SharedConfigurator) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedConfigurator_key(ctx context.Context, field graphql.CollectedField, obj *share.Configurator) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13116,7 +13288,7 @@ func (ec *executionContext) fieldContext_SharedConfigurator_key(_ context.Contex
 	return graphql.NewScalarFieldContext("SharedConfigurator", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SharedConfigurator_id(ctx context.Context, field graphql.CollectedField, obj *model.SharedConfigurator) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedConfigurator_id(ctx context.Context, field graphql.CollectedField, obj *share.Configurator) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13139,7 +13311,7 @@ func (ec *executionContext) fieldContext_SharedConfigurator_id(_ context.Context
 	return graphql.NewScalarFieldContext("SharedConfigurator", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _SharedConfigurator_name(ctx context.Context, field graphql.CollectedField, obj *model.SharedConfigurator) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedConfigurator_name(ctx context.Context, field graphql.CollectedField, obj *share.Configurator) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13162,7 +13334,7 @@ func (ec *executionContext) fieldContext_SharedConfigurator_name(_ context.Conte
 	return graphql.NewScalarFieldContext("SharedConfigurator", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SharedConfigurator_options(ctx context.Context, field graphql.CollectedField, obj *model.SharedConfigurator) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedConfigurator_options(ctx context.Context, field graphql.CollectedField, obj *share.Configurator) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13174,8 +13346,8 @@ func (ec *executionContext) _SharedConfigurator_options(ctx context.Context, fie
 			return obj.Options, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.SharedOption) graphql.Marshaler {
-			return ec.marshalNSharedOption2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedOptionᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*share.Option) graphql.Marshaler {
+			return ec.marshalNSharedOption2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋinternalᚋshareᚐOptionᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13194,7 +13366,7 @@ func (ec *executionContext) fieldContext_SharedConfigurator_options(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _SharedOption_id(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedOption_id(ctx context.Context, field graphql.CollectedField, obj *share.Option) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13217,13 +13389,13 @@ func (ec *executionContext) fieldContext_SharedOption_id(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _SharedOption_configuratorId(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedOption_configuratorID(ctx context.Context, field graphql.CollectedField, obj *share.Option) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SharedOption_configuratorId(ctx, field)
+			return ec.fieldContext_SharedOption_configuratorID(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.ConfiguratorID, nil
@@ -13236,11 +13408,11 @@ func (ec *executionContext) _SharedOption_configuratorId(ctx context.Context, fi
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_SharedOption_configuratorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_SharedOption_configuratorID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _SharedOption_title(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedOption_title(ctx context.Context, field graphql.CollectedField, obj *share.Option) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13263,7 +13435,7 @@ func (ec *executionContext) fieldContext_SharedOption_title(_ context.Context, f
 	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SharedOption_type(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedOption_type(ctx context.Context, field graphql.CollectedField, obj *share.Option) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13286,7 +13458,7 @@ func (ec *executionContext) fieldContext_SharedOption_type(_ context.Context, fi
 	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type ConfiguratorOptionType does not have child fields"))
 }
 
-func (ec *executionContext) _SharedOption_settings(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedOption_settings(ctx context.Context, field graphql.CollectedField, obj *share.Option) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13309,7 +13481,7 @@ func (ec *executionContext) fieldContext_SharedOption_settings(_ context.Context
 	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type Map does not have child fields"))
 }
 
-func (ec *executionContext) _SharedOption_position(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedOption_position(ctx context.Context, field graphql.CollectedField, obj *share.Option) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13332,7 +13504,7 @@ func (ec *executionContext) fieldContext_SharedOption_position(_ context.Context
 	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SharedOption_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedOption_createdAt(ctx context.Context, field graphql.CollectedField, obj *share.Option) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13355,7 +13527,7 @@ func (ec *executionContext) fieldContext_SharedOption_createdAt(_ context.Contex
 	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _SharedOption_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedOption_updatedAt(ctx context.Context, field graphql.CollectedField, obj *share.Option) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13378,7 +13550,7 @@ func (ec *executionContext) fieldContext_SharedOption_updatedAt(_ context.Contex
 	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _SharedOption_createdBy(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedOption_createdBy(ctx context.Context, field graphql.CollectedField, obj *share.Option) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13401,7 +13573,7 @@ func (ec *executionContext) fieldContext_SharedOption_createdBy(_ context.Contex
 	return graphql.NewScalarFieldContext("SharedOption", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SharedOption_parameterList(ctx context.Context, field graphql.CollectedField, obj *model.SharedOption) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedOption_parameterList(ctx context.Context, field graphql.CollectedField, obj *share.Option) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13413,8 +13585,8 @@ func (ec *executionContext) _SharedOption_parameterList(ctx context.Context, fie
 			return obj.ParameterList, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.SharedVariation) graphql.Marshaler {
-			return ec.marshalNSharedVariation2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedVariationᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*share.Variation) graphql.Marshaler {
+			return ec.marshalNSharedVariation2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋinternalᚋshareᚐVariationᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13433,7 +13605,7 @@ func (ec *executionContext) fieldContext_SharedOption_parameterList(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _SharedVariation_id(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_id(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13456,13 +13628,13 @@ func (ec *executionContext) fieldContext_SharedVariation_id(_ context.Context, f
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_configuratorOptionId(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_configuratorOptionID(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SharedVariation_configuratorOptionId(ctx, field)
+			return ec.fieldContext_SharedVariation_configuratorOptionID(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.ConfiguratorOptionID, nil
@@ -13475,11 +13647,11 @@ func (ec *executionContext) _SharedVariation_configuratorOptionId(ctx context.Co
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_SharedVariation_configuratorOptionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_SharedVariation_configuratorOptionID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_name(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_name(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13502,7 +13674,7 @@ func (ec *executionContext) fieldContext_SharedVariation_name(_ context.Context,
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_position(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_position(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13525,7 +13697,7 @@ func (ec *executionContext) fieldContext_SharedVariation_position(_ context.Cont
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_selected(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_selected(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13548,13 +13720,13 @@ func (ec *executionContext) fieldContext_SharedVariation_selected(_ context.Cont
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_modelId(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_modelID(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SharedVariation_modelId(ctx, field)
+			return ec.fieldContext_SharedVariation_modelID(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.ModelID, nil
@@ -13567,17 +13739,17 @@ func (ec *executionContext) _SharedVariation_modelId(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_SharedVariation_modelId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_SharedVariation_modelID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_materialId(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_materialID(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SharedVariation_materialId(ctx, field)
+			return ec.fieldContext_SharedVariation_materialID(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.MaterialID, nil
@@ -13590,17 +13762,17 @@ func (ec *executionContext) _SharedVariation_materialId(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_SharedVariation_materialId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_SharedVariation_materialID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_materialCategoryId(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_materialCategoryID(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SharedVariation_materialCategoryId(ctx, field)
+			return ec.fieldContext_SharedVariation_materialCategoryID(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.MaterialCategoryID, nil
@@ -13613,11 +13785,11 @@ func (ec *executionContext) _SharedVariation_materialCategoryId(ctx context.Cont
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_SharedVariation_materialCategoryId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_SharedVariation_materialCategoryID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_textValue(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_textValue(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13640,7 +13812,7 @@ func (ec *executionContext) fieldContext_SharedVariation_textValue(_ context.Con
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_customColor(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_customColor(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13663,7 +13835,7 @@ func (ec *executionContext) fieldContext_SharedVariation_customColor(_ context.C
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_textFontSize(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_textFontSize(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13686,7 +13858,7 @@ func (ec *executionContext) fieldContext_SharedVariation_textFontSize(_ context.
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_textFontFamily(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_textFontFamily(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13709,13 +13881,13 @@ func (ec *executionContext) fieldContext_SharedVariation_textFontFamily(_ contex
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_textColorCategoryId(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_textColorCategoryID(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SharedVariation_textColorCategoryId(ctx, field)
+			return ec.fieldContext_SharedVariation_textColorCategoryID(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.TextColorCategoryID, nil
@@ -13728,11 +13900,11 @@ func (ec *executionContext) _SharedVariation_textColorCategoryId(ctx context.Con
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_SharedVariation_textColorCategoryId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_SharedVariation_textColorCategoryID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_numericalDefault(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_numericalDefault(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13755,7 +13927,7 @@ func (ec *executionContext) fieldContext_SharedVariation_numericalDefault(_ cont
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_selectedParts(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_selectedParts(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13778,7 +13950,7 @@ func (ec *executionContext) fieldContext_SharedVariation_selectedParts(_ context
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_createdAt(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13801,7 +13973,7 @@ func (ec *executionContext) fieldContext_SharedVariation_createdAt(_ context.Con
 	return graphql.NewScalarFieldContext("SharedVariation", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _SharedVariation_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.SharedVariation) (ret graphql.Marshaler) {
+func (ec *executionContext) _SharedVariation_updatedAt(ctx context.Context, field graphql.CollectedField, obj *share.Variation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14301,13 +14473,13 @@ func (ec *executionContext) fieldContext_TexturePage_pagination(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _Viewer_ownerId(ctx context.Context, field graphql.CollectedField, obj *viewer.Viewer) (ret graphql.Marshaler) {
+func (ec *executionContext) _Viewer_ownerID(ctx context.Context, field graphql.CollectedField, obj *viewer.Viewer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Viewer_ownerId(ctx, field)
+			return ec.fieldContext_Viewer_ownerID(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.OwnerID, nil
@@ -14320,7 +14492,7 @@ func (ec *executionContext) _Viewer_ownerId(ctx context.Context, field graphql.C
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Viewer_ownerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Viewer_ownerID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
@@ -16350,6 +16522,64 @@ func (ec *executionContext) unmarshalInputConfiguratorOptionWhereInput(ctx conte
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputConfiguratorOptionsPageArgs(ctx context.Context, obj any) (model.ConfiguratorOptionsPageArgs, error) {
+	var it model.ConfiguratorOptionsPageArgs
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"where", "page", "perPage", "orderBy", "order"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "where":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("where"))
+			data, err := ec.unmarshalOConfiguratorOptionWhereInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorOptionWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Where = data
+		case "page":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("page"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Page = data
+		case "perPage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("perPage"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PerPage = data
+		case "orderBy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderBy"))
+			data, err := ec.unmarshalOConfiguratorOptionOrderField2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorOptionOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderBy = data
+		case "order":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("order"))
+			data, err := ec.unmarshalOOrderDirection2ᚖentgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Order = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputConfiguratorOrder(ctx context.Context, obj any) (ent.ConfiguratorOrder, error) {
 	var it ent.ConfiguratorOrder
 	if obj == nil {
@@ -16889,15 +17119,15 @@ func (ec *executionContext) unmarshalInputCreateOrderInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"configuratorId", "price", "customerDetails", "configuratorSummary", "configuratorSnapshot", "configuratorPrintMap"}
+	fieldsInOrder := [...]string{"configuratorID", "price", "customerDetails", "configuratorSummary", "configuratorSnapshot", "configuratorPrintMap"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
-		case "configuratorId":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("configuratorId"))
+		case "configuratorID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("configuratorID"))
 			data, err := ec.unmarshalNID2int(ctx, v)
 			if err != nil {
 				return it, err
@@ -16954,7 +17184,7 @@ func (ec *executionContext) unmarshalInputCreateTextureInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "file", "categoryId", "bumpFile"}
+	fieldsInOrder := [...]string{"name", "file", "categoryID", "bumpFile"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16975,8 +17205,8 @@ func (ec *executionContext) unmarshalInputCreateTextureInput(ctx context.Context
 				return it, err
 			}
 			it.File = data
-		case "categoryId":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
+		case "categoryID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryID"))
 			data, err := ec.unmarshalOID2ᚖint(ctx, v)
 			if err != nil {
 				return it, err
@@ -17998,6 +18228,64 @@ func (ec *executionContext) unmarshalInputFormFieldWhereInput(ctx context.Contex
 				return it, err
 			}
 			it.HasFormWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputFormFieldsPageArgs(ctx context.Context, obj any) (model.FormFieldsPageArgs, error) {
+	var it model.FormFieldsPageArgs
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"where", "page", "perPage", "orderBy", "order"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "where":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("where"))
+			data, err := ec.unmarshalOFormFieldWhereInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐFormFieldWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Where = data
+		case "page":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("page"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Page = data
+		case "perPage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("perPage"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PerPage = data
+		case "orderBy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderBy"))
+			data, err := ec.unmarshalOFormFieldOrderField2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐFormFieldOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderBy = data
+		case "order":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("order"))
+			data, err := ec.unmarshalOOrderDirection2ᚖentgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Order = data
 		}
 	}
 	return it, nil
@@ -19673,6 +19961,78 @@ func (ec *executionContext) unmarshalInputMaterialWhereInput(ctx context.Context
 				return it, err
 			}
 			it.HasTextureWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMaterialsPageArgs(ctx context.Context, obj any) (model.MaterialsPageArgs, error) {
+	var it model.MaterialsPageArgs
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"where", "page", "perPage", "orderBy", "order", "categoryId", "textureId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "where":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("where"))
+			data, err := ec.unmarshalOMaterialWhereInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterialWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Where = data
+		case "page":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("page"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Page = data
+		case "perPage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("perPage"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PerPage = data
+		case "orderBy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderBy"))
+			data, err := ec.unmarshalOMaterialOrderField2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterialOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderBy = data
+		case "order":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("order"))
+			data, err := ec.unmarshalOOrderDirection2ᚖentgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Order = data
+		case "categoryId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
+			data, err := ec.unmarshalOID2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryID = data
+		case "textureId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textureId"))
+			data, err := ec.unmarshalOID2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextureID = data
 		}
 	}
 	return it, nil
@@ -21984,6 +22344,85 @@ func (ec *executionContext) unmarshalInputOrderWhereInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputOrdersPageArgs(ctx context.Context, obj any) (model.OrdersPageArgs, error) {
+	var it model.OrdersPageArgs
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"where", "page", "perPage", "orderBy", "order", "startDate", "endDate", "configuratorId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "where":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("where"))
+			data, err := ec.unmarshalOOrderWhereInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOrderWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Where = data
+		case "page":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("page"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Page = data
+		case "perPage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("perPage"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PerPage = data
+		case "orderBy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderBy"))
+			data, err := ec.unmarshalOOrderOrderField2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOrderOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderBy = data
+		case "order":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("order"))
+			data, err := ec.unmarshalOOrderDirection2ᚖentgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Order = data
+		case "startDate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startDate"))
+			data, err := ec.unmarshalODate2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋscalarᚐDate(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartDate = data
+		case "endDate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endDate"))
+			data, err := ec.unmarshalODate2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋscalarᚐDate(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EndDate = data
+		case "configuratorId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("configuratorId"))
+			data, err := ec.unmarshalOID2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConfiguratorID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputTextureOrder(ctx context.Context, obj any) (ent.TextureOrder, error) {
 	var it ent.TextureOrder
 	if obj == nil {
@@ -22818,6 +23257,71 @@ func (ec *executionContext) unmarshalInputTextureWhereInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputTexturesPageArgs(ctx context.Context, obj any) (model.TexturesPageArgs, error) {
+	var it model.TexturesPageArgs
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"where", "page", "perPage", "orderBy", "order", "categoryId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "where":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("where"))
+			data, err := ec.unmarshalOTextureWhereInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐTextureWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Where = data
+		case "page":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("page"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Page = data
+		case "perPage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("perPage"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PerPage = data
+		case "orderBy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderBy"))
+			data, err := ec.unmarshalOTextureOrderField2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐTextureOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderBy = data
+		case "order":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("order"))
+			data, err := ec.unmarshalOOrderDirection2ᚖentgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Order = data
+		case "categoryId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
+			data, err := ec.unmarshalOID2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateMaterialInput(ctx context.Context, obj any) (ent.UpdateMaterialInput, error) {
 	var it ent.UpdateMaterialInput
 	if obj == nil {
@@ -22964,7 +23468,7 @@ func (ec *executionContext) unmarshalInputUpdateTextureInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "file", "categoryId", "clearCategory", "bumpFile", "clearBumpFile"}
+	fieldsInOrder := [...]string{"name", "file", "categoryID", "clearCategory", "bumpFile", "clearBumpFile"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -22985,8 +23489,8 @@ func (ec *executionContext) unmarshalInputUpdateTextureInput(ctx context.Context
 				return it, err
 			}
 			it.File = data
-		case "categoryId":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
+		case "categoryID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryID"))
 			data, err := ec.unmarshalOID2ᚖint(ctx, v)
 			if err != nil {
 				return it, err
@@ -26443,7 +26947,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 var shareLinkImplementors = []string{"ShareLink"}
 
-func (ec *executionContext) _ShareLink(ctx context.Context, sel ast.SelectionSet, obj *model.ShareLink) graphql.Marshaler {
+func (ec *executionContext) _ShareLink(ctx context.Context, sel ast.SelectionSet, obj *share.Link) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, shareLinkImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26486,7 +26990,7 @@ func (ec *executionContext) _ShareLink(ctx context.Context, sel ast.SelectionSet
 
 var sharedConfiguratorImplementors = []string{"SharedConfigurator"}
 
-func (ec *executionContext) _SharedConfigurator(ctx context.Context, sel ast.SelectionSet, obj *model.SharedConfigurator) graphql.Marshaler {
+func (ec *executionContext) _SharedConfigurator(ctx context.Context, sel ast.SelectionSet, obj *share.Configurator) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, sharedConfiguratorImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26539,7 +27043,7 @@ func (ec *executionContext) _SharedConfigurator(ctx context.Context, sel ast.Sel
 
 var sharedOptionImplementors = []string{"SharedOption"}
 
-func (ec *executionContext) _SharedOption(ctx context.Context, sel ast.SelectionSet, obj *model.SharedOption) graphql.Marshaler {
+func (ec *executionContext) _SharedOption(ctx context.Context, sel ast.SelectionSet, obj *share.Option) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, sharedOptionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26554,8 +27058,8 @@ func (ec *executionContext) _SharedOption(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "configuratorId":
-			out.Values[i] = ec._SharedOption_configuratorId(ctx, field, obj)
+		case "configuratorID":
+			out.Values[i] = ec._SharedOption_configuratorID(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26622,7 +27126,7 @@ func (ec *executionContext) _SharedOption(ctx context.Context, sel ast.Selection
 
 var sharedVariationImplementors = []string{"SharedVariation"}
 
-func (ec *executionContext) _SharedVariation(ctx context.Context, sel ast.SelectionSet, obj *model.SharedVariation) graphql.Marshaler {
+func (ec *executionContext) _SharedVariation(ctx context.Context, sel ast.SelectionSet, obj *share.Variation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, sharedVariationImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -26637,8 +27141,8 @@ func (ec *executionContext) _SharedVariation(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "configuratorOptionId":
-			out.Values[i] = ec._SharedVariation_configuratorOptionId(ctx, field, obj)
+		case "configuratorOptionID":
+			out.Values[i] = ec._SharedVariation_configuratorOptionID(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26657,18 +27161,18 @@ func (ec *executionContext) _SharedVariation(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "modelId":
-			out.Values[i] = ec._SharedVariation_modelId(ctx, field, obj)
+		case "modelID":
+			out.Values[i] = ec._SharedVariation_modelID(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
-		case "materialId":
-			out.Values[i] = ec._SharedVariation_materialId(ctx, field, obj)
+		case "materialID":
+			out.Values[i] = ec._SharedVariation_materialID(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
-		case "materialCategoryId":
-			out.Values[i] = ec._SharedVariation_materialCategoryId(ctx, field, obj)
+		case "materialCategoryID":
+			out.Values[i] = ec._SharedVariation_materialCategoryID(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -26692,8 +27196,8 @@ func (ec *executionContext) _SharedVariation(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
-		case "textColorCategoryId":
-			out.Values[i] = ec._SharedVariation_textColorCategoryId(ctx, field, obj)
+		case "textColorCategoryID":
+			out.Values[i] = ec._SharedVariation_textColorCategoryID(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -27038,8 +27542,8 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Viewer")
-		case "ownerId":
-			out.Values[i] = ec._Viewer_ownerId(ctx, field, obj)
+		case "ownerID":
+			out.Values[i] = ec._Viewer_ownerID(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -27862,13 +28366,13 @@ func (ec *executionContext) unmarshalNFormFieldWhereInput2ᚖgithubᚗcomᚋconf
 }
 
 func (ec *executionContext) unmarshalNID2int(ctx context.Context, v any) (int, error) {
-	res, err := graphql.UnmarshalIntID(v)
+	res, err := scalar.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNID2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalIntID(v)
+	res := scalar.MarshalID(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -28244,7 +28748,7 @@ func (ec *executionContext) marshalNPagination2ᚖgithubᚗcomᚋconfiguratorᚋ
 	return ec._Pagination(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNShareLink2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐShareLink(ctx context.Context, sel ast.SelectionSet, v *model.ShareLink) graphql.Marshaler {
+func (ec *executionContext) marshalNShareLink2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋinternalᚋshareᚐLink(ctx context.Context, sel ast.SelectionSet, v *share.Link) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -28254,11 +28758,11 @@ func (ec *executionContext) marshalNShareLink2ᚖgithubᚗcomᚋconfiguratorᚋc
 	return ec._ShareLink(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSharedOption2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SharedOption) graphql.Marshaler {
+func (ec *executionContext) marshalNSharedOption2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋinternalᚋshareᚐOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*share.Option) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSharedOption2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedOption(ctx, sel, v[i])
+		return ec.marshalNSharedOption2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋinternalᚋshareᚐOption(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28270,7 +28774,7 @@ func (ec *executionContext) marshalNSharedOption2ᚕᚖgithubᚗcomᚋconfigurat
 	return ret
 }
 
-func (ec *executionContext) marshalNSharedOption2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedOption(ctx context.Context, sel ast.SelectionSet, v *model.SharedOption) graphql.Marshaler {
+func (ec *executionContext) marshalNSharedOption2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋinternalᚋshareᚐOption(ctx context.Context, sel ast.SelectionSet, v *share.Option) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -28280,11 +28784,11 @@ func (ec *executionContext) marshalNSharedOption2ᚖgithubᚗcomᚋconfigurator�
 	return ec._SharedOption(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSharedVariation2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedVariationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SharedVariation) graphql.Marshaler {
+func (ec *executionContext) marshalNSharedVariation2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋinternalᚋshareᚐVariationᚄ(ctx context.Context, sel ast.SelectionSet, v []*share.Variation) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSharedVariation2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedVariation(ctx, sel, v[i])
+		return ec.marshalNSharedVariation2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋinternalᚋshareᚐVariation(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -28296,7 +28800,7 @@ func (ec *executionContext) marshalNSharedVariation2ᚕᚖgithubᚗcomᚋconfigu
 	return ret
 }
 
-func (ec *executionContext) marshalNSharedVariation2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedVariation(ctx context.Context, sel ast.SelectionSet, v *model.SharedVariation) graphql.Marshaler {
+func (ec *executionContext) marshalNSharedVariation2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋinternalᚋshareᚐVariation(ctx context.Context, sel ast.SelectionSet, v *share.Variation) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -29137,7 +29641,7 @@ func (ec *executionContext) unmarshalOID2ᚖint(ctx context.Context, v any) (*in
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalIntID(v)
+	res, err := scalar.UnmarshalID(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -29147,7 +29651,7 @@ func (ec *executionContext) marshalOID2ᚖint(ctx context.Context, sel ast.Selec
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalIntID(*v)
+	res := scalar.MarshalID(*v)
 	return res
 }
 
@@ -29643,7 +30147,7 @@ func (ec *executionContext) unmarshalOOrderWhereInput2ᚖgithubᚗcomᚋconfigur
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOSharedConfigurator2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐSharedConfigurator(ctx context.Context, sel ast.SelectionSet, v *model.SharedConfigurator) graphql.Marshaler {
+func (ec *executionContext) marshalOSharedConfigurator2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋinternalᚋshareᚐConfigurator(ctx context.Context, sel ast.SelectionSet, v *share.Configurator) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

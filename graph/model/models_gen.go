@@ -3,11 +3,8 @@
 package model
 
 import (
-	"time"
-
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/configuratoroption"
 )
 
 // A numbered page of configurator options.
@@ -21,7 +18,7 @@ type ConfiguratorOptionPage struct {
 // URLs.
 type CreateOrderInput struct {
 	// A configurator of the caller's owner.
-	ConfiguratorID int `json:"configuratorId"`
+	ConfiguratorID int `json:"configuratorID"`
 	// Total price; 0 or more.
 	Price                float64           `json:"price"`
 	CustomerDetails      map[string]any    `json:"customerDetails"`
@@ -35,7 +32,7 @@ type CreateOrderInput struct {
 type CreateTextureInput struct {
 	Name       string          `json:"name"`
 	File       graphql.Upload  `json:"file"`
-	CategoryID *int            `json:"categoryId,omitempty"`
+	CategoryID *int            `json:"categoryID,omitempty"`
 	BumpFile   *graphql.Upload `json:"bumpFile,omitempty"`
 }
 
@@ -66,60 +63,6 @@ type Pagination struct {
 	LastPage    int `json:"lastPage"`
 }
 
-// The link an integrator sends to a customer.
-type ShareLink struct {
-	// Opens the configurator with the overrides applied.
-	URL string `json:"url"`
-	// Names the immutable snapshot of the overrides; reads the configurator through sharedConfigurator(key).
-	Key string `json:"key"`
-}
-
-// A configurator as a share link shows it: read-only, without a token, with
-// the link's overrides applied to the variations of its options.
-type SharedConfigurator struct {
-	Key     string          `json:"key"`
-	ID      int             `json:"id"`
-	Name    string          `json:"name"`
-	Options []*SharedOption `json:"options"`
-}
-
-// An option of a shared configurator.
-type SharedOption struct {
-	ID             int                     `json:"id"`
-	ConfiguratorID int                     `json:"configuratorId"`
-	Title          string                  `json:"title"`
-	Type           configuratoroption.Type `json:"type"`
-	Settings       map[string]any          `json:"settings,omitempty"`
-	Position       int                     `json:"position"`
-	CreatedAt      time.Time               `json:"createdAt"`
-	UpdatedAt      time.Time               `json:"updatedAt"`
-	CreatedBy      string                  `json:"createdBy"`
-	// The variations (parameter_list) in position order, overrides applied.
-	ParameterList []*SharedVariation `json:"parameterList"`
-}
-
-// A variation of a shared option, overrides applied.
-type SharedVariation struct {
-	ID                   int     `json:"id"`
-	ConfiguratorOptionID int     `json:"configuratorOptionId"`
-	Name                 string  `json:"name"`
-	Position             int     `json:"position"`
-	Selected             bool    `json:"selected"`
-	ModelID              *int    `json:"modelId,omitempty"`
-	MaterialID           *int    `json:"materialId,omitempty"`
-	MaterialCategoryID   *int    `json:"materialCategoryId,omitempty"`
-	TextValue            *string `json:"textValue,omitempty"`
-	CustomColor          *bool   `json:"customColor,omitempty"`
-	TextFontSize         *string `json:"textFontSize,omitempty"`
-	TextFontFamily       *string `json:"textFontFamily,omitempty"`
-	TextColorCategoryID  *int    `json:"textColorCategoryId,omitempty"`
-	NumericalDefault     *int    `json:"numericalDefault,omitempty"`
-	// The model parts a material override applies to.
-	SelectedParts []string  `json:"selectedParts,omitempty"`
-	CreatedAt     time.Time `json:"createdAt"`
-	UpdatedAt     time.Time `json:"updatedAt"`
-}
-
 // A numbered page of textures.
 type TexturePage struct {
 	Data       []*ent.Texture `json:"data"`
@@ -131,7 +74,7 @@ type TexturePage struct {
 type UpdateTextureInput struct {
 	Name          *string         `json:"name,omitempty"`
 	File          *graphql.Upload `json:"file,omitempty"`
-	CategoryID    *int            `json:"categoryId,omitempty"`
+	CategoryID    *int            `json:"categoryID,omitempty"`
 	ClearCategory *bool           `json:"clearCategory,omitempty"`
 	BumpFile      *graphql.Upload `json:"bumpFile,omitempty"`
 	ClearBumpFile *bool           `json:"clearBumpFile,omitempty"`

@@ -1,4 +1,6 @@
 // Package scalar holds the custom GraphQL scalars of the hand-written schema.
+// They read their values by the rules of internal/input, the ones REST
+// applies to the same values, so both transports accept the same input.
 package scalar
 
 import (
@@ -7,40 +9,46 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // Date is a UTC calendar date; list filters use it for created_at bounds.
 type Date struct{ time.Time }
 
-// ParseDate reads YYYY-MM-DD, or an RFC 3339 date-time reduced to its UTC
-// date, so that REST and GraphQL accept the same input.
-func ParseDate(s string) (Date, error) {
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		return Date{t}, nil
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return Date{}, apperr.E(apperr.Invalid, "%q is not a date: use YYYY-MM-DD", s)
-	}
-	t = t.UTC()
-	return Date{time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)}, nil
-}
-
-// UnmarshalGQL implements graphql.Unmarshaler.
+// UnmarshalGQL reads YYYY-MM-DD, or an RFC 3339 date-time reduced to its
+// UTC date (valid.Date).
 func (d *Date) UnmarshalGQL(v any) error {
 	s, ok := v.(string)
 	if !ok {
-		return apperr.E(apperr.Invalid, "a date must be a string YYYY-MM-DD, not %T", v)
+		return apperr.Field("", "{} must be a date YYYY-MM-DD, got %s", kind(v))
 	}
-	p, err := ParseDate(s)
+	t, err := valid.Date("", s)
 	if err != nil {
 		return err
 	}
-	*d = p
+	d.Time = t
 	return nil
 }
 
 // MarshalGQL implements graphql.Marshaler.
 func (d Date) MarshalGQL(w io.Writer) {
 	io.WriteString(w, strconv.Quote(d.Format(time.DateOnly)))
+}
+
+// kind names the JSON kind of a decoded value, for refusals that must not
+// show Go type names.
+func kind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	}
+	return "a number"
 }

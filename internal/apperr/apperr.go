@@ -1,11 +1,14 @@
-// Package apperr defines the error kinds both transports understand, so a
-// resolver says what went wrong once and REST and GraphQL each map it to
-// their own status or code.
+// Package apperr is the one error vocabulary below both transports: an
+// error carries its kind, the input it is about (as a path in the domain's
+// own names) and a client-safe message, so that a resolver says what went
+// wrong once and REST and GraphQL each map the kind to their status or
+// code and spell the field their own way.
 package apperr
 
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Kind classifies an error for clients.
@@ -26,24 +29,159 @@ const (
 	Internal    Kind = "INTERNAL"
 )
 
-// Error is an error with a kind and a message that is safe to show a client.
+// Error is an error with a kind and a message that is safe to show a
+// client.
+//
+// The message is a template written in the domain's names: {name}
+// placeholders (a lower-case snake_case name, such as {per_page}, perhaps
+// with keys and indexes after it, such as {configurator_print_map[2]})
+// stand for input fields and are spelled by each transport (per_page on REST,
+// perPage on GraphQL) when it renders the error. Client text only ever
+// enters as an argument of the template, after the placeholders are
+// spelled, so nothing a client sent is ever rewritten.
 type Error struct {
-	Kind    Kind
-	Message string
-	// Field names the input at fault, when there is one.
+	Kind Kind
+	// Field is the domain path of the input at fault, when there is one:
+	// a domain field name (snake_case, as the data model names it, such as
+	// configurator_id), optionally followed by keys (.12) and indexes ([0])
+	// inside it as the client sent them. Transports spell only the leading
+	// name.
 	Field string
+	// format and args are the message template and its arguments.
+	format string
+	args   []any
 }
 
-func (e *Error) Error() string { return e.Message }
-
-// E returns an error of kind k with a client-safe message.
+// E returns an error of kind k with a client-safe message; format may name
+// fields as {name} placeholders.
 func E(k Kind, format string, args ...any) *Error {
-	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
+	return &Error{Kind: k, format: format, args: args}
 }
 
-// Field returns an Invalid error naming the input field at fault.
-func Field(field, format string, args ...any) *Error {
-	return &Error{Kind: Invalid, Field: field, Message: fmt.Sprintf(format, args...)}
+// Field returns an Invalid error about the input field path. The message
+// names it as {} (and any other field as {name}), for example
+// Field("page", "{} must be 1 or more, got %d", 0). A transport that learns
+// the field only later (GraphQL scalars do not know their argument) may
+// leave path empty and set Field before rendering.
+func Field(path, format string, args ...any) *Error {
+	return &Error{Kind: Invalid, Field: path, format: format, args: args}
+}
+
+// Render returns the message with every field placeholder spelled by name,
+// the transport's mapping from domain names to its own; {} is the error's
+// own Field.
+func (e *Error) Render(name func(domain string) string) string {
+	return fmt.Sprintf(spell(e.format, e.Field, name), e.args...)
+}
+
+// Error returns the message in the domain's spelling, for logs.
+func (e *Error) Error() string { return e.Render(Domain) }
+
+// Domain is the identity spelling: the domain's own names.
+func Domain(name string) string { return name }
+
+// spell replaces the {path} placeholders of format, and {} by self, with
+// their spelling by name, doubling any % in it so that a spelled name is
+// never read as a verb.
+func spell(format, self string, name func(string) string) string {
+	if !strings.Contains(format, "{") {
+		return format
+	}
+	var b strings.Builder
+	for {
+		open := strings.IndexByte(format, '{')
+		if open < 0 {
+			break
+		}
+		end := strings.IndexByte(format[open:], '}')
+		if end == 1 && self != "" {
+			b.WriteString(format[:open])
+			b.WriteString(strings.ReplaceAll(SpellPath(self, name), "%", "%%"))
+			format = format[open+2:]
+			continue
+		}
+		if end < 0 || !isPath(format[open+1:open+end]) {
+			b.WriteString(format[:open+1])
+			format = format[open+1:]
+			continue
+		}
+		b.WriteString(format[:open])
+		b.WriteString(strings.ReplaceAll(SpellPath(format[open+1:open+end], name), "%", "%%"))
+		format = format[open+end+1:]
+	}
+	b.WriteString(format)
+	return b.String()
+}
+
+// isPath reports whether s can be a placeholder: a domain field name
+// (lower-case letters, digits and underscores, starting with a letter),
+// optionally followed by plain keys and indexes (.12, [0]).
+func isPath(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '[' || c == ']') {
+			return false
+		}
+	}
+	return true
+}
+
+// SpellPath spells the leading name of a domain path with name and keeps
+// the keys and indexes after it as they are: they are the client's own.
+func SpellPath(path string, name func(string) string) string {
+	end := strings.IndexAny(path, ".[")
+	if end < 0 {
+		return name(path)
+	}
+	return name(path[:end]) + path[end:]
+}
+
+// List is several errors of one request, reported together so that a
+// client learns of every fault at once.
+type List []*Error
+
+// Error joins the messages in the domain's spelling, for logs.
+func (l List) Error() string {
+	msgs := make([]string, len(l))
+	for i, e := range l {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Err returns the list as an error, or nil when it is empty, so that a
+// check can collect faults and return them in one statement.
+func (l List) Err() error {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}
+
+// Unwrap lets errors.As find the first error's kind.
+func (l List) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
+// Errors returns the *Error values in err: the items of a List, or the one
+// *Error in its chain, or nil.
+func Errors(err error) []*Error {
+	var l List
+	if errors.As(err, &l) && len(l) > 0 {
+		return l
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return []*Error{e}
+	}
+	return nil
 }
 
 // ErrNoToken is the answer to a request that needs a caller and has none.

@@ -23,9 +23,6 @@ import (
 	_ "github.com/configurator/catalogue/ent/runtime" // Registers the privacy policies and hooks.
 )
 
-// DefaultURL is the embedded database used when none is configured.
-const DefaultURL = "sqlite://./data/configurator.db"
-
 // Open connects to url: postgres://... (or postgresql://...) or
 // sqlite://PATH. A SQLite file and its directory are created when missing.
 // opts are passed to ent (tests use ent.Log to count queries).
@@ -61,7 +58,7 @@ func openDriver(rawURL string) (*entsql.Driver, error) {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
 		db.SetMaxOpenConns(20)
-		db.SetMaxIdleConns(10)
+		db.SetMaxIdleConns(20)
 		db.SetConnMaxIdleTime(5 * time.Minute)
 		return entsql.OpenDB(dialect.Postgres, db), nil
 	case strings.HasPrefix(rawURL, "sqlite://"):
@@ -89,13 +86,28 @@ func openDriver(rawURL string) (*entsql.Driver, error) {
 	}
 }
 
-// Migrate brings the schema up to date. Ent's migration only adds tables,
-// columns and indexes, so an existing database keeps its rows.
-func Migrate(ctx context.Context, c *ent.Client) error {
-	if err := c.Schema.Create(ctx, migrate.WithForeignKeys(true)); err != nil {
+// Migrate brings the schema of the database at rawURL, opened as c, up to
+// date. Ent's migration adds tables, columns and indexes and drops the
+// indexes the schema no longer declares (a replaced index would otherwise
+// cost every write and mislead the planner); it never drops a table or a
+// column, so an existing database keeps its rows. It then installs the
+// triggers that keep derived data (order counts) exact.
+func Migrate(ctx context.Context, c *ent.Client, rawURL string) error {
+	if err := c.Schema.Create(ctx, migrate.WithForeignKeys(true), migrate.WithDropIndex(true)); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := installCounts(ctx, c, dialectOf(rawURL)); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// dialectOf names the ent dialect of a database URL.
+func dialectOf(rawURL string) string {
+	if strings.HasPrefix(rawURL, "sqlite://") {
+		return dialect.SQLite
+	}
+	return dialect.Postgres
 }
 
 // Redact hides the password of a database URL, for logs and errors.

@@ -40,7 +40,7 @@ func TestMigrateExistingDatabase(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := database.Migrate(context.Background(), c); err != nil {
+				if err := database.Migrate(context.Background(), c, url); err != nil {
 					t.Fatalf("migrate an existing database: %v", err)
 				}
 				orders := dbtest.Must(c.Order.Query().All(ctx))

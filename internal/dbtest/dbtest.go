@@ -57,7 +57,7 @@ func Open(t testing.TB, url string, opts ...ent.Option) *ent.Client {
 		t.Fatalf("open test database: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if err := database.Migrate(ctx, c); err != nil {
+	if err := database.Migrate(ctx, c, url); err != nil {
 		t.Fatalf("migrate test database: %v", err)
 	}
 	return c

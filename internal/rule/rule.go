@@ -206,3 +206,50 @@ func SetOwner() ent.Hook {
 		})
 	}
 }
+
+// SharedRead is the grant of a share-link key: it may read one
+// configurator of one owner, with its options and their variations, and
+// nothing else. It is not a viewer: it has no token, no scope and no
+// access to any other record.
+type SharedRead struct {
+	OwnerID        int
+	ConfiguratorID int
+}
+
+type sharedReadKey struct{}
+
+// WithSharedRead returns a copy of ctx that carries the grant g; the share
+// links package adds it once the key is found.
+func WithSharedRead(ctx context.Context, g SharedRead) context.Context {
+	return context.WithValue(ctx, sharedReadKey{}, g)
+}
+
+// AllowSharedRead lets a request without a viewer that holds a share grant
+// read the granted configurator, its options and their variations: the
+// query is filtered to them and allowed. Requests with a viewer, or without
+// a grant, go on to the tenancy rule.
+func AllowSharedRead() privacy.QueryRule {
+	type ownerFilter interface{ WhereOwnerID(entql.IntP) }
+	return privacy.FilterFunc(func(ctx context.Context, f privacy.Filter) error {
+		g, ok := ctx.Value(sharedReadKey{}).(SharedRead)
+		if !ok || viewer.FromContext(ctx) != nil {
+			return privacy.Skip
+		}
+		of, ok := f.(ownerFilter)
+		if !ok {
+			return privacy.Denyf("no owner filter on %T", f)
+		}
+		of.WhereOwnerID(entql.IntEQ(g.OwnerID))
+		switch f := f.(type) {
+		case *ent.ConfiguratorFilter:
+			f.WhereID(entql.IntEQ(g.ConfiguratorID))
+		case *ent.ConfiguratorOptionFilter:
+			f.WhereConfiguratorID(entql.IntEQ(g.ConfiguratorID))
+		case *ent.OptionVariationFilter:
+			f.WhereHasOptionWith(configuratoroption.ConfiguratorID(g.ConfiguratorID))
+		default:
+			return privacy.Denyf("a share link does not read %T", f)
+		}
+		return privacy.Allow
+	})
+}

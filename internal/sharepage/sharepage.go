@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"github.com/configurator/catalogue/graph"
-	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/share"
 )
 
 //go:embed page.html
@@ -45,7 +45,7 @@ func Handler(res *graph.Resolver) http.Handler {
 		sc, err := res.Query().SharedConfigurator(r.Context(), r.URL.Path)
 		status := http.StatusOK
 		data := struct {
-			C       *model.SharedConfigurator
+			C       *share.Configurator
 			Message string
 		}{C: sc}
 		if err != nil {

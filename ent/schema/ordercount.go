@@ -1,0 +1,50 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"github.com/configurator/catalogue/ent/privacy"
+	"github.com/configurator/catalogue/internal/rule"
+)
+
+// OrderCount is the number of orders of one configurator of an owner. It is
+// derived data, kept exact by database triggers on orders
+// (internal/database), so that the total of an owner's order list (which
+// the v1 envelope promises on every page) costs a few rows rather than a
+// scan of every order the owner has.
+type OrderCount struct{ ent.Schema }
+
+// Fields of the OrderCount.
+func (OrderCount) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int("owner_id").Immutable(),
+		field.Int("configurator_id").Immutable(),
+		field.Int("orders").Default(0),
+	}
+}
+
+// Edges of the OrderCount: the owner, so that removing an owner's rows
+// (TRUNCATE ... CASCADE included) removes its counts too.
+func (OrderCount) Edges() []ent.Edge {
+	return []ent.Edge{ownerEdge()}
+}
+
+// Indexes of the OrderCount: one row per owner and configurator.
+func (OrderCount) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("owner_id", "configurator_id").Unique()}
+}
+
+// Annotations of the OrderCount.
+func (OrderCount) Annotations() []schema.Annotation { return hidden() }
+
+// Policy of the OrderCount: read by owner like every owned record; written
+// only by the triggers.
+func (OrderCount) Policy() ent.Policy {
+	return privacy.Policy{
+		Query:    privacy.QueryPolicy{rule.FilterOwner()},
+		Mutation: privacy.MutationPolicy{privacy.AlwaysDenyRule()},
+	}
+}
