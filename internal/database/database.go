@@ -15,8 +15,8 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
-	_ "github.com/lib/pq"  // PostgreSQL driver, "postgres".
-	_ "modernc.org/sqlite" // Pure-Go SQLite driver, "sqlite".
+	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL driver, "pgx".
+	_ "modernc.org/sqlite"             // Pure-Go SQLite driver, "sqlite".
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/migrate"
@@ -53,7 +53,7 @@ func OpenSQL(rawURL string) (*sql.DB, string, error) {
 func openDriver(rawURL string) (*entsql.Driver, error) {
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		db, err := sql.Open("postgres", rawURL)
+		db, err := sql.Open("pgx", rawURL)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}

@@ -73,7 +73,7 @@ func sqliteURL(t testing.TB) string {
 func postgresURL(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(EnvPostgres)
-	admin, err := sql.Open("postgres", base)
+	admin, err := sql.Open("pgx", base)
 	if err != nil {
 		t.Fatalf("%s=%s: %v", EnvPostgres, database.Redact(base), err)
 	}
@@ -85,7 +85,7 @@ func postgresURL(t testing.TB) string {
 		t.Fatalf("%s=%s is set but unusable: %v", EnvPostgres, database.Redact(base), err)
 	}
 	t.Cleanup(func() {
-		db, err := sql.Open("postgres", base)
+		db, err := sql.Open("pgx", base)
 		if err != nil {
 			return
 		}
