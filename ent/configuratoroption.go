@@ -32,8 +32,8 @@ type ConfiguratorOption struct {
 	Title string `json:"title,omitempty"`
 	// Type holds the value of the "type" field.
 	Type configuratoroption.Type `json:"type,omitempty"`
-	// Settings holds the value of the "settings" field.
-	Settings map[string]interface{} `json:"settings,omitempty"`
+	// A JSON object, stored and served as raw JSON
+	Settings json.RawMessage `json:"settings,omitempty"`
 	// Position holds the value of the "position" field.
 	Position int `json:"position,omitempty"`
 	// CreatedBy holds the value of the "created_by" field.

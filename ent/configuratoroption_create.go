@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -79,7 +80,7 @@ func (_c *ConfiguratorOptionCreate) SetType(v configuratoroption.Type) *Configur
 }
 
 // SetSettings sets the "settings" field.
-func (_c *ConfiguratorOptionCreate) SetSettings(v map[string]interface{}) *ConfiguratorOptionCreate {
+func (_c *ConfiguratorOptionCreate) SetSettings(v json.RawMessage) *ConfiguratorOptionCreate {
 	_c.mutation.SetSettings(v)
 	return _c
 }
@@ -495,7 +496,7 @@ func (u *ConfiguratorOptionUpsert) UpdateType() *ConfiguratorOptionUpsert {
 }
 
 // SetSettings sets the "settings" field.
-func (u *ConfiguratorOptionUpsert) SetSettings(v map[string]interface{}) *ConfiguratorOptionUpsert {
+func (u *ConfiguratorOptionUpsert) SetSettings(v json.RawMessage) *ConfiguratorOptionUpsert {
 	u.Set(configuratoroption.FieldSettings, v)
 	return u
 }
@@ -653,7 +654,7 @@ func (u *ConfiguratorOptionUpsertOne) UpdateType() *ConfiguratorOptionUpsertOne 
 }
 
 // SetSettings sets the "settings" field.
-func (u *ConfiguratorOptionUpsertOne) SetSettings(v map[string]interface{}) *ConfiguratorOptionUpsertOne {
+func (u *ConfiguratorOptionUpsertOne) SetSettings(v json.RawMessage) *ConfiguratorOptionUpsertOne {
 	return u.Update(func(s *ConfiguratorOptionUpsert) {
 		s.SetSettings(v)
 	})
@@ -985,7 +986,7 @@ func (u *ConfiguratorOptionUpsertBulk) UpdateType() *ConfiguratorOptionUpsertBul
 }
 
 // SetSettings sets the "settings" field.
-func (u *ConfiguratorOptionUpsertBulk) SetSettings(v map[string]interface{}) *ConfiguratorOptionUpsertBulk {
+func (u *ConfiguratorOptionUpsertBulk) SetSettings(v json.RawMessage) *ConfiguratorOptionUpsertBulk {
 	return u.Update(func(s *ConfiguratorOptionUpsert) {
 		s.SetSettings(v)
 	})

@@ -4,12 +4,14 @@ package ent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/configurator/catalogue/ent/configurator"
 	"github.com/configurator/catalogue/ent/configuratoroption"
@@ -80,8 +82,14 @@ func (_u *ConfiguratorOptionUpdate) SetNillableType(v *configuratoroption.Type) 
 }
 
 // SetSettings sets the "settings" field.
-func (_u *ConfiguratorOptionUpdate) SetSettings(v map[string]interface{}) *ConfiguratorOptionUpdate {
+func (_u *ConfiguratorOptionUpdate) SetSettings(v json.RawMessage) *ConfiguratorOptionUpdate {
 	_u.mutation.SetSettings(v)
+	return _u
+}
+
+// AppendSettings appends value to the "settings" field.
+func (_u *ConfiguratorOptionUpdate) AppendSettings(v json.RawMessage) *ConfiguratorOptionUpdate {
+	_u.mutation.AppendSettings(v)
 	return _u
 }
 
@@ -301,6 +309,11 @@ func (_u *ConfiguratorOptionUpdate) sqlSave(ctx context.Context) (_node int, err
 	if value, ok := _u.mutation.Settings(); ok {
 		_spec.SetField(configuratoroption.FieldSettings, field.TypeJSON, value)
 	}
+	if value, ok := _u.mutation.AppendedSettings(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, configuratoroption.FieldSettings, value)
+		})
+	}
 	if _u.mutation.SettingsCleared() {
 		_spec.ClearField(configuratoroption.FieldSettings, field.TypeJSON)
 	}
@@ -501,8 +514,14 @@ func (_u *ConfiguratorOptionUpdateOne) SetNillableType(v *configuratoroption.Typ
 }
 
 // SetSettings sets the "settings" field.
-func (_u *ConfiguratorOptionUpdateOne) SetSettings(v map[string]interface{}) *ConfiguratorOptionUpdateOne {
+func (_u *ConfiguratorOptionUpdateOne) SetSettings(v json.RawMessage) *ConfiguratorOptionUpdateOne {
 	_u.mutation.SetSettings(v)
+	return _u
+}
+
+// AppendSettings appends value to the "settings" field.
+func (_u *ConfiguratorOptionUpdateOne) AppendSettings(v json.RawMessage) *ConfiguratorOptionUpdateOne {
+	_u.mutation.AppendSettings(v)
 	return _u
 }
 
@@ -751,6 +770,11 @@ func (_u *ConfiguratorOptionUpdateOne) sqlSave(ctx context.Context) (_node *Conf
 	}
 	if value, ok := _u.mutation.Settings(); ok {
 		_spec.SetField(configuratoroption.FieldSettings, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedSettings(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, configuratoroption.FieldSettings, value)
+		})
 	}
 	if _u.mutation.SettingsCleared() {
 		_spec.ClearField(configuratoroption.FieldSettings, field.TypeJSON)

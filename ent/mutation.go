@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -2912,7 +2913,8 @@ type ConfiguratorOptionMutation struct {
 	updated_at          *time.Time
 	title               *string
 	_type               *configuratoroption.Type
-	settings            *map[string]interface{}
+	settings            *json.RawMessage
+	appendsettings      json.RawMessage
 	position            *int
 	addposition         *int
 	created_by          *string
@@ -3253,12 +3255,13 @@ func (m *ConfiguratorOptionMutation) ResetType() {
 }
 
 // SetSettings sets the "settings" field.
-func (m *ConfiguratorOptionMutation) SetSettings(value map[string]interface{}) {
-	m.settings = &value
+func (m *ConfiguratorOptionMutation) SetSettings(jm json.RawMessage) {
+	m.settings = &jm
+	m.appendsettings = nil
 }
 
 // Settings returns the value of the "settings" field in the mutation.
-func (m *ConfiguratorOptionMutation) Settings() (r map[string]interface{}, exists bool) {
+func (m *ConfiguratorOptionMutation) Settings() (r json.RawMessage, exists bool) {
 	v := m.settings
 	if v == nil {
 		return
@@ -3269,7 +3272,7 @@ func (m *ConfiguratorOptionMutation) Settings() (r map[string]interface{}, exist
 // OldSettings returns the old "settings" field's value of the ConfiguratorOption entity.
 // If the ConfiguratorOption object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ConfiguratorOptionMutation) OldSettings(ctx context.Context) (v map[string]interface{}, err error) {
+func (m *ConfiguratorOptionMutation) OldSettings(ctx context.Context) (v json.RawMessage, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldSettings is only allowed on UpdateOne operations")
 	}
@@ -3283,9 +3286,23 @@ func (m *ConfiguratorOptionMutation) OldSettings(ctx context.Context) (v map[str
 	return oldValue.Settings, nil
 }
 
+// AppendSettings adds jm to the "settings" field.
+func (m *ConfiguratorOptionMutation) AppendSettings(jm json.RawMessage) {
+	m.appendsettings = append(m.appendsettings, jm...)
+}
+
+// AppendedSettings returns the list of values that were appended to the "settings" field in this mutation.
+func (m *ConfiguratorOptionMutation) AppendedSettings() (json.RawMessage, bool) {
+	if len(m.appendsettings) == 0 {
+		return nil, false
+	}
+	return m.appendsettings, true
+}
+
 // ClearSettings clears the value of the "settings" field.
 func (m *ConfiguratorOptionMutation) ClearSettings() {
 	m.settings = nil
+	m.appendsettings = nil
 	m.clearedFields[configuratoroption.FieldSettings] = struct{}{}
 }
 
@@ -3298,6 +3315,7 @@ func (m *ConfiguratorOptionMutation) SettingsCleared() bool {
 // ResetSettings resets all changes to the "settings" field.
 func (m *ConfiguratorOptionMutation) ResetSettings() {
 	m.settings = nil
+	m.appendsettings = nil
 	delete(m.clearedFields, configuratoroption.FieldSettings)
 }
 
@@ -3722,7 +3740,7 @@ func (m *ConfiguratorOptionMutation) SetField(name string, value ent.Value) erro
 		m.SetType(v)
 		return nil
 	case configuratoroption.FieldSettings:
-		v, ok := value.(map[string]interface{})
+		v, ok := value.(json.RawMessage)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
@@ -9868,8 +9886,10 @@ type OrderMutation struct {
 	price                        *float64
 	addprice                     *float64
 	status                       *string
-	customer_details             *map[string]interface{}
-	configurator_summary         *map[string]interface{}
+	customer_details             *json.RawMessage
+	appendcustomer_details       json.RawMessage
+	configurator_summary         *json.RawMessage
+	appendconfigurator_summary   json.RawMessage
 	configurator_snapshot        *string
 	configurator_print_map       *[]string
 	appendconfigurator_print_map []string
@@ -10226,12 +10246,13 @@ func (m *OrderMutation) ResetStatus() {
 }
 
 // SetCustomerDetails sets the "customer_details" field.
-func (m *OrderMutation) SetCustomerDetails(value map[string]interface{}) {
-	m.customer_details = &value
+func (m *OrderMutation) SetCustomerDetails(jm json.RawMessage) {
+	m.customer_details = &jm
+	m.appendcustomer_details = nil
 }
 
 // CustomerDetails returns the value of the "customer_details" field in the mutation.
-func (m *OrderMutation) CustomerDetails() (r map[string]interface{}, exists bool) {
+func (m *OrderMutation) CustomerDetails() (r json.RawMessage, exists bool) {
 	v := m.customer_details
 	if v == nil {
 		return
@@ -10242,7 +10263,7 @@ func (m *OrderMutation) CustomerDetails() (r map[string]interface{}, exists bool
 // OldCustomerDetails returns the old "customer_details" field's value of the Order entity.
 // If the Order object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *OrderMutation) OldCustomerDetails(ctx context.Context) (v map[string]interface{}, err error) {
+func (m *OrderMutation) OldCustomerDetails(ctx context.Context) (v json.RawMessage, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldCustomerDetails is only allowed on UpdateOne operations")
 	}
@@ -10256,18 +10277,33 @@ func (m *OrderMutation) OldCustomerDetails(ctx context.Context) (v map[string]in
 	return oldValue.CustomerDetails, nil
 }
 
+// AppendCustomerDetails adds jm to the "customer_details" field.
+func (m *OrderMutation) AppendCustomerDetails(jm json.RawMessage) {
+	m.appendcustomer_details = append(m.appendcustomer_details, jm...)
+}
+
+// AppendedCustomerDetails returns the list of values that were appended to the "customer_details" field in this mutation.
+func (m *OrderMutation) AppendedCustomerDetails() (json.RawMessage, bool) {
+	if len(m.appendcustomer_details) == 0 {
+		return nil, false
+	}
+	return m.appendcustomer_details, true
+}
+
 // ResetCustomerDetails resets all changes to the "customer_details" field.
 func (m *OrderMutation) ResetCustomerDetails() {
 	m.customer_details = nil
+	m.appendcustomer_details = nil
 }
 
 // SetConfiguratorSummary sets the "configurator_summary" field.
-func (m *OrderMutation) SetConfiguratorSummary(value map[string]interface{}) {
-	m.configurator_summary = &value
+func (m *OrderMutation) SetConfiguratorSummary(jm json.RawMessage) {
+	m.configurator_summary = &jm
+	m.appendconfigurator_summary = nil
 }
 
 // ConfiguratorSummary returns the value of the "configurator_summary" field in the mutation.
-func (m *OrderMutation) ConfiguratorSummary() (r map[string]interface{}, exists bool) {
+func (m *OrderMutation) ConfiguratorSummary() (r json.RawMessage, exists bool) {
 	v := m.configurator_summary
 	if v == nil {
 		return
@@ -10278,7 +10314,7 @@ func (m *OrderMutation) ConfiguratorSummary() (r map[string]interface{}, exists 
 // OldConfiguratorSummary returns the old "configurator_summary" field's value of the Order entity.
 // If the Order object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *OrderMutation) OldConfiguratorSummary(ctx context.Context) (v map[string]interface{}, err error) {
+func (m *OrderMutation) OldConfiguratorSummary(ctx context.Context) (v json.RawMessage, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldConfiguratorSummary is only allowed on UpdateOne operations")
 	}
@@ -10292,9 +10328,23 @@ func (m *OrderMutation) OldConfiguratorSummary(ctx context.Context) (v map[strin
 	return oldValue.ConfiguratorSummary, nil
 }
 
+// AppendConfiguratorSummary adds jm to the "configurator_summary" field.
+func (m *OrderMutation) AppendConfiguratorSummary(jm json.RawMessage) {
+	m.appendconfigurator_summary = append(m.appendconfigurator_summary, jm...)
+}
+
+// AppendedConfiguratorSummary returns the list of values that were appended to the "configurator_summary" field in this mutation.
+func (m *OrderMutation) AppendedConfiguratorSummary() (json.RawMessage, bool) {
+	if len(m.appendconfigurator_summary) == 0 {
+		return nil, false
+	}
+	return m.appendconfigurator_summary, true
+}
+
 // ResetConfiguratorSummary resets all changes to the "configurator_summary" field.
 func (m *OrderMutation) ResetConfiguratorSummary() {
 	m.configurator_summary = nil
+	m.appendconfigurator_summary = nil
 }
 
 // SetConfiguratorSnapshot sets the "configurator_snapshot" field.
@@ -10751,14 +10801,14 @@ func (m *OrderMutation) SetField(name string, value ent.Value) error {
 		m.SetStatus(v)
 		return nil
 	case order.FieldCustomerDetails:
-		v, ok := value.(map[string]interface{})
+		v, ok := value.(json.RawMessage)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCustomerDetails(v)
 		return nil
 	case order.FieldConfiguratorSummary:
-		v, ok := value.(map[string]interface{})
+		v, ok := value.(json.RawMessage)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}

@@ -33,9 +33,9 @@ type Order struct {
 	// Free string; the spec declares no states
 	Status string `json:"status,omitempty"`
 	// CustomerDetails holds the value of the "customer_details" field.
-	CustomerDetails map[string]interface{} `json:"customer_details,omitempty"`
+	CustomerDetails json.RawMessage `json:"customer_details,omitempty"`
 	// ConfiguratorSummary holds the value of the "configurator_summary" field.
-	ConfiguratorSummary map[string]interface{} `json:"configurator_summary,omitempty"`
+	ConfiguratorSummary json.RawMessage `json:"configurator_summary,omitempty"`
 	// ConfiguratorSnapshot holds the value of the "configurator_snapshot" field.
 	ConfiguratorSnapshot *string `json:"configurator_snapshot,omitempty"`
 	// ConfiguratorPrintMap holds the value of the "configurator_print_map" field.

@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -85,13 +86,13 @@ func (_c *OrderCreate) SetNillableStatus(v *string) *OrderCreate {
 }
 
 // SetCustomerDetails sets the "customer_details" field.
-func (_c *OrderCreate) SetCustomerDetails(v map[string]interface{}) *OrderCreate {
+func (_c *OrderCreate) SetCustomerDetails(v json.RawMessage) *OrderCreate {
 	_c.mutation.SetCustomerDetails(v)
 	return _c
 }
 
 // SetConfiguratorSummary sets the "configurator_summary" field.
-func (_c *OrderCreate) SetConfiguratorSummary(v map[string]interface{}) *OrderCreate {
+func (_c *OrderCreate) SetConfiguratorSummary(v json.RawMessage) *OrderCreate {
 	_c.mutation.SetConfiguratorSummary(v)
 	return _c
 }
@@ -474,7 +475,7 @@ func (u *OrderUpsert) UpdateStatus() *OrderUpsert {
 }
 
 // SetCustomerDetails sets the "customer_details" field.
-func (u *OrderUpsert) SetCustomerDetails(v map[string]interface{}) *OrderUpsert {
+func (u *OrderUpsert) SetCustomerDetails(v json.RawMessage) *OrderUpsert {
 	u.Set(order.FieldCustomerDetails, v)
 	return u
 }
@@ -486,7 +487,7 @@ func (u *OrderUpsert) UpdateCustomerDetails() *OrderUpsert {
 }
 
 // SetConfiguratorSummary sets the "configurator_summary" field.
-func (u *OrderUpsert) SetConfiguratorSummary(v map[string]interface{}) *OrderUpsert {
+func (u *OrderUpsert) SetConfiguratorSummary(v json.RawMessage) *OrderUpsert {
 	u.Set(order.FieldConfiguratorSummary, v)
 	return u
 }
@@ -687,7 +688,7 @@ func (u *OrderUpsertOne) UpdateStatus() *OrderUpsertOne {
 }
 
 // SetCustomerDetails sets the "customer_details" field.
-func (u *OrderUpsertOne) SetCustomerDetails(v map[string]interface{}) *OrderUpsertOne {
+func (u *OrderUpsertOne) SetCustomerDetails(v json.RawMessage) *OrderUpsertOne {
 	return u.Update(func(s *OrderUpsert) {
 		s.SetCustomerDetails(v)
 	})
@@ -701,7 +702,7 @@ func (u *OrderUpsertOne) UpdateCustomerDetails() *OrderUpsertOne {
 }
 
 // SetConfiguratorSummary sets the "configurator_summary" field.
-func (u *OrderUpsertOne) SetConfiguratorSummary(v map[string]interface{}) *OrderUpsertOne {
+func (u *OrderUpsertOne) SetConfiguratorSummary(v json.RawMessage) *OrderUpsertOne {
 	return u.Update(func(s *OrderUpsert) {
 		s.SetConfiguratorSummary(v)
 	})
@@ -1082,7 +1083,7 @@ func (u *OrderUpsertBulk) UpdateStatus() *OrderUpsertBulk {
 }
 
 // SetCustomerDetails sets the "customer_details" field.
-func (u *OrderUpsertBulk) SetCustomerDetails(v map[string]interface{}) *OrderUpsertBulk {
+func (u *OrderUpsertBulk) SetCustomerDetails(v json.RawMessage) *OrderUpsertBulk {
 	return u.Update(func(s *OrderUpsert) {
 		s.SetCustomerDetails(v)
 	})
@@ -1096,7 +1097,7 @@ func (u *OrderUpsertBulk) UpdateCustomerDetails() *OrderUpsertBulk {
 }
 
 // SetConfiguratorSummary sets the "configurator_summary" field.
-func (u *OrderUpsertBulk) SetConfiguratorSummary(v map[string]interface{}) *OrderUpsertBulk {
+func (u *OrderUpsertBulk) SetConfiguratorSummary(v json.RawMessage) *OrderUpsertBulk {
 	return u.Update(func(s *OrderUpsert) {
 		s.SetConfiguratorSummary(v)
 	})

@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -86,14 +87,26 @@ func (_u *OrderUpdate) SetNillableStatus(v *string) *OrderUpdate {
 }
 
 // SetCustomerDetails sets the "customer_details" field.
-func (_u *OrderUpdate) SetCustomerDetails(v map[string]interface{}) *OrderUpdate {
+func (_u *OrderUpdate) SetCustomerDetails(v json.RawMessage) *OrderUpdate {
 	_u.mutation.SetCustomerDetails(v)
 	return _u
 }
 
+// AppendCustomerDetails appends value to the "customer_details" field.
+func (_u *OrderUpdate) AppendCustomerDetails(v json.RawMessage) *OrderUpdate {
+	_u.mutation.AppendCustomerDetails(v)
+	return _u
+}
+
 // SetConfiguratorSummary sets the "configurator_summary" field.
-func (_u *OrderUpdate) SetConfiguratorSummary(v map[string]interface{}) *OrderUpdate {
+func (_u *OrderUpdate) SetConfiguratorSummary(v json.RawMessage) *OrderUpdate {
 	_u.mutation.SetConfiguratorSummary(v)
+	return _u
+}
+
+// AppendConfiguratorSummary appends value to the "configurator_summary" field.
+func (_u *OrderUpdate) AppendConfiguratorSummary(v json.RawMessage) *OrderUpdate {
+	_u.mutation.AppendConfiguratorSummary(v)
 	return _u
 }
 
@@ -276,8 +289,18 @@ func (_u *OrderUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.CustomerDetails(); ok {
 		_spec.SetField(order.FieldCustomerDetails, field.TypeJSON, value)
 	}
+	if value, ok := _u.mutation.AppendedCustomerDetails(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, order.FieldCustomerDetails, value)
+		})
+	}
 	if value, ok := _u.mutation.ConfiguratorSummary(); ok {
 		_spec.SetField(order.FieldConfiguratorSummary, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedConfiguratorSummary(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, order.FieldConfiguratorSummary, value)
+		})
 	}
 	if value, ok := _u.mutation.ConfiguratorSnapshot(); ok {
 		_spec.SetField(order.FieldConfiguratorSnapshot, field.TypeString, value)
@@ -413,14 +436,26 @@ func (_u *OrderUpdateOne) SetNillableStatus(v *string) *OrderUpdateOne {
 }
 
 // SetCustomerDetails sets the "customer_details" field.
-func (_u *OrderUpdateOne) SetCustomerDetails(v map[string]interface{}) *OrderUpdateOne {
+func (_u *OrderUpdateOne) SetCustomerDetails(v json.RawMessage) *OrderUpdateOne {
 	_u.mutation.SetCustomerDetails(v)
 	return _u
 }
 
+// AppendCustomerDetails appends value to the "customer_details" field.
+func (_u *OrderUpdateOne) AppendCustomerDetails(v json.RawMessage) *OrderUpdateOne {
+	_u.mutation.AppendCustomerDetails(v)
+	return _u
+}
+
 // SetConfiguratorSummary sets the "configurator_summary" field.
-func (_u *OrderUpdateOne) SetConfiguratorSummary(v map[string]interface{}) *OrderUpdateOne {
+func (_u *OrderUpdateOne) SetConfiguratorSummary(v json.RawMessage) *OrderUpdateOne {
 	_u.mutation.SetConfiguratorSummary(v)
+	return _u
+}
+
+// AppendConfiguratorSummary appends value to the "configurator_summary" field.
+func (_u *OrderUpdateOne) AppendConfiguratorSummary(v json.RawMessage) *OrderUpdateOne {
+	_u.mutation.AppendConfiguratorSummary(v)
 	return _u
 }
 
@@ -633,8 +668,18 @@ func (_u *OrderUpdateOne) sqlSave(ctx context.Context) (_node *Order, err error)
 	if value, ok := _u.mutation.CustomerDetails(); ok {
 		_spec.SetField(order.FieldCustomerDetails, field.TypeJSON, value)
 	}
+	if value, ok := _u.mutation.AppendedCustomerDetails(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, order.FieldCustomerDetails, value)
+		})
+	}
 	if value, ok := _u.mutation.ConfiguratorSummary(); ok {
 		_spec.SetField(order.FieldConfiguratorSummary, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedConfiguratorSummary(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, order.FieldConfiguratorSummary, value)
+		})
 	}
 	if value, ok := _u.mutation.ConfiguratorSnapshot(); ok {
 		_spec.SetField(order.FieldConfiguratorSnapshot, field.TypeString, value)

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -164,12 +165,12 @@ func TestDashboardWrites(t *testing.T) {
 		}
 		// An order cannot be placed on another owner's configurator.
 		_, err = c.Order.Create().SetConfiguratorID(w.b1.ID).SetPrice(1).
-			SetCustomerDetails(map[string]any{}).SetConfiguratorSummary(map[string]any{}).Save(openA)
+			SetCustomerDetails(json.RawMessage("{}")).SetConfiguratorSummary(json.RawMessage("{}")).Save(openA)
 		if apperr.KindOf(err) != apperr.NotFound {
 			t.Errorf("order on B's configurator by A: %v; want NotFound", err)
 		}
 		o, err := c.Order.Create().SetConfiguratorID(w.a2.ID).SetPrice(1).
-			SetCustomerDetails(map[string]any{}).SetConfiguratorSummary(map[string]any{}).Save(openA)
+			SetCustomerDetails(json.RawMessage("{}")).SetConfiguratorSummary(json.RawMessage("{}")).Save(openA)
 		if err != nil || o.OwnerID != w.a.ID {
 			t.Errorf("order on A's own configurator: %v (owner %v)", err, o)
 		}

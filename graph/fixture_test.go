@@ -100,13 +100,13 @@ func newWorld(t *testing.T, c *ent.Client) *world {
 		w.orderAt = append(w.orderAt, at)
 		dbtest.Must(c.Order.Create().SetOwnerID(w.a.ID).SetConfiguratorID(conf.ID).
 			SetPrice(float64(100+(i*37)%250) + 0.5).SetStatus("new").
-			SetCustomerDetails(map[string]any{"name": fmt.Sprintf("customer %d", i)}).
-			SetConfiguratorSummary(map[string]any{"Color": "Red"}).
+			SetCustomerDetails(json.RawMessage(fmt.Sprintf(`{"name":"customer %d"}`, i))).
+			SetConfiguratorSummary(json.RawMessage(`{"Color":"Red"}`)).
 			SetCreatedAt(at).SetUpdatedAt(at).Save(ctx))
 	}
 	for i := 0; i < 2; i++ {
 		dbtest.Must(c.Order.Create().SetOwnerID(w.b.ID).SetConfiguratorID(w.b1.ID).SetPrice(9).
-			SetCustomerDetails(map[string]any{}).SetConfiguratorSummary(map[string]any{}).
+			SetCustomerDetails(json.RawMessage("{}")).SetConfiguratorSummary(json.RawMessage("{}")).
 			SetCreatedAt(day0).Save(ctx))
 	}
 	// Forms, fields, options with variations and sets, for both owners.
@@ -120,7 +120,7 @@ func newWorld(t *testing.T, c *ent.Client) *world {
 		for i, typ := range []configuratoroption.Type{configuratoroption.TypeSelect, configuratoroption.TypeMaterial, configuratoroption.TypeText} {
 			o := dbtest.Must(c.ConfiguratorOption.Create().SetOwnerID(conf.OwnerID).SetConfiguratorID(conf.ID).
 				SetTitle(fmt.Sprintf("%s option %d", conf.Name, i)).SetType(typ).SetPosition(3 - i).
-				SetSettings(map[string]any{"visible": true}).Save(ctx))
+				SetSettings(json.RawMessage(`{"visible":true}`)).Save(ctx))
 			opts = append(opts, o)
 			for j := 0; j < 3; j++ {
 				dbtest.Must(c.OptionVariation.Create().SetOwnerID(conf.OwnerID).SetConfiguratorOptionID(o.ID).

@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"entgo.io/contrib/entgql"
@@ -235,7 +236,7 @@ func (r *mutationResolver) DeleteTexture(ctx context.Context, id int) (int, erro
 }
 
 // SetOptionOverrides is the resolver for the setOptionOverrides field.
-func (r *mutationResolver) SetOptionOverrides(ctx context.Context, options map[string]any) (link *share.Link, err error) {
+func (r *mutationResolver) SetOptionOverrides(ctx context.Context, options json.RawMessage) (link *share.Link, err error) {
 	err = r.withTx(ctx, func(c *ent.Client) error {
 		link, err = r.links.Create(ctx, c, options)
 		return err

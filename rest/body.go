@@ -215,7 +215,7 @@ func (f *form) id(name string, required bool) *int {
 }
 
 // object reads a required text field holding a JSON object.
-func (f *form) object(name string) map[string]any {
+func (f *form) object(name string) json.RawMessage {
 	s, ok := f.required(name)
 	if !ok {
 		return nil
@@ -227,21 +227,30 @@ func (f *form) object(name string) map[string]any {
 	return m
 }
 
-// decodeObject parses s as one JSON object, keeping numbers exact.
-func decodeObject(s string) (map[string]any, error) {
+// decodeObject checks that s is one JSON object and returns it as raw
+// JSON, stored and served back as sent.
+func decodeObject(s string) (json.RawMessage, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	var m map[string]any
+	var m json.RawMessage
 	if err := dec.Decode(&m); err != nil {
 		return nil, jsonProblem(err)
 	}
 	if !atEnd(dec) {
 		return nil, errors.New("unexpected data after the object")
 	}
-	if m == nil {
+	switch m[0] {
+	case '{':
+		return m, nil
+	case 'n':
 		return nil, errors.New("got null")
+	case '[':
+		return nil, errors.New("expected an object, got a JSON array")
+	case '"':
+		return nil, errors.New("expected an object, got a JSON string")
+	case 't', 'f':
+		return nil, errors.New("expected an object, got a JSON bool")
 	}
-	return m, nil
+	return nil, errors.New("expected an object, got a JSON number")
 }
 
 // atEnd reports whether nothing but white space follows the value dec

@@ -393,7 +393,10 @@ func TestCreateOrderWithoutFiles(t *testing.T) {
 				if o.Price != tc.price || o.Configurator.ID != tc.conf {
 					t.Errorf("POST /orders: price %v, configurator %d; want %v, %d", o.Price, o.Configurator.ID, tc.price, tc.conf)
 				}
-				if o.CustomerDetails["email"] != "ada@example.com" || o.ConfiguratorSummary["quantity"] != float64(2) {
+				var details, summary map[string]any
+				json.Unmarshal(o.CustomerDetails, &details)
+				json.Unmarshal(o.ConfiguratorSummary, &summary)
+				if details["email"] != "ada@example.com" || summary["quantity"] != float64(2) {
 					t.Errorf("POST /orders: customer_details %v, configurator_summary %v; want them as sent", o.CustomerDetails, o.ConfiguratorSummary)
 				}
 			})

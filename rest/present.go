@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -28,8 +29,8 @@ type orderJSON struct {
 	ID                   int                   `json:"id"`
 	Price                float64               `json:"price"`
 	Status               string                `json:"status"`
-	CustomerDetails      map[string]any        `json:"customer_details"`
-	ConfiguratorSummary  map[string]any        `json:"configurator_summary"`
+	CustomerDetails      json.RawMessage       `json:"customer_details"`
+	ConfiguratorSummary  json.RawMessage       `json:"configurator_summary"`
 	ConfiguratorSnapshot *string               `json:"configurator_snapshot"`
 	ConfiguratorPrintMap []string              `json:"configurator_print_map"`
 	InvoiceURL           *string               `json:"invoice_url"`
@@ -260,7 +261,7 @@ type optionJSON struct {
 	ConfiguratorID int             `json:"configurator_id"`
 	Title          string          `json:"title"`
 	Type           string          `json:"type"`
-	Settings       map[string]any  `json:"settings"`
+	Settings       json.RawMessage `json:"settings"`
 	ParameterList  []variationJSON `json:"parameter_list"`
 	Position       int             `json:"position"`
 	CreatedAt      string          `json:"created_at"`
@@ -377,12 +378,16 @@ func presentAll[T, J any](items []T, present func(T) J) []J {
 	return out
 }
 
-// object is m, or an empty object for nil.
-func object(m map[string]any) map[string]any {
-	if m == nil {
-		return map[string]any{}
+// emptyObject is the JSON of an absent object.
+var emptyObject = json.RawMessage("{}")
+
+// object is raw, a stored JSON object, or an empty object when there is
+// none.
+func object(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return emptyObject
 	}
-	return m
+	return raw
 }
 
 // list is xs, or an empty array for nil.

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 
 	"entgo.io/contrib/entgql"
@@ -39,7 +40,8 @@ func (ConfiguratorOption) Fields() []ent.Field {
 		field.Int("configurator_id"),
 		field.String("title").NotEmpty().Annotations(entgql.OrderField("TITLE")),
 		field.Enum("type").Values(OptionTypes...),
-		field.JSON("settings", map[string]any{}).Optional().Annotations(entgql.Type("Map")),
+		field.JSON("settings", json.RawMessage{}).Optional().SchemaType(rawJSON).Annotations(entgql.Type("Map")).
+			Comment("A JSON object, stored and served as raw JSON"),
 		field.Int("position").Default(0).Annotations(entgql.OrderField("POSITION")),
 		field.String("created_by").Default(""),
 	}

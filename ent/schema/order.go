@@ -1,6 +1,10 @@
 package schema
 
 import (
+	"encoding/json"
+
+	"entgo.io/ent/dialect"
+
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
@@ -20,8 +24,10 @@ func (Order) Fields() []ent.Field {
 		field.Float("price").Min(0).Annotations(entgql.OrderField("PRICE")),
 		field.String("status").Default("new").Annotations(entgql.OrderField("STATUS")).
 			Comment("Free string; the spec declares no states"),
-		field.JSON("customer_details", map[string]any{}).Annotations(entgql.Type("Map")),
-		field.JSON("configurator_summary", map[string]any{}).Annotations(entgql.Type("Map")),
+		// Objects whose inner structure the spec leaves open, kept as raw
+		// JSON: stored, and served back, as sent (rawJSON).
+		field.JSON("customer_details", json.RawMessage{}).SchemaType(rawJSON).Annotations(entgql.Type("Map")),
+		field.JSON("configurator_summary", json.RawMessage{}).SchemaType(rawJSON).Annotations(entgql.Type("Map")),
 		field.String("configurator_snapshot").Optional().Nillable(),
 		field.Strings("configurator_print_map").Optional(),
 		field.String("invoice_url").Optional().Nillable(),
@@ -42,3 +48,9 @@ func (Order) Indexes() []ent.Index {
 
 // Annotations of the Order.
 func (Order) Annotations() []schema.Annotation { return readable() }
+
+// rawJSON stores a JSON field as text on PostgreSQL (json, not jsonb), as
+// SQLite does: the service never queries inside these objects, and text is
+// returned exactly as written, with no conversion on each read and the
+// same bytes from both databases.
+var rawJSON = map[string]string{dialect.Postgres: "json"}

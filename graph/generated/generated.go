@@ -5,6 +5,7 @@ package generated
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -220,7 +221,7 @@ type ComplexityRoot struct {
 		CreateTexture      func(childComplexity int, input model.CreateTextureInput) int
 		DeleteMaterial     func(childComplexity int, id int) int
 		DeleteTexture      func(childComplexity int, id int) int
-		SetOptionOverrides func(childComplexity int, options map[string]any) int
+		SetOptionOverrides func(childComplexity int, options json.RawMessage) int
 		UpdateMaterial     func(childComplexity int, id int, input ent.UpdateMaterialInput) int
 		UpdateTexture      func(childComplexity int, id int, input model.UpdateTextureInput) int
 	}
@@ -451,7 +452,7 @@ type MutationResolver interface {
 	CreateTexture(ctx context.Context, input model.CreateTextureInput) (*ent.Texture, error)
 	UpdateTexture(ctx context.Context, id int, input model.UpdateTextureInput) (*ent.Texture, error)
 	DeleteTexture(ctx context.Context, id int) (int, error)
-	SetOptionOverrides(ctx context.Context, options map[string]any) (*share.Link, error)
+	SetOptionOverrides(ctx context.Context, options json.RawMessage) (*share.Link, error)
 }
 type OptionSetResolver interface {
 	Options(ctx context.Context, obj *ent.OptionSet) ([]*ent.ConfiguratorOption, error)
@@ -1230,7 +1231,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.SetOptionOverrides(childComplexity, args["options"].(map[string]any)), true
+		return e.ComplexityRoot.Mutation.SetOptionOverrides(childComplexity, args["options"].(json.RawMessage)), true
 	case "Mutation.updateMaterial":
 		if e.ComplexityRoot.Mutation.UpdateMaterial == nil {
 			break
@@ -2583,6 +2584,9 @@ type ConfiguratorOption implements Node {
 	configuratorID: ID!
 	title: String!
 	type: ConfiguratorOptionType!
+	"""
+	A JSON object, stored and served as raw JSON
+	"""
 	settings: Map
 	position: Int!
 	createdBy: String!
@@ -6152,8 +6156,8 @@ func (ec *executionContext) field_Mutation_setOptionOverrides_args(ctx context.C
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "options",
-		func(ctx context.Context, v any) (map[string]any, error) {
-			return ec.unmarshalNMap2map(ctx, v)
+		func(ctx context.Context, v any) (json.RawMessage, error) {
+			return ec.unmarshalNMap2encodingᚋjsonᚐRawMessage(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8109,8 +8113,8 @@ func (ec *executionContext) _ConfiguratorOption_settings(ctx context.Context, fi
 			return obj.Settings, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
-			return ec.marshalOMap2map(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
+			return ec.marshalOMap2encodingᚋjsonᚐRawMessage(ctx, selections, v)
 		},
 		true,
 		false,
@@ -10337,7 +10341,7 @@ func (ec *executionContext) _Mutation_setOptionOverrides(ctx context.Context, fi
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().SetOptionOverrides(ctx, fc.Args["options"].(map[string]any))
+			return ec.Resolvers.Mutation().SetOptionOverrides(ctx, fc.Args["options"].(json.RawMessage))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *share.Link) graphql.Marshaler {
@@ -11384,8 +11388,8 @@ func (ec *executionContext) _Order_customerDetails(ctx context.Context, field gr
 			return obj.CustomerDetails, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
-			return ec.marshalNMap2map(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
+			return ec.marshalNMap2encodingᚋjsonᚐRawMessage(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11407,8 +11411,8 @@ func (ec *executionContext) _Order_configuratorSummary(ctx context.Context, fiel
 			return obj.ConfiguratorSummary, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
-			return ec.marshalNMap2map(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
+			return ec.marshalNMap2encodingᚋjsonᚐRawMessage(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13470,8 +13474,8 @@ func (ec *executionContext) _SharedOption_settings(ctx context.Context, field gr
 			return obj.Settings, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
-			return ec.marshalOMap2map(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
+			return ec.marshalOMap2encodingᚋjsonᚐRawMessage(ctx, selections, v)
 		},
 		true,
 		false,
@@ -17142,14 +17146,14 @@ func (ec *executionContext) unmarshalInputCreateOrderInput(ctx context.Context, 
 			it.Price = data
 		case "customerDetails":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerDetails"))
-			data, err := ec.unmarshalNMap2map(ctx, v)
+			data, err := ec.unmarshalNMap2encodingᚋjsonᚐRawMessage(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.CustomerDetails = data
 		case "configuratorSummary":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("configuratorSummary"))
-			data, err := ec.unmarshalNMap2map(ctx, v)
+			data, err := ec.unmarshalNMap2encodingᚋjsonᚐRawMessage(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -28397,12 +28401,12 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
-func (ec *executionContext) unmarshalNMap2map(ctx context.Context, v any) (map[string]any, error) {
-	res, err := graphql.UnmarshalMap(v)
+func (ec *executionContext) unmarshalNMap2encodingᚋjsonᚐRawMessage(ctx context.Context, v any) (json.RawMessage, error) {
+	res, err := scalar.UnmarshalObject(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNMap2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+func (ec *executionContext) marshalNMap2encodingᚋjsonᚐRawMessage(ctx context.Context, sel ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -28410,7 +28414,7 @@ func (ec *executionContext) marshalNMap2map(ctx context.Context, sel ast.Selecti
 		return graphql.Null
 	}
 	_ = sel
-	res := graphql.MarshalMap(v)
+	res := scalar.MarshalObject(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -29708,21 +29712,21 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
-func (ec *executionContext) unmarshalOMap2map(ctx context.Context, v any) (map[string]any, error) {
+func (ec *executionContext) unmarshalOMap2encodingᚋjsonᚐRawMessage(ctx context.Context, v any) (json.RawMessage, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalMap(v)
+	res, err := scalar.UnmarshalObject(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOMap2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+func (ec *executionContext) marshalOMap2encodingᚋjsonᚐRawMessage(ctx context.Context, sel ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalMap(v)
+	res := scalar.MarshalObject(v)
 	return res
 }
 

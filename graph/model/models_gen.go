@@ -3,6 +3,8 @@
 package model
 
 import (
+	"encoding/json"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/configurator/catalogue/ent"
 )
@@ -21,8 +23,8 @@ type CreateOrderInput struct {
 	ConfiguratorID int `json:"configuratorID"`
 	// Total price; 0 or more.
 	Price                float64           `json:"price"`
-	CustomerDetails      map[string]any    `json:"customerDetails"`
-	ConfiguratorSummary  map[string]any    `json:"configuratorSummary"`
+	CustomerDetails      json.RawMessage   `json:"customerDetails"`
+	ConfiguratorSummary  json.RawMessage   `json:"configuratorSummary"`
 	ConfiguratorSnapshot *graphql.Upload   `json:"configuratorSnapshot,omitempty"`
 	ConfiguratorPrintMap []*graphql.Upload `json:"configuratorPrintMap,omitempty"`
 }

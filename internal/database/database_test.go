@@ -2,6 +2,7 @@ package database_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -22,7 +23,7 @@ func TestMigrateExistingDatabase(t *testing.T) {
 			o := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx))
 			conf := dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o.ID).Save(ctx))
 			dbtest.Must(c.Order.Create().SetOwnerID(o.ID).SetConfiguratorID(conf.ID).SetPrice(12.5).
-				SetCustomerDetails(map[string]any{"name": "Ann"}).SetConfiguratorSummary(map[string]any{}).Save(ctx))
+				SetCustomerDetails(json.RawMessage(`{"name":"Ann"}`)).SetConfiguratorSummary(json.RawMessage("{}")).Save(ctx))
 			c.Close()
 
 			// An older release had no order_storefront column.
@@ -44,7 +45,7 @@ func TestMigrateExistingDatabase(t *testing.T) {
 					t.Fatalf("migrate an existing database: %v", err)
 				}
 				orders := dbtest.Must(c.Order.Query().All(ctx))
-				if len(orders) != 1 || orders[0].Price != 12.5 || orders[0].CustomerDetails["name"] != "Ann" {
+				if len(orders) != 1 || orders[0].Price != 12.5 || string(orders[0].CustomerDetails) != `{"name":"Ann"}` {
 					t.Fatalf("after migration %d: orders %+v", i, orders)
 				}
 				if err := c.Order.UpdateOne(orders[0]).SetOrderStorefront("shop-1").Exec(ctx); err != nil {

@@ -213,8 +213,10 @@ func TestSeedOrders(t *testing.T) {
 			if o.Price <= 0 || math.Abs(o.Price*100-math.Round(o.Price*100)) > 1e-6 {
 				t.Errorf("order %d price %v, want a positive amount with two decimals", o.ID, o.Price)
 			}
+			var details map[string]any
+			json.Unmarshal(o.CustomerDetails, &details)
 			for _, k := range []string{"name", "email", "phone"} {
-				if s, _ := o.CustomerDetails[k].(string); s == "" {
+				if s, _ := details[k].(string); s == "" {
 					t.Errorf("order %d customer_details lacks %s: %v", o.ID, k, o.CustomerDetails)
 				}
 			}

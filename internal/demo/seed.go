@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -208,7 +209,7 @@ func (s *seeder) option(ctx context.Context, ownerID, confID, position int, auth
 	at := s.tick()
 	opt, err := s.tx.ConfiguratorOption.Create().SetOwnerID(ownerID).SetConfiguratorID(confID).
 		SetTitle(spec.title).SetType(configuratoroption.Type(spec.kind)).
-		SetSettings(spec.settings).SetPosition(position).SetCreatedBy(author).
+		SetSettings(object(spec.settings)).SetPosition(position).SetCreatedBy(author).
 		SetCreatedAt(at).SetUpdatedAt(at).Save(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("option %q: %w", spec.title, err)
@@ -339,10 +340,10 @@ func (s *seeder) orders(ctx context.Context) error {
 	for _, r := range rows {
 		create := s.tx.Order.Create().SetOwnerID(r.ownerID).SetConfiguratorID(r.confID).
 			SetPrice(float64(r.cents) / 100).SetStatus(r.status).
-			SetCustomerDetails(map[string]any{
+			SetCustomerDetails(object(map[string]any{
 				"name": r.customer.name, "email": r.customer.email, "phone": r.customer.phone,
-			}).
-			SetConfiguratorSummary(r.summary).
+			})).
+			SetConfiguratorSummary(object(r.summary)).
 			SetCreatedAt(r.at).SetUpdatedAt(r.updated)
 		if r.snapshot != "" {
 			create.SetConfiguratorSnapshot(r.snapshot)
@@ -361,4 +362,11 @@ func (s *seeder) orders(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// object encodes a JSON object of the demo data (a map of plain values,
+// which always encodes).
+func object(m map[string]any) json.RawMessage {
+	b, _ := json.Marshal(m)
+	return b
 }

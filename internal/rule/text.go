@@ -1,7 +1,10 @@
 package rule
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"strings"
 	"unicode/utf8"
 
@@ -32,6 +35,8 @@ func ValidText() ent.Hook {
 // storable reports whether every text inside v is valid UTF-8 without NUL.
 func storable(v any) bool {
 	switch v := v.(type) {
+	case json.RawMessage:
+		return storableJSON(v)
 	case string:
 		return utf8.ValidString(v) && !strings.ContainsRune(v, 0)
 	case []string:
@@ -54,4 +59,22 @@ func storable(v any) bool {
 		}
 	}
 	return true
+}
+
+// storableJSON applies storable to every key and string of a raw JSON
+// value; a NUL arrives there as the escape \u0000.
+func storableJSON(raw json.RawMessage) bool {
+	if !utf8.Valid(raw) {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err == io.EOF
+		}
+		if s, ok := tok.(string); ok && strings.ContainsRune(s, 0) {
+			return false
+		}
+	}
 }

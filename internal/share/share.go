@@ -68,17 +68,13 @@ func newKey() string {
 // is the client of the write's transaction. It needs the Open API token
 // of a configurator (Forbidden otherwise); bad data is Invalid about
 // options.
-func (l *Links) Create(ctx context.Context, c *ent.Client, options map[string]any) (*Link, error) {
+func (l *Links) Create(ctx context.Context, c *ent.Client, raw json.RawMessage) (*Link, error) {
 	v := viewer.FromContext(ctx)
 	if v == nil {
 		return nil, apperr.ErrNoToken
 	}
 	if v.Kind != viewer.KindOpenAPI || v.ConfiguratorID == 0 {
 		return nil, apperr.E(apperr.Forbidden, "overrides need the Open API token of a configurator")
-	}
-	raw, err := json.Marshal(options)
-	if err != nil {
-		return nil, apperr.Field("options", "{} must be a JSON object")
 	}
 	os, err := optionsOf(ctx, c, v.ConfiguratorID)
 	if err != nil {
@@ -202,7 +198,7 @@ type Option struct {
 	ConfiguratorID int
 	Title          string
 	Type           configuratoroption.Type
-	Settings       map[string]any
+	Settings       json.RawMessage
 	Position       int
 	CreatedAt      time.Time
 	UpdatedAt      time.Time

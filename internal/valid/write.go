@@ -1,6 +1,8 @@
 package valid
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"reflect"
 	"slices"
@@ -15,21 +17,32 @@ const MaxPrintMaps = 20
 // Order checks the values of a new order: a finite price of 0 or more, the
 // customer details and the configurator summary as JSON objects, and at
 // most MaxPrintMaps print maps. It reports every fault at once.
-func Order(price float64, customerDetails, summary map[string]any, printMaps int) error {
+func Order(price float64, customerDetails, summary json.RawMessage, printMaps int) error {
 	var errs apperr.List
 	if math.IsNaN(price) || math.IsInf(price, 0) || price < 0 {
 		errs = append(errs, apperr.Field("price", "{} must be a number of 0 or more"))
 	}
-	if customerDetails == nil {
-		errs = append(errs, apperr.Field("customer_details", "{} must be a JSON object"))
-	}
-	if summary == nil {
-		errs = append(errs, apperr.Field("configurator_summary", "{} must be a JSON object"))
+	for _, o := range []struct {
+		field string
+		raw   json.RawMessage
+	}{{"customer_details", customerDetails}, {"configurator_summary", summary}} {
+		if err := Object(o.field, o.raw); err != nil {
+			errs = append(errs, err.(*apperr.Error))
+		}
 	}
 	if printMaps > MaxPrintMaps {
 		errs = append(errs, apperr.Field("configurator_print_map", "{} takes at most %d images, got %d", MaxPrintMaps, printMaps))
 	}
 	return errs.Err()
+}
+
+// Object checks that raw, the value of field, is one JSON object.
+func Object(field string, raw json.RawMessage) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+		return apperr.Field(field, "{} must be a JSON object")
+	}
+	return nil
 }
 
 // Name checks a name a client gives a record: it must have a character
