@@ -25,7 +25,7 @@ func main() {
 		log.Fatalf("creating entgql extension: %v", err)
 	}
 	err = entc.Generate("./schema", &gen.Config{
-		Features: []gen.Feature{gen.FeaturePrivacy, gen.FeatureEntQL, gen.FeatureUpsert},
+		Features: []gen.Feature{gen.FeaturePrivacy, gen.FeatureEntQL, gen.FeatureUpsert, gen.FeatureExecQuery},
 	}, entc.Extensions(ex))
 	if err != nil {
 		log.Fatalf("running ent codegen: %v", err)
