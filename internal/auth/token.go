@@ -2,7 +2,10 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/configurator/catalogue/ent"
@@ -15,15 +18,52 @@ import (
 )
 
 // Tokens manages token records and resolves JWTs to viewers.
+//
+// Token uses are noted in memory and written by Run in the background,
+// never on a request's path (see FlushEvery).
 type Tokens struct {
 	client *ent.Client
 	signer *Signer
 	now    func() time.Time
+	usage  usage
+
+	running    atomic.Bool
+	flushEvery time.Duration
 }
 
 // NewTokens returns the token service over client, signing with signer.
+// It is usable at once, as the CLI uses it; a serving process also calls
+// Run, without which uses are noted but not written.
 func NewTokens(client *ent.Client, signer *Signer) *Tokens {
-	return &Tokens{client: client, signer: signer, now: time.Now}
+	return &Tokens{client: client, signer: signer, now: time.Now, flushEvery: FlushEvery}
+}
+
+// Run does the background work of a serving process until ctx is done:
+// it writes the noted token uses every FlushEvery. When ctx is done it
+// writes the uses noted so far and returns that last write's error. Run
+// is called at most once; a failed periodic write is logged on log and
+// retried with the next.
+func (t *Tokens) Run(ctx context.Context, log *slog.Logger) error {
+	if !t.running.CompareAndSwap(false, true) {
+		return errors.New("token service already running")
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	tick := time.NewTicker(t.flushEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			if err := t.flushUsage(ctx); err != nil {
+				log.Warn("could not write token usage; retrying with the next flush", "err", err)
+			}
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			return t.flushUsage(fctx)
+		}
+	}
 }
 
 // CreateOpenAPI records an Open API token for a configurator (its home
@@ -89,13 +129,9 @@ func (t *Tokens) Revoke(ctx context.Context, id int) error {
 	return t.client.APIToken.UpdateOneID(id).SetRevokedAt(t.now()).Exec(ctx)
 }
 
-// lastUsedGranularity bounds how often a token's last_used_at is written:
-// at most once a minute, so reads do not turn into writes.
-const lastUsedGranularity = time.Minute
-
 // Resolve verifies a JWT and returns the viewer of its token record. A bad
 // signature, an unknown or revoked record, or a kind that does not match
-// the record is Unauthenticated.
+// the record is Unauthenticated. The use is noted for Run to write.
 func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, error) {
 	id, kind, err := t.signer.Verify(token)
 	if err != nil {
@@ -115,11 +151,7 @@ func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, err
 	if viewer.Kind(rec.Kind) != kind {
 		return nil, apperr.E(apperr.Unauthenticated, "invalid token")
 	}
-	now := t.now()
-	if rec.LastUsedAt == nil || now.Sub(*rec.LastUsedAt) >= lastUsedGranularity {
-		// Best effort: a failed bookkeeping write must not fail the request.
-		_ = t.client.APIToken.UpdateOneID(id).SetLastUsedAt(now).Exec(sys)
-	}
+	t.usage.note(rec.ID, t.now())
 	v := &viewer.Viewer{OwnerID: rec.OwnerID, Kind: kind, TokenID: rec.ID}
 	if rec.ConfiguratorID != nil {
 		v.ConfiguratorID = *rec.ConfiguratorID
