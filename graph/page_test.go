@@ -350,8 +350,8 @@ func TestEagerLoading(t *testing.T) {
 					n.Store(0)
 					var data json.RawMessage
 					w.ok(t, w.tokA, tc.query, nil, &data)
-					// The token lookup and its last-used bookkeeping run
-					// outside the debug client and are not counted.
+					// The token lookup runs outside the debug client and
+					// is not counted.
 					if got := n.Load(); got > tc.max || got == 0 {
 						t.Errorf("%d statements; want 1..%d", got, tc.max)
 					}

@@ -46,6 +46,19 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 		return err
 	}
 	tokens := auth.NewTokens(c, auth.NewSigner(key))
+	// The token service's background work (the revocation listener that
+	// lets it cache, the last-use writes) outlives the requests in flight
+	// at SIGTERM and stops, writing its last notes, before the database
+	// closes.
+	tctx, stopTokens := context.WithCancel(context.WithoutCancel(ctx))
+	tokensDone := make(chan error, 1)
+	go func() { tokensDone <- tokens.Run(tctx, cfg.DatabaseURL, log) }()
+	defer func() {
+		stopTokens()
+		if err := <-tokensDone; err != nil {
+			log.Warn("could not write token usage at shutdown", "err", err)
+		}
+	}()
 
 	var demoToken string
 	if cfg.SeedDemo() {

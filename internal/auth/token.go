@@ -2,28 +2,116 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/apitoken"
 	"github.com/configurator/catalogue/ent/configurator"
 	"github.com/configurator/catalogue/ent/owner"
+	"github.com/configurator/catalogue/ent/predicate"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
 // Tokens manages token records and resolves JWTs to viewers.
+//
+// Resolve answers from a cache of resolved JWTs when it can do so exactly,
+// and reads the token record otherwise. The cache works on PostgreSQL
+// while Run keeps a listener connected that hears every revocation (see
+// Revoke); whenever the listener is not connected, every request reads
+// its token record.
+//
+// On SQLite there is no cache: SQLite has no notifications, and `server
+// token revoke` writes from another process, so a cache could only be
+// exact by asking the database, which is what the read does. That read
+// is a lookup by primary key in a local file, microseconds with no
+// network round trip, so on SQLite a revoked token is refused from the
+// very next request, by every process on the file.
+//
+// Token uses are noted in memory and written by Run in the background,
+// never on a request's path (see FlushEvery).
 type Tokens struct {
 	client *ent.Client
 	signer *Signer
 	now    func() time.Time
+	cache  *cache
+	usage  usage
+
+	running    atomic.Bool
+	flushEvery time.Duration
+	// dial opens the listener's connection; tests replace it.
+	dial func(context.Context, *pgx.ConnConfig) (*pgx.Conn, error)
+	// listenerPID is the backend pid of the listener's connection while
+	// it listens, 0 otherwise.
+	listenerPID atomic.Uint32
 }
 
 // NewTokens returns the token service over client, signing with signer.
+// It is usable at once, without a cache, as the CLI uses it; a serving
+// process also calls Run, without which uses are noted but not written.
 func NewTokens(client *ent.Client, signer *Signer) *Tokens {
-	return &Tokens{client: client, signer: signer, now: time.Now}
+	return &Tokens{
+		client:     client,
+		signer:     signer,
+		now:        time.Now,
+		cache:      newCache(CacheSize),
+		flushEvery: FlushEvery,
+		dial:       pgx.ConnectConfig,
+	}
+}
+
+// Run does the background work of a serving process until ctx is done:
+// on PostgreSQL it keeps the revocation listener that lets Resolve answer
+// from its cache, on its own connection to databaseURL (the DATABASE_URL
+// the client was opened with); on every database it writes the noted
+// token uses every FlushEvery. When ctx is done it writes the uses noted
+// so far and returns that last write's error. Run is called at most once;
+// a failed periodic write is logged on log and retried with the next.
+func (t *Tokens) Run(ctx context.Context, databaseURL string, log *slog.Logger) error {
+	if !t.running.CompareAndSwap(false, true) {
+		return errors.New("token service already running")
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	var wg sync.WaitGroup
+	if strings.HasPrefix(databaseURL, "postgres://") || strings.HasPrefix(databaseURL, "postgresql://") {
+		// Without a listener the cache stays off, which is slower but
+		// still exact: a URL pgx cannot read costs the cache, not the
+		// service.
+		if cfg, err := listenConfig(databaseURL); err != nil {
+			log.Error("token cache off: no revocation listener", "err", err)
+		} else {
+			wg.Go(func() { t.listen(ctx, cfg, log) })
+		}
+	}
+	tick := time.NewTicker(t.flushEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			if err := t.flushUsage(ctx); err != nil {
+				log.Warn("could not write token usage; retrying with the next flush", "err", err)
+			}
+		case <-ctx.Done():
+			wg.Wait()
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			return t.flushUsage(fctx)
+		}
+	}
 }
 
 // CreateOpenAPI records an Open API token for a configurator (its home
@@ -72,57 +160,98 @@ func (t *Tokens) Mint(rec *ent.APIToken) (string, error) {
 	return t.signer.Mint(rec.ID, viewer.Kind(rec.Kind), rec.CreatedAt)
 }
 
-// Revoke revokes token record id; its JWTs stop working at once. An
-// unknown id is NotFound; revoking twice keeps the first time.
-func (t *Tokens) Revoke(ctx context.Context, id int) error {
+// Revoke revokes token record id; its JWTs stop working at once. The
+// record is read by every process on SQLite and by every cache miss, and
+// on PostgreSQL the same transaction notifies every serving process on
+// RevokeChannel, whose listeners evict the token from their caches as
+// the notification arrives (a few milliseconds after the commit). An
+// unknown id is NotFound; revoking twice keeps the first time (and
+// notifies again, which is harmless).
+func (t *Tokens) Revoke(ctx context.Context, id int) (err error) {
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
-	rec, err := t.client.APIToken.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return apperr.E(apperr.NotFound, "token %d not found", id)
-	}
+	tx, err := t.client.Tx(ctx)
 	if err != nil {
-		return fmt.Errorf("load token %d: %w", id, err)
+		return fmt.Errorf("revoke token %d: %w", id, err)
 	}
-	if rec.RevokedAt != nil {
-		return nil
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	var d string
+	n, err := tx.APIToken.Update().
+		Where(apitoken.ID(id), apitoken.RevokedAtIsNil(), dialectOf(&d)).
+		SetRevokedAt(t.now()).Save(ctx)
+	if err != nil {
+		return fmt.Errorf("revoke token %d: %w", id, err)
 	}
-	return t.client.APIToken.UpdateOneID(id).SetRevokedAt(t.now()).Exec(ctx)
+	if n == 0 {
+		ok, err := tx.APIToken.Query().Where(apitoken.ID(id)).Exist(ctx)
+		if err != nil {
+			return fmt.Errorf("load token %d: %w", id, err)
+		}
+		if !ok {
+			return apperr.E(apperr.NotFound, "token %d not found", id)
+		}
+	}
+	if d == dialect.Postgres {
+		if _, err := tx.ExecContext(ctx, notifySQL, RevokeChannel, strconv.Itoa(id)); err != nil {
+			return fmt.Errorf("notify revocation of token %d: %w", id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("revoke token %d: %w", id, err)
+	}
+	t.cache.evict(id)
+	return nil
 }
 
-// lastUsedGranularity bounds how often a token's last_used_at is written:
-// at most once a minute, so reads do not turn into writes.
-const lastUsedGranularity = time.Minute
+// dialectOf is a predicate that matches every row and stores the SQL
+// dialect of the query in *d. The ent client does not tell its dialect,
+// but hands it to every predicate for dialect-specific SQL, so Revoke
+// learns from its own UPDATE whether there is a PostgreSQL to notify.
+func dialectOf(d *string) predicate.APIToken {
+	return func(s *sql.Selector) { *d = s.Dialect() }
+}
 
 // Resolve verifies a JWT and returns the viewer of its token record. A bad
-// signature, an unknown or revoked record, or a kind that does not match
-// the record is Unauthenticated.
+// signature, an expired JWT, an unknown or revoked record, or a kind that
+// does not match the record is Unauthenticated.
+//
+// A JWT resolved before is answered from the cache, without parsing it
+// again and without any SQL, while the cache is exact (see Tokens); its
+// exp, when it has one, is still enforced. Only JWTs that verified and
+// whose record is valid are cached. The use is noted for Run to write.
 func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, error) {
-	id, kind, err := t.signer.Verify(token)
+	now := t.now()
+	if v, ok := t.cache.get(token, now); ok {
+		t.usage.note(v.TokenID, now)
+		return &v, nil
+	}
+	claims, err := t.signer.verify(token)
 	if err != nil {
 		return nil, apperr.E(apperr.Unauthenticated, "invalid token")
 	}
+	epoch := t.cache.begin()
 	sys := privacy.DecisionContext(ctx, privacy.Allow)
-	rec, err := t.client.APIToken.Get(sys, id)
+	rec, err := t.client.APIToken.Get(sys, claims.id)
 	if ent.IsNotFound(err) {
 		return nil, apperr.E(apperr.Unauthenticated, "invalid token")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load token %d: %w", id, err)
+		return nil, fmt.Errorf("load token %d: %w", claims.id, err)
 	}
 	if rec.RevokedAt != nil {
 		return nil, apperr.E(apperr.Unauthenticated, "token revoked")
 	}
-	if viewer.Kind(rec.Kind) != kind {
+	if viewer.Kind(rec.Kind) != claims.kind {
 		return nil, apperr.E(apperr.Unauthenticated, "invalid token")
 	}
-	now := t.now()
-	if rec.LastUsedAt == nil || now.Sub(*rec.LastUsedAt) >= lastUsedGranularity {
-		// Best effort: a failed bookkeeping write must not fail the request.
-		_ = t.client.APIToken.UpdateOneID(id).SetLastUsedAt(now).Exec(sys)
-	}
-	v := &viewer.Viewer{OwnerID: rec.OwnerID, Kind: kind, TokenID: rec.ID}
+	v := viewer.Viewer{OwnerID: rec.OwnerID, Kind: claims.kind, TokenID: rec.ID}
 	if rec.ConfiguratorID != nil {
 		v.ConfiguratorID = *rec.ConfiguratorID
 	}
-	return v, nil
+	t.cache.put(token, v, claims.until, epoch)
+	t.usage.note(v.TokenID, now)
+	return &v, nil
 }

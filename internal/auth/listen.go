@@ -1,0 +1,196 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/configurator/catalogue/ent/apitoken"
+)
+
+// RevokeChannel is the PostgreSQL notification channel on which Revoke
+// announces a revocation, from inside the transaction that revokes, so
+// PostgreSQL delivers it when, and only if, the revocation commits. Its
+// payload is "SCHEMA:ID": the schema of the api_tokens table and the
+// token record id. Channels are database-wide, and several deployments
+// (or tests) may share a database in different schemas; a listener
+// ignores the others' revocations.
+const RevokeChannel = "api_token_revoked"
+
+// notifySQL sends the revocation of token $2 on channel $1 from the
+// current transaction. The schema is the one in which the api_tokens of
+// this connection's search_path lives, so it names the same table as the
+// UPDATE beside it.
+const notifySQL = `SELECT pg_notify($1, (SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = '` +
+	apitoken.Table + `'::regclass) || ':' || $2)`
+
+// scopeSQL returns the schema of the api_tokens table that the
+// listener's connection sees; it is the payload prefix of the
+// revocations that concern this process.
+const scopeSQL = `SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = '` + apitoken.Table + `'::regclass`
+
+// listenerName ends the application_name of the listener's connection.
+const listenerName = "token listener"
+
+// The listener's timing.
+const (
+	// heartbeatEvery is how often the listener proves that its
+	// connection still works; each success lets the cache answer for
+	// aliveFor more.
+	heartbeatEvery = time.Second
+	// heartbeatTimeout is how long a heartbeat may take before the
+	// connection counts as lost.
+	heartbeatTimeout = time.Second
+	// connectTimeout bounds one connection attempt.
+	connectTimeout = 10 * time.Second
+	// backoffMin and backoffMax bound the wait between reconnection
+	// attempts, which doubles from the first to the second after each
+	// failure (with jitter, so replicas do not reconnect in step).
+	backoffMin = 100 * time.Millisecond
+	backoffMax = 30 * time.Second
+)
+
+// listen keeps a connection that LISTENs for revocations, reconnecting
+// with backoff, until ctx is done. The cache answers only while it is
+// connected.
+func (t *Tokens) listen(ctx context.Context, cfg *pgx.ConnConfig, log *slog.Logger) {
+	backoff := backoffMin
+	for {
+		connected, err := t.listenOnce(ctx, cfg)
+		t.cache.reset(time.Time{})
+		t.listenerPID.Store(0)
+		if ctx.Err() != nil {
+			return
+		}
+		if connected {
+			backoff = backoffMin
+		}
+		wait := backoff/2 + rand.N(backoff/2+1)
+		log.Warn("token revocation listener disconnected; the token cache is off until it is back", "err", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		backoff = min(2*backoff, backoffMax)
+	}
+}
+
+// listenOnce connects, LISTENs and serves notifications until the
+// connection fails or ctx is done. It reports whether it got as far as
+// listening.
+func (t *Tokens) listenOnce(ctx context.Context, cfg *pgx.ConnConfig) (bool, error) {
+	// Notifications are handled as they arrive, also while a heartbeat
+	// runs, so that a heartbeat's answer means that every notification
+	// sent before it was handled. The schema is known before LISTEN.
+	var schema string
+	cfg = cfg.Copy()
+	cfg.OnNotification = func(_ *pgconn.PgConn, n *pgconn.Notification) {
+		if n.Channel == RevokeChannel {
+			t.notified(schema, n.Payload)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	conn, err := t.dial(cctx, cfg)
+	if err != nil {
+		return false, fmt.Errorf("connect: %w", err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		conn.Close(cctx)
+	}()
+	if err := conn.QueryRow(cctx, scopeSQL).Scan(&schema); err != nil {
+		return false, fmt.Errorf("find the %s table: %w", apitoken.Table, err)
+	}
+	beat := time.Now()
+	if _, err := conn.Exec(cctx, "LISTEN "+RevokeChannel); err != nil {
+		return false, fmt.Errorf("listen: %w", err)
+	}
+	t.listenerPID.Store(conn.PgConn().PID())
+	// Revocations committed before LISTEN took effect were not heard:
+	// start from an empty cache.
+	t.cache.reset(beat.Add(aliveFor))
+	for {
+		wctx, cancel := context.WithDeadline(ctx, beat.Add(heartbeatEvery))
+		_, err := conn.WaitForNotification(wctx)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return true, nil
+		case err == nil:
+			// Handled by OnNotification.
+		case pgconn.Timeout(err):
+			beat = time.Now()
+			hctx, cancel := context.WithTimeout(ctx, heartbeatTimeout)
+			err := conn.Ping(hctx)
+			cancel()
+			if ctx.Err() != nil {
+				return true, nil
+			}
+			if err != nil {
+				return true, fmt.Errorf("heartbeat: %w", err)
+			}
+			t.cache.renew(beat.Add(aliveFor))
+		default:
+			return true, fmt.Errorf("wait for notification: %w", err)
+		}
+	}
+}
+
+// notified evicts the token whose revocation payload names, when it is a
+// token of schema. A payload it cannot read empties the whole cache: an
+// unneeded eviction only costs a read, a missed one would be a bug.
+func (t *Tokens) notified(schema, payload string) {
+	i := strings.LastIndexByte(payload, ':')
+	if i < 0 {
+		t.cache.flush()
+		return
+	}
+	id, err := strconv.Atoi(payload[i+1:])
+	if err != nil {
+		t.cache.flush()
+		return
+	}
+	if payload[:i] == schema {
+		t.cache.evict(id)
+	}
+}
+
+// listenConfig is the pgx configuration of the listener's connection for
+// a DATABASE_URL written for lib/pq. lib/pq requires TLS unless the URL
+// says otherwise, where pgx would fall back to plain text: the listener
+// keeps lib/pq's default. The URL's search_path (as tests set it) is sent
+// as a run-time parameter, so the listener sees the same api_tokens. Its
+// application_name is the URL's (or "catalogue") followed by
+// listenerName, so that operators can tell it in pg_stat_activity.
+func listenConfig(databaseURL string) (*pgx.ConnConfig, error) {
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("database url: %w", err)
+	}
+	q := u.Query()
+	if !q.Has("sslmode") {
+		q.Set("sslmode", "require")
+		u.RawQuery = q.Encode()
+	}
+	cfg, err := pgx.ParseConfig(u.String())
+	if err != nil {
+		return nil, fmt.Errorf("database url for the revocation listener: %w", err)
+	}
+	name := cfg.RuntimeParams["application_name"]
+	if name == "" {
+		name = "catalogue"
+	}
+	cfg.RuntimeParams["application_name"] = name + " " + listenerName
+	return cfg, nil
+}
