@@ -244,17 +244,13 @@ func (l *Links) Open(ctx context.Context, c *ent.Client, key string) (*Configura
 	if !keyRE.MatchString(key) {
 		return nil, ErrNotFound
 	}
-	sh, err := c.Share.Query().Where(entshare.Key(key)).
-		WithToken(func(q *ent.APITokenQuery) { q.Where(apitoken.RevokedAtIsNil()) }).
+	sh, err := c.Share.Query().Where(entshare.Key(key), entshare.HasTokenWith(apitoken.RevokedAtIsNil())).
 		Only(privacy.DecisionContext(ctx, privacy.Allow))
 	if ent.IsNotFound(err) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find share: %w", err)
-	}
-	if sh.Edges.Token == nil {
-		return nil, ErrNotFound
 	}
 	ctx = rule.WithSharedRead(ctx, rule.SharedRead{OwnerID: sh.OwnerID, ConfiguratorID: sh.ConfiguratorID})
 	conf, err := c.Configurator.Query().Where(configurator.ID(sh.ConfiguratorID)).Only(ctx)
