@@ -62,15 +62,16 @@ func sortOf[F orderField](field *F, dir *entgql.OrderDirection, def sortSpec) (s
 
 // terms orders by the sort column and then by id in the same direction, so
 // that pages are stable when many rows share a value and every list reads
-// one index (owner, column, id) in order.
+// one index (owner, column, id) in order. They are plain ORDER BY columns,
+// which the data layer's default orders (ent/schema) see and give way to.
 func (s sortSpec) terms() []func(*sql.Selector) {
-	opt := sql.OrderAsc()
+	dir := sql.Asc
 	if s.desc {
-		opt = sql.OrderDesc()
+		dir = sql.Desc
 	}
-	t := []func(*sql.Selector){sql.OrderByField(s.column, opt).ToFunc()}
+	t := []func(*sql.Selector){func(sel *sql.Selector) { sel.OrderBy(dir(sel.C(s.column))) }}
 	if s.column != "id" {
-		t = append(t, sql.OrderByField("id", opt).ToFunc())
+		t = append(t, func(sel *sql.Selector) { sel.OrderBy(dir(sel.C("id"))) })
 	}
 	return t
 }

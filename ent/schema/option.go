@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"regexp"
 
+	"entgo.io/ent/dialect/sql"
+
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
@@ -64,11 +66,11 @@ func (ConfiguratorOption) Indexes() []ent.Index {
 
 // Interceptors of the ConfiguratorOption: options are read in position
 // order unless the query orders them otherwise (the options of an option
-// set, for one).
+// set, for one, however they are loaded).
 func (ConfiguratorOption) Interceptors() []ent.Interceptor {
 	return []ent.Interceptor{orderRows(func(q ent.Query) {
 		if q, ok := q.(*gen.ConfiguratorOptionQuery); ok {
-			q.Order(configuratoroption.ByPosition(), configuratoroption.ByID())
+			q.Order(defaultOrder(configuratoroption.FieldPosition, configuratoroption.FieldID))
 		}
 	})}
 }
@@ -151,14 +153,31 @@ func (OptionSet) Annotations() []schema.Annotation { return readable() }
 
 // Interceptors of the OptionVariation: a parameter_list is read in position
 // order wherever it is loaded, eager loads included (entgql narrows those
-// to the selected columns, so they cannot be sorted afterwards). An
-// explicit order of the query comes first; these terms only break its ties.
+// to the selected columns, so they cannot be sorted afterwards), unless the
+// query orders it otherwise. Ordering by option first keeps the variations
+// of several options (an eager load) in the order of their index.
 func (OptionVariation) Interceptors() []ent.Interceptor {
 	return []ent.Interceptor{orderRows(func(q ent.Query) {
 		if q, ok := q.(*gen.OptionVariationQuery); ok {
-			q.Order(optionvariation.ByPosition(), optionvariation.ByID())
+			q.Order(defaultOrder(optionvariation.FieldConfiguratorOptionID, optionvariation.FieldPosition, optionvariation.FieldID))
 		}
 	})}
+}
+
+// defaultOrder orders by columns a query that has no order of its own.
+// The service's own sorts (graph/page.go) and ent's generated ones come
+// first in the query's terms; a sort the selector can see as columns (the
+// service's) leaves the default out, so the list is read in the order of
+// one index without extra sort keys.
+func defaultOrder(columns ...string) func(*sql.Selector) {
+	return func(s *sql.Selector) {
+		if len(s.OrderColumns()) > 0 {
+			return
+		}
+		for _, c := range columns {
+			s.OrderBy(s.C(c))
+		}
+	}
 }
 
 // orderRows applies order to the queries that read rows (not counts,

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/config"
+	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/demo"
+	"github.com/configurator/catalogue/internal/storage"
+)
+
+// recorder is an ent driver that keeps the SELECT statements it sends,
+// with their arguments, so that the test can ask PostgreSQL how it runs
+// them.
+type recorder struct {
+	dialect.Driver
+	mu    sync.Mutex
+	stmts []statement
+}
+
+type statement struct {
+	query string
+	args  []any
+}
+
+// Query implements dialect.Driver.
+func (r *recorder) Query(ctx context.Context, query string, args, v any) error {
+	if a, ok := args.([]any); ok && strings.HasPrefix(query, "SELECT") {
+		r.mu.Lock()
+		r.stmts = append(r.stmts, statement{query, a})
+		r.mu.Unlock()
+	}
+	return r.Driver.Query(ctx, query, args, v)
+}
+
+func (r *recorder) take() []statement {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stmts
+	r.stmts = nil
+	return s
+}
+
+// TestListPlans checks on PostgreSQL that every list of REST v1, in every
+// sort order it offers, both directions, with and without its filters,
+// reads an index in order (no Sort, no sequential scan) and counts its
+// total from an index alone (Index Only Scan): the cost of a page does not
+// grow with the number of rows. Sorting and sequential scans are disabled
+// for the EXPLAIN, so a missing index shows as a Sort or Seq Scan node
+// rather than being hidden by the planner's preference for small tables.
+func TestListPlans(t *testing.T) {
+	var pg *dbtest.Backend
+	for _, b := range dbtest.Backends() {
+		if b.Name == "postgres" {
+			pg = &b
+		}
+	}
+	if pg == nil {
+		t.Skip("needs PostgreSQL (TEST_DATABASE_URL)")
+	}
+	url := pg.URL(t)
+	db, _, err := database.OpenSQL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	rec := &recorder{Driver: entsql.OpenDB(dialect.Postgres, db)}
+	c := ent.NewClient(ent.Driver(rec))
+	ctx := context.Background()
+	if err := database.Migrate(ctx, c, url); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := demo.Seed(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	// The visibility map lets the planner answer counts from the index.
+	if _, err := db.ExecContext(ctx, "VACUUM ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	tokens := auth.NewTokens(c, auth.NewSigner([]byte(strings.Repeat("k", 32))))
+	token, _, err := tokens.CreateOpenAPI(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newRouter(c, tokens, &config.Config{PublicURL: "http://localhost", ViewerURL: "http://localhost/share/"},
+		&storage.Files{Store: storage.NewMemory(), BaseURL: "http://localhost/files/"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, set := range []string{"SET enable_seqscan = off", "SET enable_sort = off", "SET enable_incremental_sort = off"} {
+		if _, err := conn.ExecContext(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	lists := []struct {
+		path    string
+		sorts   []string
+		filters []string
+	}{
+		{"/orders", []string{"", "id", "created_at", "updated_at", "price", "status"},
+			[]string{"", "configurator_id=1", "configurator_id=1&start_date=2026-03-02&end_date=2026-03-05", "start_date=2026-03-02"}},
+		{"/materials", []string{"", "id", "created_at", "updated_at", "name"}, []string{"", "category_id=1", "texture_id=1"}},
+		{"/textures", []string{"", "id", "created_at", "updated_at", "name"}, []string{"", "category_id=1"}},
+		{"/configurator-form-fields", []string{"", "id", "created_at", "updated_at", "title", "position"}, []string{""}},
+		{"/configurator-options", []string{"", "id", "created_at", "updated_at", "title", "position"}, []string{""}},
+		{"/materials-categories/list", []string{"", "id", "created_at", "updated_at", "title"}, []string{""}},
+	}
+	checked := 0
+	for _, l := range lists {
+		for _, sort := range l.sorts {
+			for _, dir := range []string{"asc", "desc"} {
+				for _, filter := range l.filters {
+					q := "per_page=5&order=" + dir
+					if sort != "" {
+						q += "&order_by=" + sort
+					}
+					if filter != "" {
+						q += "&" + filter
+					}
+					path := "/api/open-api/v1" + l.path + "?" + q
+					req := httptest.NewRequest(http.MethodGet, path, nil)
+					req.Header.Set("Authorization", "Bearer "+token)
+					rw := httptest.NewRecorder()
+					rec.take()
+					h.ServeHTTP(rw, req)
+					if rw.Code != http.StatusOK {
+						t.Fatalf("GET %s = %d %s", path, rw.Code, rw.Body)
+					}
+					for _, s := range rec.take() {
+						if strings.Contains(s.query, "api_tokens") {
+							continue
+						}
+						checked++
+						nodes := plan(t, conn, s)
+						for _, bad := range []string{"Seq Scan", "Sort", "Incremental Sort"} {
+							if nodes[bad] {
+								t.Errorf("GET %s: %s in the plan of\n  %s", path, bad, s.query)
+							}
+						}
+						if strings.Contains(s.query, "COUNT(*)") && !nodes["Index Only Scan"] {
+							t.Errorf("GET %s: the count is not an index-only scan:\n  %s", path, s.query)
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d statements explained", checked)
+}
+
+// plan returns the node types of the plan PostgreSQL chooses for s.
+func plan(t *testing.T, conn *sql.Conn, s statement) map[string]bool {
+	t.Helper()
+	var raw []byte
+	if err := conn.QueryRowContext(context.Background(), "EXPLAIN (FORMAT JSON) "+s.query, s.args...).Scan(&raw); err != nil {
+		t.Fatalf("explain %s: %v", s.query, err)
+	}
+	var doc []struct{ Plan map[string]any }
+	if err := json.Unmarshal(raw, &doc); err != nil || len(doc) != 1 {
+		t.Fatalf("explain output %s: %v", raw, err)
+	}
+	nodes := map[string]bool{}
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		nodes[fmt.Sprint(n["Node Type"])] = true
+		kids, _ := n["Plans"].([]any)
+		for _, k := range kids {
+			if m, ok := k.(map[string]any); ok {
+				walk(m)
+			}
+		}
+	}
+	walk(doc[0].Plan)
+	return nodes
+}
