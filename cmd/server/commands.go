@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/auth"
@@ -15,13 +16,51 @@ import (
 	"github.com/configurator/catalogue/internal/demo"
 )
 
-// parse parses a subcommand's flags; a bad flag is a usage error.
+// parse parses a subcommand's flags, which may come before, between or
+// after its positional arguments (server token revoke 3 --database-url
+// URL works as the usage shows it); fs.Args() then holds the positional
+// ones in their order. A bad flag is a usage error.
 func parse(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(flagsFirst(fs, args)); err != nil {
 		return usagef("%s: %v", fs.Name(), err)
 	}
 	return nil
+}
+
+// flagsFirst reorders args into the flags of fs (with their values), then
+// "--" and the positional arguments, which is the order the flag package
+// reads. A flag's value is the next argument unless it is a boolean flag
+// or written as --name=value; "--" ends the flags as usual.
+func flagsFirst(fs *flag.FlagSet, args []string) []string {
+	var flags, positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			positional = append(positional, args[i+1:]...)
+			i = len(args)
+		case len(a) > 1 && a[0] == '-':
+			flags = append(flags, a)
+			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if f := fs.Lookup(name); f != nil && !hasValue && !isBool(f) {
+				if i+1 == len(args) {
+					return flags // the flag package reports the missing value
+				}
+				i++
+				flags = append(flags, args[i])
+			}
+		default:
+			positional = append(positional, a)
+		}
+	}
+	return append(append(flags, "--"), positional...)
+}
+
+// isBool reports whether f is a boolean flag, which takes no value.
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // openDB opens and migrates the configured database.

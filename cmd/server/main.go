@@ -91,5 +91,7 @@ const usage = `Usage:
   server token create --dashboard --owner ID [--database-url URL]
   server token revoke ID [--database-url URL]
 
-Environment: ADDR, DATABASE_URL, PUBLIC_URL, JWT_SECRET, DEMO.
+Flags and arguments may come in any order. Every flag has an environment
+variable (flags win): ADDR, DATABASE_URL, PUBLIC_URL, UPLOAD_DIR,
+MAX_UPLOAD_BYTES, VIEWER_URL, DEMO, PPROF_ADDR; and JWT_SECRET.
 `

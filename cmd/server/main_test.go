@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -359,5 +360,54 @@ func TestCORS(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	if rec.Header().Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("same-origin request got CORS headers")
+	}
+}
+
+// TestFlagsAnywhere: every subcommand takes its flags before, between or
+// after its positional arguments, as the usage text writes them.
+func TestFlagsAnywhere(t *testing.T) {
+	url := dbtest.Backends()[0].URL(t)
+	for _, args := range [][]string{
+		{"migrate", "--database-url", url},
+		{"seed", "--database-url", url, "--demo"},
+		{"seed", "--demo", "--database-url=" + url},
+		{"token", "create", "--configurator", "1", "--database-url", url},
+		{"token", "create", "--database-url", url, "--dashboard", "--owner", "1"},
+		{"token", "revoke", "1", "--database-url", url},
+		{"token", "revoke", "--database-url", url, "2"},
+	} {
+		if code, _, stderr := cli(t, nil, args...); code != 0 {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"token", "revoke", "1", "--database-url"}, "flag needs an argument"},
+		{[]string{"token", "revoke", "1", "2", "--database-url", url}, "exactly one token ID"},
+		{[]string{"token", "revoke", "--", "-3", "--database-url", url}, "exactly one token ID"},
+		{[]string{"token", "revoke", "--nope", "1"}, "flag provided but not defined"},
+	} {
+		if code, _, stderr := cli(t, nil, tc.args...); code != 2 || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%v: exit %d %q; want 2 with %q", tc.args, code, stderr, tc.msg)
+		}
+	}
+}
+
+func TestFlagsFirst(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.String("database-url", "", "")
+	fs.Bool("demo", false, "")
+	for _, tc := range []struct{ in, want string }{
+		{"3 --database-url u", "--database-url u -- 3"},
+		{"--demo 3", "--demo -- 3"},
+		{"3 --demo --database-url=u 4", "--demo --database-url=u -- 3 4"},
+		{"-- --demo", "-- --demo"},
+		{"--unknown 3", "--unknown -- 3"},
+	} {
+		if got := strings.Join(flagsFirst(fs, strings.Fields(tc.in)), " "); got != tc.want {
+			t.Errorf("flagsFirst(%q) = %q; want %q", tc.in, got, tc.want)
+		}
 	}
 }
