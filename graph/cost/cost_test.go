@@ -1,0 +1,120 @@
+package cost
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+)
+
+var limits = Limits{Selections: 1000, Depth: 10, Aliases: 30}
+
+// fanOut is the attack of the issue: levels of fragments, each spreading
+// the next one spread times.
+func fanOut(levels, spread int) string {
+	var b strings.Builder
+	b.WriteString("query { ...F0 }\n")
+	for i := 0; i < levels; i++ {
+		fmt.Fprintf(&b, "fragment F%d on Query {", i)
+		for j := 0; j < spread; j++ {
+			if i == levels-1 {
+				fmt.Fprintf(&b, " a%d: __typename", j)
+			} else {
+				fmt.Fprintf(&b, " ...F%d", i+1)
+			}
+		}
+		b.WriteString(" }\n")
+	}
+	return b.String()
+}
+
+func nested(depth int) string {
+	return strings.Repeat("{ order(id: 1) { configurator ", depth/2) + "{ id }" + strings.Repeat("} }", depth/2)
+}
+
+func aliases(n int) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, " a%d: __typename", i)
+	}
+	b.WriteString(" }")
+	return b.String()
+}
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name, query, operation, limit string
+	}{
+		{"small query", `{ ordersPage { data { id configurator { id name } } } }`, "", ""},
+		{"fan-out of fragments", fanOut(10, 10), "", "selections"},
+		{"fan-out within the limit", fanOut(2, 5), "", ""},
+		{"deep nesting", nested(50), "", "depth"},
+		{"nesting at the limit", nested(10), "", ""},
+		{"many aliases", aliases(1000), "", "aliases"},
+		{"aliases within the limit", aliases(30), "", ""},
+		{"fragment cycle", `query { ...A } fragment A on Query { ...B } fragment B on Query { ...A }`, "", "fragments"},
+		{"named operation measured", `query Small { viewer { ownerID } } query Big ` + aliases(100)[0:], "Small", ""},
+		{"named big operation", `query Small { viewer { ownerID } } query Big ` + aliases(100), "Big", "aliases"},
+		{"unknown fragment left to validation", `{ ...Nope }`, "", ""},
+		{"inline fragments", `{ ... on Query { viewer { ownerID } } }`, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, err := parser.ParseQuery(&ast.Source{Input: tc.query})
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			start := time.Now()
+			err = Check(doc, tc.operation, limits)
+			var ex *Exceeded
+			switch {
+			case tc.limit == "" && err != nil:
+				t.Errorf("Check = %v; want nil", err)
+			case tc.limit != "" && (!errors.As(err, &ex) || ex.Limit != tc.limit):
+				t.Errorf("Check = %v; want a refusal of %s", err, tc.limit)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("Check took %s", d)
+			}
+		})
+	}
+}
+
+func TestExceededMessage(t *testing.T) {
+	for _, tc := range []struct {
+		e    Exceeded
+		want string
+	}{
+		{Exceeded{Limit: "depth", Got: 12, Max: 10}, "the query nests 12 levels deep; the limit is 10"},
+		{Exceeded{Limit: "selections", Got: 1001, Max: 1000}, "the query selects more than 1000 fields (fragments expanded); ask for less, or in several requests"},
+		{Exceeded{Limit: "aliases", Got: 31, Max: 30}, "the query has more than 30 aliased fields (fragments expanded)"},
+		{Exceeded{Limit: "fragments"}, "the document's fragments spread each other in a cycle"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("Error() = %q; want %q", got, tc.want)
+		}
+	}
+}
+
+// FuzzCheck: whatever document parses, the walk ends without a panic, and
+// a document it accepts is within every limit when expanded naively.
+func FuzzCheck(f *testing.F) {
+	for _, seed := range []string{
+		`{ a { b { c } } }`, fanOut(3, 3), nested(12), aliases(40),
+		`query { ...A } fragment A on Query { ...B } fragment B on Query { ...A }`,
+		`query A { x } query B { y: x z: x }`, `{ ... on Q { ...F } } fragment F on Q { a: b }`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, query string) {
+		doc, err := parser.ParseQuery(&ast.Source{Input: query})
+		if err != nil {
+			return
+		}
+		_ = Check(doc, "", Limits{Selections: 50, Depth: 5, Aliases: 5})
+	})
+}
