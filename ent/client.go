@@ -20,6 +20,7 @@ import (
 	"github.com/configurator/catalogue/ent/configuratorform"
 	"github.com/configurator/catalogue/ent/configuratoroption"
 	"github.com/configurator/catalogue/ent/formfield"
+	"github.com/configurator/catalogue/ent/idempotencykey"
 	"github.com/configurator/catalogue/ent/material"
 	"github.com/configurator/catalogue/ent/materialcategory"
 	"github.com/configurator/catalogue/ent/optionset"
@@ -49,6 +50,8 @@ type Client struct {
 	ConfiguratorOption *ConfiguratorOptionClient
 	// FormField is the client for interacting with the FormField builders.
 	FormField *FormFieldClient
+	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
+	IdempotencyKey *IdempotencyKeyClient
 	// Material is the client for interacting with the Material builders.
 	Material *MaterialClient
 	// MaterialCategory is the client for interacting with the MaterialCategory builders.
@@ -87,6 +90,7 @@ func (c *Client) init() {
 	c.ConfiguratorForm = NewConfiguratorFormClient(c.config)
 	c.ConfiguratorOption = NewConfiguratorOptionClient(c.config)
 	c.FormField = NewFormFieldClient(c.config)
+	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
 	c.Material = NewMaterialClient(c.config)
 	c.MaterialCategory = NewMaterialCategoryClient(c.config)
 	c.OptionSet = NewOptionSetClient(c.config)
@@ -194,6 +198,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ConfiguratorForm:   NewConfiguratorFormClient(cfg),
 		ConfiguratorOption: NewConfiguratorOptionClient(cfg),
 		FormField:          NewFormFieldClient(cfg),
+		IdempotencyKey:     NewIdempotencyKeyClient(cfg),
 		Material:           NewMaterialClient(cfg),
 		MaterialCategory:   NewMaterialCategoryClient(cfg),
 		OptionSet:          NewOptionSetClient(cfg),
@@ -228,6 +233,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ConfiguratorForm:   NewConfiguratorFormClient(cfg),
 		ConfiguratorOption: NewConfiguratorOptionClient(cfg),
 		FormField:          NewFormFieldClient(cfg),
+		IdempotencyKey:     NewIdempotencyKeyClient(cfg),
 		Material:           NewMaterialClient(cfg),
 		MaterialCategory:   NewMaterialCategoryClient(cfg),
 		OptionSet:          NewOptionSetClient(cfg),
@@ -268,8 +274,9 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIToken, c.Configurator, c.ConfiguratorForm, c.ConfiguratorOption,
-		c.FormField, c.Material, c.MaterialCategory, c.OptionSet, c.OptionVariation,
-		c.Order, c.OrderCount, c.Owner, c.Setting, c.Share, c.Texture,
+		c.FormField, c.IdempotencyKey, c.Material, c.MaterialCategory, c.OptionSet,
+		c.OptionVariation, c.Order, c.OrderCount, c.Owner, c.Setting, c.Share,
+		c.Texture,
 	} {
 		n.Use(hooks...)
 	}
@@ -280,8 +287,9 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIToken, c.Configurator, c.ConfiguratorForm, c.ConfiguratorOption,
-		c.FormField, c.Material, c.MaterialCategory, c.OptionSet, c.OptionVariation,
-		c.Order, c.OrderCount, c.Owner, c.Setting, c.Share, c.Texture,
+		c.FormField, c.IdempotencyKey, c.Material, c.MaterialCategory, c.OptionSet,
+		c.OptionVariation, c.Order, c.OrderCount, c.Owner, c.Setting, c.Share,
+		c.Texture,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -300,6 +308,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.ConfiguratorOption.mutate(ctx, m)
 	case *FormFieldMutation:
 		return c.FormField.mutate(ctx, m)
+	case *IdempotencyKeyMutation:
+		return c.IdempotencyKey.mutate(ctx, m)
 	case *MaterialMutation:
 		return c.Material.mutate(ctx, m)
 	case *MaterialCategoryMutation:
@@ -1329,6 +1339,156 @@ func (c *FormFieldClient) mutate(ctx context.Context, m *FormFieldMutation) (Val
 		return (&FormFieldDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown FormField mutation op: %q", m.Op())
+	}
+}
+
+// IdempotencyKeyClient is a client for the IdempotencyKey schema.
+type IdempotencyKeyClient struct {
+	config
+}
+
+// NewIdempotencyKeyClient returns a client for the IdempotencyKey from the given config.
+func NewIdempotencyKeyClient(c config) *IdempotencyKeyClient {
+	return &IdempotencyKeyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `idempotencykey.Hooks(f(g(h())))`.
+func (c *IdempotencyKeyClient) Use(hooks ...Hook) {
+	c.hooks.IdempotencyKey = append(c.hooks.IdempotencyKey, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `idempotencykey.Intercept(f(g(h())))`.
+func (c *IdempotencyKeyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.IdempotencyKey = append(c.inters.IdempotencyKey, interceptors...)
+}
+
+// Create returns a builder for creating a IdempotencyKey entity.
+func (c *IdempotencyKeyClient) Create() *IdempotencyKeyCreate {
+	mutation := newIdempotencyKeyMutation(c.config, OpCreate)
+	return &IdempotencyKeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of IdempotencyKey entities.
+func (c *IdempotencyKeyClient) CreateBulk(builders ...*IdempotencyKeyCreate) *IdempotencyKeyCreateBulk {
+	return &IdempotencyKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *IdempotencyKeyClient) MapCreateBulk(slice any, setFunc func(*IdempotencyKeyCreate, int)) *IdempotencyKeyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &IdempotencyKeyCreateBulk{err: fmt.Errorf("calling to IdempotencyKeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*IdempotencyKeyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &IdempotencyKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for IdempotencyKey.
+func (c *IdempotencyKeyClient) Update() *IdempotencyKeyUpdate {
+	mutation := newIdempotencyKeyMutation(c.config, OpUpdate)
+	return &IdempotencyKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *IdempotencyKeyClient) UpdateOne(_m *IdempotencyKey) *IdempotencyKeyUpdateOne {
+	mutation := newIdempotencyKeyMutation(c.config, OpUpdateOne, withIdempotencyKey(_m))
+	return &IdempotencyKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *IdempotencyKeyClient) UpdateOneID(id int) *IdempotencyKeyUpdateOne {
+	mutation := newIdempotencyKeyMutation(c.config, OpUpdateOne, withIdempotencyKeyID(id))
+	return &IdempotencyKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for IdempotencyKey.
+func (c *IdempotencyKeyClient) Delete() *IdempotencyKeyDelete {
+	mutation := newIdempotencyKeyMutation(c.config, OpDelete)
+	return &IdempotencyKeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *IdempotencyKeyClient) DeleteOne(_m *IdempotencyKey) *IdempotencyKeyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *IdempotencyKeyClient) DeleteOneID(id int) *IdempotencyKeyDeleteOne {
+	builder := c.Delete().Where(idempotencykey.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &IdempotencyKeyDeleteOne{builder}
+}
+
+// Query returns a query builder for IdempotencyKey.
+func (c *IdempotencyKeyClient) Query() *IdempotencyKeyQuery {
+	return &IdempotencyKeyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeIdempotencyKey},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a IdempotencyKey entity by its id.
+func (c *IdempotencyKeyClient) Get(ctx context.Context, id int) (*IdempotencyKey, error) {
+	return c.Query().Where(idempotencykey.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *IdempotencyKeyClient) GetX(ctx context.Context, id int) *IdempotencyKey {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryOwner queries the owner edge of a IdempotencyKey.
+func (c *IdempotencyKeyClient) QueryOwner(_m *IdempotencyKey) *OwnerQuery {
+	query := (&OwnerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(idempotencykey.Table, idempotencykey.FieldID, id),
+			sqlgraph.To(owner.Table, owner.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, idempotencykey.OwnerTable, idempotencykey.OwnerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *IdempotencyKeyClient) Hooks() []Hook {
+	hooks := c.hooks.IdempotencyKey
+	return append(hooks[:len(hooks):len(hooks)], idempotencykey.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *IdempotencyKeyClient) Interceptors() []Interceptor {
+	return c.inters.IdempotencyKey
+}
+
+func (c *IdempotencyKeyClient) mutate(ctx context.Context, m *IdempotencyKeyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&IdempotencyKeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&IdempotencyKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&IdempotencyKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&IdempotencyKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown IdempotencyKey mutation op: %q", m.Op())
 	}
 }
 
@@ -3013,13 +3173,13 @@ func (c *TextureClient) mutate(ctx context.Context, m *TextureMutation) (Value, 
 type (
 	hooks struct {
 		APIToken, Configurator, ConfiguratorForm, ConfiguratorOption, FormField,
-		Material, MaterialCategory, OptionSet, OptionVariation, Order, OrderCount,
-		Owner, Setting, Share, Texture []ent.Hook
+		IdempotencyKey, Material, MaterialCategory, OptionSet, OptionVariation, Order,
+		OrderCount, Owner, Setting, Share, Texture []ent.Hook
 	}
 	inters struct {
 		APIToken, Configurator, ConfiguratorForm, ConfiguratorOption, FormField,
-		Material, MaterialCategory, OptionSet, OptionVariation, Order, OrderCount,
-		Owner, Setting, Share, Texture []ent.Interceptor
+		IdempotencyKey, Material, MaterialCategory, OptionSet, OptionVariation, Order,
+		OrderCount, Owner, Setting, Share, Texture []ent.Interceptor
 	}
 )
 

@@ -17,6 +17,7 @@ import (
 	"github.com/configurator/catalogue/ent/configuratorform"
 	"github.com/configurator/catalogue/ent/configuratoroption"
 	"github.com/configurator/catalogue/ent/formfield"
+	"github.com/configurator/catalogue/ent/idempotencykey"
 	"github.com/configurator/catalogue/ent/material"
 	"github.com/configurator/catalogue/ent/materialcategory"
 	"github.com/configurator/catalogue/ent/optionset"
@@ -92,6 +93,7 @@ func checkColumn(t, c string) error {
 			configuratorform.Table:   configuratorform.ValidColumn,
 			configuratoroption.Table: configuratoroption.ValidColumn,
 			formfield.Table:          formfield.ValidColumn,
+			idempotencykey.Table:     idempotencykey.ValidColumn,
 			material.Table:           material.ValidColumn,
 			materialcategory.Table:   materialcategory.ValidColumn,
 			optionset.Table:          optionset.ValidColumn,

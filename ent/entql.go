@@ -8,6 +8,7 @@ import (
 	"github.com/configurator/catalogue/ent/configuratorform"
 	"github.com/configurator/catalogue/ent/configuratoroption"
 	"github.com/configurator/catalogue/ent/formfield"
+	"github.com/configurator/catalogue/ent/idempotencykey"
 	"github.com/configurator/catalogue/ent/material"
 	"github.com/configurator/catalogue/ent/materialcategory"
 	"github.com/configurator/catalogue/ent/optionset"
@@ -28,7 +29,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 15)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 16)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apitoken.Table,
@@ -135,6 +136,25 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[5] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   idempotencykey.Table,
+			Columns: idempotencykey.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: idempotencykey.FieldID,
+			},
+		},
+		Type: "IdempotencyKey",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			idempotencykey.FieldOwnerID:     {Type: field.TypeInt, Column: idempotencykey.FieldOwnerID},
+			idempotencykey.FieldKey:         {Type: field.TypeString, Column: idempotencykey.FieldKey},
+			idempotencykey.FieldFingerprint: {Type: field.TypeString, Column: idempotencykey.FieldFingerprint},
+			idempotencykey.FieldOrderID:     {Type: field.TypeInt, Column: idempotencykey.FieldOrderID},
+			idempotencykey.FieldCreatedAt:   {Type: field.TypeTime, Column: idempotencykey.FieldCreatedAt},
+			idempotencykey.FieldExpiresAt:   {Type: field.TypeTime, Column: idempotencykey.FieldExpiresAt},
+		},
+	}
+	graph.Nodes[6] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   material.Table,
 			Columns: material.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -162,7 +182,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			material.FieldCreatedBy:    {Type: field.TypeString, Column: material.FieldCreatedBy},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   materialcategory.Table,
 			Columns: materialcategory.Columns,
@@ -181,7 +201,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			materialcategory.FieldCreatedBy:   {Type: field.TypeString, Column: materialcategory.FieldCreatedBy},
 		},
 	}
-	graph.Nodes[7] = &sqlgraph.Node{
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   optionset.Table,
 			Columns: optionset.Columns,
@@ -199,7 +219,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			optionset.FieldName:           {Type: field.TypeString, Column: optionset.FieldName},
 		},
 	}
-	graph.Nodes[8] = &sqlgraph.Node{
+	graph.Nodes[9] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   optionvariation.Table,
 			Columns: optionvariation.Columns,
@@ -228,7 +248,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			optionvariation.FieldNumericalDefault:     {Type: field.TypeInt, Column: optionvariation.FieldNumericalDefault},
 		},
 	}
-	graph.Nodes[9] = &sqlgraph.Node{
+	graph.Nodes[10] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   order.Table,
 			Columns: order.Columns,
@@ -253,7 +273,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			order.FieldOrderStorefront:      {Type: field.TypeString, Column: order.FieldOrderStorefront},
 		},
 	}
-	graph.Nodes[10] = &sqlgraph.Node{
+	graph.Nodes[11] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   ordercount.Table,
 			Columns: ordercount.Columns,
@@ -269,7 +289,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			ordercount.FieldOrders:         {Type: field.TypeInt, Column: ordercount.FieldOrders},
 		},
 	}
-	graph.Nodes[11] = &sqlgraph.Node{
+	graph.Nodes[12] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   owner.Table,
 			Columns: owner.Columns,
@@ -285,7 +305,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			owner.FieldName:      {Type: field.TypeString, Column: owner.FieldName},
 		},
 	}
-	graph.Nodes[12] = &sqlgraph.Node{
+	graph.Nodes[13] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   setting.Table,
 			Columns: setting.Columns,
@@ -300,7 +320,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			setting.FieldValue: {Type: field.TypeString, Column: setting.FieldValue},
 		},
 	}
-	graph.Nodes[13] = &sqlgraph.Node{
+	graph.Nodes[14] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   share.Table,
 			Columns: share.Columns,
@@ -321,7 +341,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			share.FieldDigest:         {Type: field.TypeString, Column: share.FieldDigest},
 		},
 	}
-	graph.Nodes[14] = &sqlgraph.Node{
+	graph.Nodes[15] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   texture.Table,
 			Columns: texture.Columns,
@@ -594,6 +614,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"FormField",
 		"ConfiguratorForm",
+	)
+	graph.MustAddE(
+		"owner",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   idempotencykey.OwnerTable,
+			Columns: []string{idempotencykey.OwnerColumn},
+			Bidi:    false,
+		},
+		"IdempotencyKey",
+		"Owner",
 	)
 	graph.MustAddE(
 		"owner",
@@ -1546,6 +1578,90 @@ func (f *FormFieldFilter) WhereHasFormWith(preds ...predicate.ConfiguratorForm) 
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *IdempotencyKeyQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the IdempotencyKeyQuery builder.
+func (_q *IdempotencyKeyQuery) Filter() *IdempotencyKeyFilter {
+	return &IdempotencyKeyFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *IdempotencyKeyMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the IdempotencyKeyMutation builder.
+func (m *IdempotencyKeyMutation) Filter() *IdempotencyKeyFilter {
+	return &IdempotencyKeyFilter{config: m.config, predicateAdder: m}
+}
+
+// IdempotencyKeyFilter provides a generic filtering capability at runtime for IdempotencyKeyQuery.
+type IdempotencyKeyFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *IdempotencyKeyFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *IdempotencyKeyFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(idempotencykey.FieldID))
+}
+
+// WhereOwnerID applies the entql int predicate on the owner_id field.
+func (f *IdempotencyKeyFilter) WhereOwnerID(p entql.IntP) {
+	f.Where(p.Field(idempotencykey.FieldOwnerID))
+}
+
+// WhereKey applies the entql string predicate on the key field.
+func (f *IdempotencyKeyFilter) WhereKey(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldKey))
+}
+
+// WhereFingerprint applies the entql string predicate on the fingerprint field.
+func (f *IdempotencyKeyFilter) WhereFingerprint(p entql.StringP) {
+	f.Where(p.Field(idempotencykey.FieldFingerprint))
+}
+
+// WhereOrderID applies the entql int predicate on the order_id field.
+func (f *IdempotencyKeyFilter) WhereOrderID(p entql.IntP) {
+	f.Where(p.Field(idempotencykey.FieldOrderID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *IdempotencyKeyFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(idempotencykey.FieldCreatedAt))
+}
+
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *IdempotencyKeyFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(idempotencykey.FieldExpiresAt))
+}
+
+// WhereHasOwner applies a predicate to check if query has an edge owner.
+func (f *IdempotencyKeyFilter) WhereHasOwner() {
+	f.Where(entql.HasEdge("owner"))
+}
+
+// WhereHasOwnerWith applies a predicate to check if query has an edge owner with a given conditions (other predicates).
+func (f *IdempotencyKeyFilter) WhereHasOwnerWith(preds ...predicate.Owner) {
+	f.Where(entql.HasEdgeWith("owner", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *MaterialQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -1574,7 +1690,7 @@ type MaterialFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaterialFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1736,7 +1852,7 @@ type MaterialCategoryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaterialCategoryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1848,7 +1964,7 @@ type OptionSetFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OptionSetFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1955,7 +2071,7 @@ type OptionVariationFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OptionVariationFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2103,7 +2219,7 @@ type OrderFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OrderFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2231,7 +2347,7 @@ type OrderCountFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OrderCountFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2300,7 +2416,7 @@ type OwnerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OwnerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2369,7 +2485,7 @@ type SettingFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SettingFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2419,7 +2535,7 @@ type ShareFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ShareFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2541,7 +2657,7 @@ type TextureFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TextureFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -24,6 +24,8 @@ type Tx struct {
 	ConfiguratorOption *ConfiguratorOptionClient
 	// FormField is the client for interacting with the FormField builders.
 	FormField *FormFieldClient
+	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
+	IdempotencyKey *IdempotencyKeyClient
 	// Material is the client for interacting with the Material builders.
 	Material *MaterialClient
 	// MaterialCategory is the client for interacting with the MaterialCategory builders.
@@ -180,6 +182,7 @@ func (tx *Tx) init() {
 	tx.ConfiguratorForm = NewConfiguratorFormClient(tx.config)
 	tx.ConfiguratorOption = NewConfiguratorOptionClient(tx.config)
 	tx.FormField = NewFormFieldClient(tx.config)
+	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.Material = NewMaterialClient(tx.config)
 	tx.MaterialCategory = NewMaterialCategoryClient(tx.config)
 	tx.OptionSet = NewOptionSetClient(tx.config)

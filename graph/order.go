@@ -2,10 +2,16 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strconv"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/ordercount"
+	"github.com/configurator/catalogue/graph/model"
+	"github.com/configurator/catalogue/internal/idempotency"
+	"github.com/configurator/catalogue/internal/upload"
+	"github.com/configurator/catalogue/internal/viewer"
 )
 
 // orderTotal is the total of an order list (client's where and the one
@@ -39,4 +45,66 @@ func (r *Resolver) orderTotal(client, where *ent.OrderWhereInput) total {
 		}
 		return n, err
 	}
+}
+
+// orderOnce is the Idempotency-Key of an order creation, if it has one,
+// with the fingerprint of the request (internal/idempotency).
+type orderOnce struct {
+	client      *ent.Client
+	owner       int
+	key         string
+	fingerprint string
+}
+
+// orderOnce reads the request's Idempotency-Key and digests the request:
+// its fields (the JSON objects in canonical form, so both transports'
+// spellings of one object agree) and the digests of its stored files.
+func (r *Resolver) orderOnce(ctx context.Context, in model.CreateOrderInput, files *upload.Batch) orderOnce {
+	o := orderOnce{client: r.client, key: idempotency.Key(ctx)}
+	if o.key == "" {
+		return o
+	}
+	if v := viewer.FromContext(ctx); v != nil {
+		o.owner = v.OwnerID
+	}
+	parts := []string{"order", strconv.Itoa(in.ConfiguratorID), strconv.FormatFloat(in.Price, 'g', -1, 64),
+		canonical(in.CustomerDetails), canonical(in.ConfiguratorSummary), strconv.Itoa(len(in.ConfiguratorPrintMap))}
+	o.fingerprint = idempotency.Fingerprint(append(parts, files.Digests()...)...)
+	return o
+}
+
+// replay returns the order the key already created (0 when none).
+func (o orderOnce) replay(ctx context.Context) (int, error) {
+	if o.key == "" {
+		return 0, nil
+	}
+	return idempotency.Replay(ctx, o.client, o.owner, o.key, o.fingerprint)
+}
+
+// record remembers the key with the order, in the creation's transaction.
+func (o orderOnce) record(ctx context.Context, tx *ent.Client, orderID int) error {
+	if o.key == "" {
+		return nil
+	}
+	return idempotency.Record(ctx, tx, o.owner, o.key, o.fingerprint, orderID)
+}
+
+// replayed answers a retry with the order its key created, after
+// removing the files the retry stored again.
+func (r *Resolver) replayed(ctx context.Context, files *upload.Batch, id int, err error) (*ent.Order, error) {
+	files.Discard(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Query().Order(ctx, id)
+}
+
+// canonical is a JSON object in a canonical form (keys sorted, no spaces).
+func canonical(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }

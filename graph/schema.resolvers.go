@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"entgo.io/contrib/entgql"
@@ -25,6 +26,7 @@ import (
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/upload"
 	"github.com/configurator/catalogue/internal/valid"
@@ -61,16 +63,25 @@ func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOr
 		}
 		printMap[i] = s.URL
 	}
+	once := r.orderOnce(ctx, input, files)
+	if id, err := once.replay(ctx); err != nil || id != 0 {
+		return r.replayed(ctx, files, id, err)
+	}
 	var id int
 	err = r.withTx(ctx, func(c *ent.Client) error {
 		o, err := c.Order.Create().SetConfiguratorID(input.ConfiguratorID).SetPrice(input.Price).
 			SetCustomerDetails(input.CustomerDetails).SetConfiguratorSummary(input.ConfiguratorSummary).
 			SetNillableConfiguratorSnapshot(snapshot).SetConfiguratorPrintMap(printMap).Save(ctx)
-		if err == nil {
-			id = o.ID
+		if err != nil {
+			return err
 		}
-		return err
+		id = o.ID
+		return once.record(ctx, c, id)
 	})
+	if errors.Is(err, idempotency.ErrRace) {
+		id, err := once.replay(ctx)
+		return r.replayed(ctx, files, id, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create order: %w", err)
 	}

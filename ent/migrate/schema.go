@@ -267,6 +267,42 @@ var (
 			},
 		},
 	}
+	// IdempotencyKeysColumns holds the columns for the "idempotency_keys" table.
+	IdempotencyKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "key", Type: field.TypeString, Size: 255},
+		{Name: "fingerprint", Type: field.TypeString},
+		{Name: "order_id", Type: field.TypeInt},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "owner_id", Type: field.TypeInt},
+	}
+	// IdempotencyKeysTable holds the schema information for the "idempotency_keys" table.
+	IdempotencyKeysTable = &schema.Table{
+		Name:       "idempotency_keys",
+		Columns:    IdempotencyKeysColumns,
+		PrimaryKey: []*schema.Column{IdempotencyKeysColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "idempotency_keys_owners_owner",
+				Columns:    []*schema.Column{IdempotencyKeysColumns[6]},
+				RefColumns: []*schema.Column{OwnersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "idempotencykey_owner_id_key",
+				Unique:  true,
+				Columns: []*schema.Column{IdempotencyKeysColumns[6], IdempotencyKeysColumns[1]},
+			},
+			{
+				Name:    "idempotencykey_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{IdempotencyKeysColumns[5]},
+			},
+		},
+	}
 	// MaterialsColumns holds the columns for the "materials" table.
 	MaterialsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -752,6 +788,7 @@ var (
 		ConfiguratorFormsTable,
 		ConfiguratorOptionsTable,
 		FormFieldsTable,
+		IdempotencyKeysTable,
 		MaterialsTable,
 		MaterialCategoriesTable,
 		OptionSetsTable,
@@ -777,6 +814,7 @@ func init() {
 	FormFieldsTable.ForeignKeys[0].RefTable = ConfiguratorsTable
 	FormFieldsTable.ForeignKeys[1].RefTable = ConfiguratorFormsTable
 	FormFieldsTable.ForeignKeys[2].RefTable = OwnersTable
+	IdempotencyKeysTable.ForeignKeys[0].RefTable = OwnersTable
 	MaterialsTable.ForeignKeys[0].RefTable = OwnersTable
 	MaterialsTable.ForeignKeys[1].RefTable = MaterialCategoriesTable
 	MaterialsTable.ForeignKeys[2].RefTable = TexturesTable

@@ -21,6 +21,9 @@ type ConfiguratorOption func(*sql.Selector)
 // FormField is the predicate function for formfield builders.
 type FormField func(*sql.Selector)
 
+// IdempotencyKey is the predicate function for idempotencykey builders.
+type IdempotencyKey func(*sql.Selector)
+
 // Material is the predicate function for material builders.
 type Material func(*sql.Selector)
 

@@ -231,6 +231,30 @@ func (f FormFieldMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutat
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.FormFieldMutation", m)
 }
 
+// The IdempotencyKeyQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type IdempotencyKeyQueryRuleFunc func(context.Context, *ent.IdempotencyKeyQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f IdempotencyKeyQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.IdempotencyKeyQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.IdempotencyKeyQuery", q)
+}
+
+// The IdempotencyKeyMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type IdempotencyKeyMutationRuleFunc func(context.Context, *ent.IdempotencyKeyMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f IdempotencyKeyMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.IdempotencyKeyMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.IdempotencyKeyMutation", m)
+}
+
 // The MaterialQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type MaterialQueryRuleFunc func(context.Context, *ent.MaterialQuery) error
@@ -516,6 +540,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.FormFieldQuery:
 		return q.Filter(), nil
+	case *ent.IdempotencyKeyQuery:
+		return q.Filter(), nil
 	case *ent.MaterialQuery:
 		return q.Filter(), nil
 	case *ent.MaterialCategoryQuery:
@@ -552,6 +578,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.ConfiguratorOptionMutation:
 		return m.Filter(), nil
 	case *ent.FormFieldMutation:
+		return m.Filter(), nil
+	case *ent.IdempotencyKeyMutation:
 		return m.Filter(), nil
 	case *ent.MaterialMutation:
 		return m.Filter(), nil

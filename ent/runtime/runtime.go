@@ -11,6 +11,7 @@ import (
 	"github.com/configurator/catalogue/ent/configuratorform"
 	"github.com/configurator/catalogue/ent/configuratoroption"
 	"github.com/configurator/catalogue/ent/formfield"
+	"github.com/configurator/catalogue/ent/idempotencykey"
 	"github.com/configurator/catalogue/ent/material"
 	"github.com/configurator/catalogue/ent/materialcategory"
 	"github.com/configurator/catalogue/ent/optionset"
@@ -271,6 +272,35 @@ func init() {
 	formfieldDescID := formfieldMixinFields0[0].Descriptor()
 	// formfield.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	formfield.IDValidator = formfieldDescID.Validators[0].(func(int) error)
+	idempotencykey.Policy = privacy.NewPolicies(schema.IdempotencyKey{})
+	idempotencykey.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := idempotencykey.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	idempotencykeyFields := schema.IdempotencyKey{}.Fields()
+	_ = idempotencykeyFields
+	// idempotencykeyDescKey is the schema descriptor for key field.
+	idempotencykeyDescKey := idempotencykeyFields[1].Descriptor()
+	// idempotencykey.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	idempotencykey.KeyValidator = func() func(string) error {
+		validators := idempotencykeyDescKey.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(key string) error {
+			for _, fn := range fns {
+				if err := fn(key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	materialMixin := schema.Material{}.Mixin()
 	material.Policy = privacy.NewPolicies(materialMixin[1], materialMixin[3], schema.Material{})
 	material.Hooks[0] = func(next ent.Mutator) ent.Mutator {

@@ -26,6 +26,17 @@ const (
 	// Unsupported is a body of a media type the operation does not take
 	// (HTTP 415).
 	Unsupported Kind = "UNSUPPORTED_MEDIA_TYPE"
+	// KeyReused is an Idempotency-Key sent again with another request
+	// (HTTP 422).
+	KeyReused Kind = "IDEMPOTENCY_KEY_REUSED"
+	// TooComplex is a GraphQL document over the limits of its cost, refused
+	// before it runs (HTTP 400).
+	TooComplex Kind = "QUERY_TOO_COMPLEX"
+	// RateLimited is a request over its token's budget (HTTP 429).
+	RateLimited Kind = "RATE_LIMITED"
+	// Unavailable is a dependency that is down or overloaded, such as the
+	// database restarting: the request may be retried (HTTP 503).
+	Unavailable Kind = "UNAVAILABLE"
 	Internal    Kind = "INTERNAL"
 )
 

@@ -6,6 +6,8 @@ package upload
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -22,8 +24,9 @@ var ThumbnailSides = [2]int{50, 100}
 // Batch is the files one write stored. Its zero value is not usable; New
 // makes one.
 type Batch struct {
-	files *storage.Files
-	urls  []string
+	files   *storage.Files
+	urls    []string
+	digests []string
 }
 
 // New starts a batch over files.
@@ -42,8 +45,14 @@ func (b *Batch) Image(ctx context.Context, field string, r io.Reader) (*storage.
 		return nil, refusal(field, err)
 	}
 	b.urls = append(b.urls, saved.URL)
+	sum := sha256.Sum256(saved.Data)
+	b.digests = append(b.digests, hex.EncodeToString(sum[:]))
 	return saved, nil
 }
+
+// Digests are the SHA-256 digests of the uploads stored so far, in the
+// order they were stored: what an idempotent write compares of its files.
+func (b *Batch) Digests() []string { return b.digests }
 
 // Texture is a texture image as stored: the file and its thumbnails.
 type Texture struct {

@@ -1,0 +1,138 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/privacy"
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/dbtest"
+)
+
+func TestParseKey(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want string
+		ok   bool
+	}{
+		{[]string{"8e03978e-40d5-43e8-bc93-6894a57f9324"}, "8e03978e-40d5-43e8-bc93-6894a57f9324", true},
+		{[]string{`"quoted key"`}, "quoted key", true},
+		{[]string{"  padded "}, "padded", true},
+		{[]string{strings.Repeat("k", MaxKeyLen)}, strings.Repeat("k", MaxKeyLen), true},
+		{[]string{strings.Repeat("k", MaxKeyLen+1)}, "", false},
+		{[]string{""}, "", false},
+		{[]string{`""`}, "", false},
+		{[]string{"tab\there"}, "", false},
+		{[]string{"ünïcode"}, "", false},
+		{[]string{"a", "b"}, "", false},
+	} {
+		got, err := parseKey(tc.in)
+		if got != tc.want || (err == nil) != tc.ok {
+			t.Errorf("parseKey(%q) = %q, %v; want %q, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+		if err != nil && apperr.KindOf(err) != apperr.Invalid {
+			t.Errorf("parseKey(%q) kind %s; want %s", tc.in, apperr.KindOf(err), apperr.Invalid)
+		}
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	if Fingerprint("ab", "c") == Fingerprint("a", "bc") {
+		t.Error("parts are not delimited: (ab, c) and (a, bc) digest alike")
+	}
+	if Fingerprint("a") != Fingerprint("a") {
+		t.Error("Fingerprint is not deterministic")
+	}
+}
+
+// TestMiddleware: the key reaches the request's context, a malformed one
+// is refused before the handler, and a replay is marked on the answer.
+func TestMiddleware(t *testing.T) {
+	var seen string
+	h := Middleware(func(w http.ResponseWriter, _ *http.Request, err error) {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = Key(r.Context())
+		if r.URL.Query().Get("replay") != "" {
+			markReplayed(r.Context())
+		}
+		w.WriteHeader(http.StatusCreated)
+	}))
+	for _, tc := range []struct {
+		header, query string
+		status        int
+		key, replayed string
+	}{
+		{"", "", 201, "", ""},
+		{"k1", "", 201, "k1", ""},
+		{"k2", "replay=1", 201, "k2", "true"},
+		{strings.Repeat("x", 300), "", 400, "", ""},
+	} {
+		seen = ""
+		req := httptest.NewRequest(http.MethodPost, "/orders?"+tc.query, nil)
+		if tc.header != "" {
+			req.Header.Set(Header, tc.header)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.status || seen != tc.key || rec.Header().Get(ReplayedHeader) != tc.replayed {
+			t.Errorf("%q: %d key %q replayed %q; want %d %q %q", tc.header, rec.Code, seen, rec.Header().Get(ReplayedHeader), tc.status, tc.key, tc.replayed)
+		}
+	}
+}
+
+// TestRecordAndReplay: a recorded key replays its order for the same
+// request and owner, refuses another request, is independent for another
+// owner, is forgotten once expired, and loses a race to an earlier record.
+func TestRecordAndReplay(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		ctx := context.Background()
+		sys := privacy.DecisionContext(ctx, privacy.Allow)
+		a := dbtest.Must(c.Owner.Create().SetName("A").Save(sys))
+		b := dbtest.Must(c.Owner.Create().SetName("B").Save(sys))
+		if id, err := Replay(ctx, c, a.ID, "k", "fp1"); id != 0 || err != nil {
+			t.Fatalf("Replay of a new key = %d, %v; want 0, nil", id, err)
+		}
+		if err := Record(ctx, c, a.ID, "k", "fp1", 41); err != nil {
+			t.Fatal(err)
+		}
+		if id, err := Replay(ctx, c, a.ID, "k", "fp1"); id != 41 || err != nil {
+			t.Errorf("Replay of the same request = %d, %v; want 41, nil", id, err)
+		}
+		if _, err := Replay(ctx, c, a.ID, "k", "fp2"); apperr.KindOf(err) != apperr.KeyReused {
+			t.Errorf("Replay of another request = %v; want %s", err, apperr.KeyReused)
+		}
+		if id, err := Replay(ctx, c, b.ID, "k", "fp2"); id != 0 || err != nil {
+			t.Errorf("another owner's equal key = %d, %v; want 0, nil", id, err)
+		}
+		if err := Record(ctx, c, a.ID, "k", "fp1", 42); !errors.Is(err, ErrRace) {
+			t.Errorf("a second Record of the key = %v; want ErrRace", err)
+		}
+		if err := Record(ctx, c, b.ID, "old", "fp", 1); err != nil {
+			t.Fatal(err)
+		}
+		// A day later the key is forgotten: the same key runs anew.
+		later := time.Now().Add(TTL + time.Minute)
+		now = func() time.Time { return later }
+		t.Cleanup(func() { now = time.Now })
+		if id, err := Replay(ctx, c, a.ID, "k", "fp2"); id != 0 || err != nil {
+			t.Errorf("Replay of an expired key = %d, %v; want 0, nil", id, err)
+		}
+		if err := Record(ctx, c, a.ID, "k", "fp2", 43); err != nil {
+			t.Errorf("Record after expiry: %v", err)
+		}
+		// Sweep drops B's key, recorded a day before; A's new one stays.
+		if n, err := Sweep(ctx, c); n != 1 || err != nil {
+			t.Errorf("Sweep = %d, %v; want 1 expired key", n, err)
+		}
+		if n := c.IdempotencyKey.Query().CountX(sys); n != 1 {
+			t.Errorf("%d keys after the sweep; want 1", n)
+		}
+	})
+}
