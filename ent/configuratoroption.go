@@ -32,7 +32,7 @@ type ConfiguratorOption struct {
 	Title string `json:"title,omitempty"`
 	// Type holds the value of the "type" field.
 	Type configuratoroption.Type `json:"type,omitempty"`
-	// A JSON object, stored and served as raw JSON
+	// Settings holds the value of the "settings" field.
 	Settings json.RawMessage `json:"settings,omitempty"`
 	// Position holds the value of the "position" field.
 	Position int `json:"position,omitempty"`
@@ -177,10 +177,8 @@ func (_m *ConfiguratorOption) assignValues(columns []string, values []any) error
 		case configuratoroption.FieldSettings:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field settings", values[i])
-			} else if value != nil && len(*value) > 0 {
-				if err := json.Unmarshal(*value, &_m.Settings); err != nil {
-					return fmt.Errorf("unmarshal field settings: %w", err)
-				}
+			} else if value != nil {
+				_m.Settings = *value
 			}
 		case configuratoroption.FieldPosition:
 			if value, ok := values[i].(*sql.NullInt64); !ok {

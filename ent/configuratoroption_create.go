@@ -318,7 +318,7 @@ func (_c *ConfiguratorOptionCreate) createSpec() (*ConfiguratorOption, *sqlgraph
 		_node.Type = value
 	}
 	if value, ok := _c.mutation.Settings(); ok {
-		_spec.SetField(configuratoroption.FieldSettings, field.TypeJSON, value)
+		_spec.SetField(configuratoroption.FieldSettings, field.TypeBytes, value)
 		_node.Settings = value
 	}
 	if value, ok := _c.mutation.Position(); ok {

@@ -11,7 +11,6 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
-	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/configurator/catalogue/ent/configurator"
 	"github.com/configurator/catalogue/ent/configuratoroption"
@@ -84,12 +83,6 @@ func (_u *ConfiguratorOptionUpdate) SetNillableType(v *configuratoroption.Type) 
 // SetSettings sets the "settings" field.
 func (_u *ConfiguratorOptionUpdate) SetSettings(v json.RawMessage) *ConfiguratorOptionUpdate {
 	_u.mutation.SetSettings(v)
-	return _u
-}
-
-// AppendSettings appends value to the "settings" field.
-func (_u *ConfiguratorOptionUpdate) AppendSettings(v json.RawMessage) *ConfiguratorOptionUpdate {
-	_u.mutation.AppendSettings(v)
 	return _u
 }
 
@@ -307,15 +300,10 @@ func (_u *ConfiguratorOptionUpdate) sqlSave(ctx context.Context) (_node int, err
 		_spec.SetField(configuratoroption.FieldType, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.Settings(); ok {
-		_spec.SetField(configuratoroption.FieldSettings, field.TypeJSON, value)
-	}
-	if value, ok := _u.mutation.AppendedSettings(); ok {
-		_spec.AddModifier(func(u *sql.UpdateBuilder) {
-			sqljson.Append(u, configuratoroption.FieldSettings, value)
-		})
+		_spec.SetField(configuratoroption.FieldSettings, field.TypeBytes, value)
 	}
 	if _u.mutation.SettingsCleared() {
-		_spec.ClearField(configuratoroption.FieldSettings, field.TypeJSON)
+		_spec.ClearField(configuratoroption.FieldSettings, field.TypeBytes)
 	}
 	if value, ok := _u.mutation.Position(); ok {
 		_spec.SetField(configuratoroption.FieldPosition, field.TypeInt, value)
@@ -516,12 +504,6 @@ func (_u *ConfiguratorOptionUpdateOne) SetNillableType(v *configuratoroption.Typ
 // SetSettings sets the "settings" field.
 func (_u *ConfiguratorOptionUpdateOne) SetSettings(v json.RawMessage) *ConfiguratorOptionUpdateOne {
 	_u.mutation.SetSettings(v)
-	return _u
-}
-
-// AppendSettings appends value to the "settings" field.
-func (_u *ConfiguratorOptionUpdateOne) AppendSettings(v json.RawMessage) *ConfiguratorOptionUpdateOne {
-	_u.mutation.AppendSettings(v)
 	return _u
 }
 
@@ -769,15 +751,10 @@ func (_u *ConfiguratorOptionUpdateOne) sqlSave(ctx context.Context) (_node *Conf
 		_spec.SetField(configuratoroption.FieldType, field.TypeEnum, value)
 	}
 	if value, ok := _u.mutation.Settings(); ok {
-		_spec.SetField(configuratoroption.FieldSettings, field.TypeJSON, value)
-	}
-	if value, ok := _u.mutation.AppendedSettings(); ok {
-		_spec.AddModifier(func(u *sql.UpdateBuilder) {
-			sqljson.Append(u, configuratoroption.FieldSettings, value)
-		})
+		_spec.SetField(configuratoroption.FieldSettings, field.TypeBytes, value)
 	}
 	if _u.mutation.SettingsCleared() {
-		_spec.ClearField(configuratoroption.FieldSettings, field.TypeJSON)
+		_spec.ClearField(configuratoroption.FieldSettings, field.TypeBytes)
 	}
 	if value, ok := _u.mutation.Position(); ok {
 		_spec.SetField(configuratoroption.FieldPosition, field.TypeInt, value)

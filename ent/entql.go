@@ -103,7 +103,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			configuratoroption.FieldConfiguratorID: {Type: field.TypeInt, Column: configuratoroption.FieldConfiguratorID},
 			configuratoroption.FieldTitle:          {Type: field.TypeString, Column: configuratoroption.FieldTitle},
 			configuratoroption.FieldType:           {Type: field.TypeEnum, Column: configuratoroption.FieldType},
-			configuratoroption.FieldSettings:       {Type: field.TypeJSON, Column: configuratoroption.FieldSettings},
+			configuratoroption.FieldSettings:       {Type: field.TypeBytes, Column: configuratoroption.FieldSettings},
 			configuratoroption.FieldPosition:       {Type: field.TypeInt, Column: configuratoroption.FieldPosition},
 			configuratoroption.FieldCreatedBy:      {Type: field.TypeString, Column: configuratoroption.FieldCreatedBy},
 		},
@@ -265,8 +265,8 @@ var schemaGraph = func() *sqlgraph.Schema {
 			order.FieldConfiguratorID:       {Type: field.TypeInt, Column: order.FieldConfiguratorID},
 			order.FieldPrice:                {Type: field.TypeFloat64, Column: order.FieldPrice},
 			order.FieldStatus:               {Type: field.TypeString, Column: order.FieldStatus},
-			order.FieldCustomerDetails:      {Type: field.TypeJSON, Column: order.FieldCustomerDetails},
-			order.FieldConfiguratorSummary:  {Type: field.TypeJSON, Column: order.FieldConfiguratorSummary},
+			order.FieldCustomerDetails:      {Type: field.TypeBytes, Column: order.FieldCustomerDetails},
+			order.FieldConfiguratorSummary:  {Type: field.TypeBytes, Column: order.FieldConfiguratorSummary},
 			order.FieldConfiguratorSnapshot: {Type: field.TypeString, Column: order.FieldConfiguratorSnapshot},
 			order.FieldConfiguratorPrintMap: {Type: field.TypeJSON, Column: order.FieldConfiguratorPrintMap},
 			order.FieldInvoiceURL:           {Type: field.TypeString, Column: order.FieldInvoiceURL},
@@ -1359,7 +1359,7 @@ func (f *ConfiguratorOptionFilter) WhereType(p entql.StringP) {
 	f.Where(p.Field(configuratoroption.FieldType))
 }
 
-// WhereSettings applies the entql json.RawMessage predicate on the settings field.
+// WhereSettings applies the entql []byte predicate on the settings field.
 func (f *ConfiguratorOptionFilter) WhereSettings(p entql.BytesP) {
 	f.Where(p.Field(configuratoroption.FieldSettings))
 }
@@ -2260,12 +2260,12 @@ func (f *OrderFilter) WhereStatus(p entql.StringP) {
 	f.Where(p.Field(order.FieldStatus))
 }
 
-// WhereCustomerDetails applies the entql json.RawMessage predicate on the customer_details field.
+// WhereCustomerDetails applies the entql []byte predicate on the customer_details field.
 func (f *OrderFilter) WhereCustomerDetails(p entql.BytesP) {
 	f.Where(p.Field(order.FieldCustomerDetails))
 }
 
-// WhereConfiguratorSummary applies the entql json.RawMessage predicate on the configurator_summary field.
+// WhereConfiguratorSummary applies the entql []byte predicate on the configurator_summary field.
 func (f *OrderFilter) WhereConfiguratorSummary(p entql.BytesP) {
 	f.Where(p.Field(order.FieldConfiguratorSummary))
 }

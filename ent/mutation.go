@@ -2916,7 +2916,6 @@ type ConfiguratorOptionMutation struct {
 	title               *string
 	_type               *configuratoroption.Type
 	settings            *json.RawMessage
-	appendsettings      json.RawMessage
 	position            *int
 	addposition         *int
 	created_by          *string
@@ -3259,7 +3258,6 @@ func (m *ConfiguratorOptionMutation) ResetType() {
 // SetSettings sets the "settings" field.
 func (m *ConfiguratorOptionMutation) SetSettings(jm json.RawMessage) {
 	m.settings = &jm
-	m.appendsettings = nil
 }
 
 // Settings returns the value of the "settings" field in the mutation.
@@ -3288,23 +3286,9 @@ func (m *ConfiguratorOptionMutation) OldSettings(ctx context.Context) (v json.Ra
 	return oldValue.Settings, nil
 }
 
-// AppendSettings adds jm to the "settings" field.
-func (m *ConfiguratorOptionMutation) AppendSettings(jm json.RawMessage) {
-	m.appendsettings = append(m.appendsettings, jm...)
-}
-
-// AppendedSettings returns the list of values that were appended to the "settings" field in this mutation.
-func (m *ConfiguratorOptionMutation) AppendedSettings() (json.RawMessage, bool) {
-	if len(m.appendsettings) == 0 {
-		return nil, false
-	}
-	return m.appendsettings, true
-}
-
 // ClearSettings clears the value of the "settings" field.
 func (m *ConfiguratorOptionMutation) ClearSettings() {
 	m.settings = nil
-	m.appendsettings = nil
 	m.clearedFields[configuratoroption.FieldSettings] = struct{}{}
 }
 
@@ -3317,7 +3301,6 @@ func (m *ConfiguratorOptionMutation) SettingsCleared() bool {
 // ResetSettings resets all changes to the "settings" field.
 func (m *ConfiguratorOptionMutation) ResetSettings() {
 	m.settings = nil
-	m.appendsettings = nil
 	delete(m.clearedFields, configuratoroption.FieldSettings)
 }
 
@@ -10575,9 +10558,7 @@ type OrderMutation struct {
 	addprice                     *float64
 	status                       *string
 	customer_details             *json.RawMessage
-	appendcustomer_details       json.RawMessage
 	configurator_summary         *json.RawMessage
-	appendconfigurator_summary   json.RawMessage
 	configurator_snapshot        *string
 	configurator_print_map       *[]string
 	appendconfigurator_print_map []string
@@ -10936,7 +10917,6 @@ func (m *OrderMutation) ResetStatus() {
 // SetCustomerDetails sets the "customer_details" field.
 func (m *OrderMutation) SetCustomerDetails(jm json.RawMessage) {
 	m.customer_details = &jm
-	m.appendcustomer_details = nil
 }
 
 // CustomerDetails returns the value of the "customer_details" field in the mutation.
@@ -10965,29 +10945,14 @@ func (m *OrderMutation) OldCustomerDetails(ctx context.Context) (v json.RawMessa
 	return oldValue.CustomerDetails, nil
 }
 
-// AppendCustomerDetails adds jm to the "customer_details" field.
-func (m *OrderMutation) AppendCustomerDetails(jm json.RawMessage) {
-	m.appendcustomer_details = append(m.appendcustomer_details, jm...)
-}
-
-// AppendedCustomerDetails returns the list of values that were appended to the "customer_details" field in this mutation.
-func (m *OrderMutation) AppendedCustomerDetails() (json.RawMessage, bool) {
-	if len(m.appendcustomer_details) == 0 {
-		return nil, false
-	}
-	return m.appendcustomer_details, true
-}
-
 // ResetCustomerDetails resets all changes to the "customer_details" field.
 func (m *OrderMutation) ResetCustomerDetails() {
 	m.customer_details = nil
-	m.appendcustomer_details = nil
 }
 
 // SetConfiguratorSummary sets the "configurator_summary" field.
 func (m *OrderMutation) SetConfiguratorSummary(jm json.RawMessage) {
 	m.configurator_summary = &jm
-	m.appendconfigurator_summary = nil
 }
 
 // ConfiguratorSummary returns the value of the "configurator_summary" field in the mutation.
@@ -11016,23 +10981,9 @@ func (m *OrderMutation) OldConfiguratorSummary(ctx context.Context) (v json.RawM
 	return oldValue.ConfiguratorSummary, nil
 }
 
-// AppendConfiguratorSummary adds jm to the "configurator_summary" field.
-func (m *OrderMutation) AppendConfiguratorSummary(jm json.RawMessage) {
-	m.appendconfigurator_summary = append(m.appendconfigurator_summary, jm...)
-}
-
-// AppendedConfiguratorSummary returns the list of values that were appended to the "configurator_summary" field in this mutation.
-func (m *OrderMutation) AppendedConfiguratorSummary() (json.RawMessage, bool) {
-	if len(m.appendconfigurator_summary) == 0 {
-		return nil, false
-	}
-	return m.appendconfigurator_summary, true
-}
-
 // ResetConfiguratorSummary resets all changes to the "configurator_summary" field.
 func (m *OrderMutation) ResetConfiguratorSummary() {
 	m.configurator_summary = nil
-	m.appendconfigurator_summary = nil
 }
 
 // SetConfiguratorSnapshot sets the "configurator_snapshot" field.

@@ -160,18 +160,14 @@ func (_m *Order) assignValues(columns []string, values []any) error {
 		case order.FieldCustomerDetails:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field customer_details", values[i])
-			} else if value != nil && len(*value) > 0 {
-				if err := json.Unmarshal(*value, &_m.CustomerDetails); err != nil {
-					return fmt.Errorf("unmarshal field customer_details: %w", err)
-				}
+			} else if value != nil {
+				_m.CustomerDetails = *value
 			}
 		case order.FieldConfiguratorSummary:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field configurator_summary", values[i])
-			} else if value != nil && len(*value) > 0 {
-				if err := json.Unmarshal(*value, &_m.ConfiguratorSummary); err != nil {
-					return fmt.Errorf("unmarshal field configurator_summary: %w", err)
-				}
+			} else if value != nil {
+				_m.ConfiguratorSummary = *value
 			}
 		case order.FieldConfiguratorSnapshot:
 			if value, ok := values[i].(*sql.NullString); !ok {

@@ -311,11 +311,11 @@ func (_c *OrderCreate) createSpec() (*Order, *sqlgraph.CreateSpec) {
 		_node.Status = value
 	}
 	if value, ok := _c.mutation.CustomerDetails(); ok {
-		_spec.SetField(order.FieldCustomerDetails, field.TypeJSON, value)
+		_spec.SetField(order.FieldCustomerDetails, field.TypeBytes, value)
 		_node.CustomerDetails = value
 	}
 	if value, ok := _c.mutation.ConfiguratorSummary(); ok {
-		_spec.SetField(order.FieldConfiguratorSummary, field.TypeJSON, value)
+		_spec.SetField(order.FieldConfiguratorSummary, field.TypeBytes, value)
 		_node.ConfiguratorSummary = value
 	}
 	if value, ok := _c.mutation.ConfiguratorSnapshot(); ok {

@@ -92,21 +92,9 @@ func (_u *OrderUpdate) SetCustomerDetails(v json.RawMessage) *OrderUpdate {
 	return _u
 }
 
-// AppendCustomerDetails appends value to the "customer_details" field.
-func (_u *OrderUpdate) AppendCustomerDetails(v json.RawMessage) *OrderUpdate {
-	_u.mutation.AppendCustomerDetails(v)
-	return _u
-}
-
 // SetConfiguratorSummary sets the "configurator_summary" field.
 func (_u *OrderUpdate) SetConfiguratorSummary(v json.RawMessage) *OrderUpdate {
 	_u.mutation.SetConfiguratorSummary(v)
-	return _u
-}
-
-// AppendConfiguratorSummary appends value to the "configurator_summary" field.
-func (_u *OrderUpdate) AppendConfiguratorSummary(v json.RawMessage) *OrderUpdate {
-	_u.mutation.AppendConfiguratorSummary(v)
 	return _u
 }
 
@@ -287,20 +275,10 @@ func (_u *OrderUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		_spec.SetField(order.FieldStatus, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.CustomerDetails(); ok {
-		_spec.SetField(order.FieldCustomerDetails, field.TypeJSON, value)
-	}
-	if value, ok := _u.mutation.AppendedCustomerDetails(); ok {
-		_spec.AddModifier(func(u *sql.UpdateBuilder) {
-			sqljson.Append(u, order.FieldCustomerDetails, value)
-		})
+		_spec.SetField(order.FieldCustomerDetails, field.TypeBytes, value)
 	}
 	if value, ok := _u.mutation.ConfiguratorSummary(); ok {
-		_spec.SetField(order.FieldConfiguratorSummary, field.TypeJSON, value)
-	}
-	if value, ok := _u.mutation.AppendedConfiguratorSummary(); ok {
-		_spec.AddModifier(func(u *sql.UpdateBuilder) {
-			sqljson.Append(u, order.FieldConfiguratorSummary, value)
-		})
+		_spec.SetField(order.FieldConfiguratorSummary, field.TypeBytes, value)
 	}
 	if value, ok := _u.mutation.ConfiguratorSnapshot(); ok {
 		_spec.SetField(order.FieldConfiguratorSnapshot, field.TypeString, value)
@@ -441,21 +419,9 @@ func (_u *OrderUpdateOne) SetCustomerDetails(v json.RawMessage) *OrderUpdateOne 
 	return _u
 }
 
-// AppendCustomerDetails appends value to the "customer_details" field.
-func (_u *OrderUpdateOne) AppendCustomerDetails(v json.RawMessage) *OrderUpdateOne {
-	_u.mutation.AppendCustomerDetails(v)
-	return _u
-}
-
 // SetConfiguratorSummary sets the "configurator_summary" field.
 func (_u *OrderUpdateOne) SetConfiguratorSummary(v json.RawMessage) *OrderUpdateOne {
 	_u.mutation.SetConfiguratorSummary(v)
-	return _u
-}
-
-// AppendConfiguratorSummary appends value to the "configurator_summary" field.
-func (_u *OrderUpdateOne) AppendConfiguratorSummary(v json.RawMessage) *OrderUpdateOne {
-	_u.mutation.AppendConfiguratorSummary(v)
 	return _u
 }
 
@@ -666,20 +632,10 @@ func (_u *OrderUpdateOne) sqlSave(ctx context.Context) (_node *Order, err error)
 		_spec.SetField(order.FieldStatus, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.CustomerDetails(); ok {
-		_spec.SetField(order.FieldCustomerDetails, field.TypeJSON, value)
-	}
-	if value, ok := _u.mutation.AppendedCustomerDetails(); ok {
-		_spec.AddModifier(func(u *sql.UpdateBuilder) {
-			sqljson.Append(u, order.FieldCustomerDetails, value)
-		})
+		_spec.SetField(order.FieldCustomerDetails, field.TypeBytes, value)
 	}
 	if value, ok := _u.mutation.ConfiguratorSummary(); ok {
-		_spec.SetField(order.FieldConfiguratorSummary, field.TypeJSON, value)
-	}
-	if value, ok := _u.mutation.AppendedConfiguratorSummary(); ok {
-		_spec.AddModifier(func(u *sql.UpdateBuilder) {
-			sqljson.Append(u, order.FieldConfiguratorSummary, value)
-		})
+		_spec.SetField(order.FieldConfiguratorSummary, field.TypeBytes, value)
 	}
 	if value, ok := _u.mutation.ConfiguratorSnapshot(); ok {
 		_spec.SetField(order.FieldConfiguratorSnapshot, field.TypeString, value)

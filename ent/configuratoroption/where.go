@@ -3,6 +3,7 @@
 package configuratoroption
 
 import (
+	"encoding/json"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -78,6 +79,12 @@ func ConfiguratorID(v int) predicate.ConfiguratorOption {
 // Title applies equality check predicate on the "title" field. It's identical to TitleEQ.
 func Title(v string) predicate.ConfiguratorOption {
 	return predicate.ConfiguratorOption(sql.FieldEQ(FieldTitle, v))
+}
+
+// Settings applies equality check predicate on the "settings" field. It's identical to SettingsEQ.
+func Settings(v json.RawMessage) predicate.ConfiguratorOption {
+	vc := []byte(v)
+	return predicate.ConfiguratorOption(sql.FieldEQ(FieldSettings, vc))
 }
 
 // Position applies equality check predicate on the "position" field. It's identical to PositionEQ.
@@ -293,6 +300,60 @@ func TypeIn(vs ...Type) predicate.ConfiguratorOption {
 // TypeNotIn applies the NotIn predicate on the "type" field.
 func TypeNotIn(vs ...Type) predicate.ConfiguratorOption {
 	return predicate.ConfiguratorOption(sql.FieldNotIn(FieldType, vs...))
+}
+
+// SettingsEQ applies the EQ predicate on the "settings" field.
+func SettingsEQ(v json.RawMessage) predicate.ConfiguratorOption {
+	vc := []byte(v)
+	return predicate.ConfiguratorOption(sql.FieldEQ(FieldSettings, vc))
+}
+
+// SettingsNEQ applies the NEQ predicate on the "settings" field.
+func SettingsNEQ(v json.RawMessage) predicate.ConfiguratorOption {
+	vc := []byte(v)
+	return predicate.ConfiguratorOption(sql.FieldNEQ(FieldSettings, vc))
+}
+
+// SettingsIn applies the In predicate on the "settings" field.
+func SettingsIn(vs ...json.RawMessage) predicate.ConfiguratorOption {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = []byte(vs[i])
+	}
+	return predicate.ConfiguratorOption(sql.FieldIn(FieldSettings, v...))
+}
+
+// SettingsNotIn applies the NotIn predicate on the "settings" field.
+func SettingsNotIn(vs ...json.RawMessage) predicate.ConfiguratorOption {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = []byte(vs[i])
+	}
+	return predicate.ConfiguratorOption(sql.FieldNotIn(FieldSettings, v...))
+}
+
+// SettingsGT applies the GT predicate on the "settings" field.
+func SettingsGT(v json.RawMessage) predicate.ConfiguratorOption {
+	vc := []byte(v)
+	return predicate.ConfiguratorOption(sql.FieldGT(FieldSettings, vc))
+}
+
+// SettingsGTE applies the GTE predicate on the "settings" field.
+func SettingsGTE(v json.RawMessage) predicate.ConfiguratorOption {
+	vc := []byte(v)
+	return predicate.ConfiguratorOption(sql.FieldGTE(FieldSettings, vc))
+}
+
+// SettingsLT applies the LT predicate on the "settings" field.
+func SettingsLT(v json.RawMessage) predicate.ConfiguratorOption {
+	vc := []byte(v)
+	return predicate.ConfiguratorOption(sql.FieldLT(FieldSettings, vc))
+}
+
+// SettingsLTE applies the LTE predicate on the "settings" field.
+func SettingsLTE(v json.RawMessage) predicate.ConfiguratorOption {
+	vc := []byte(v)
+	return predicate.ConfiguratorOption(sql.FieldLTE(FieldSettings, vc))
 }
 
 // SettingsIsNil applies the IsNil predicate on the "settings" field.

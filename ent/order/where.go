@@ -3,6 +3,7 @@
 package order
 
 import (
+	"encoding/json"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -83,6 +84,18 @@ func Price(v float64) predicate.Order {
 // Status applies equality check predicate on the "status" field. It's identical to StatusEQ.
 func Status(v string) predicate.Order {
 	return predicate.Order(sql.FieldEQ(FieldStatus, v))
+}
+
+// CustomerDetails applies equality check predicate on the "customer_details" field. It's identical to CustomerDetailsEQ.
+func CustomerDetails(v json.RawMessage) predicate.Order {
+	vc := []byte(v)
+	return predicate.Order(sql.FieldEQ(FieldCustomerDetails, vc))
+}
+
+// ConfiguratorSummary applies equality check predicate on the "configurator_summary" field. It's identical to ConfiguratorSummaryEQ.
+func ConfiguratorSummary(v json.RawMessage) predicate.Order {
+	vc := []byte(v)
+	return predicate.Order(sql.FieldEQ(FieldConfiguratorSummary, vc))
 }
 
 // ConfiguratorSnapshot applies equality check predicate on the "configurator_snapshot" field. It's identical to ConfiguratorSnapshotEQ.
@@ -323,6 +336,114 @@ func StatusEqualFold(v string) predicate.Order {
 // StatusContainsFold applies the ContainsFold predicate on the "status" field.
 func StatusContainsFold(v string) predicate.Order {
 	return predicate.Order(sql.FieldContainsFold(FieldStatus, v))
+}
+
+// CustomerDetailsEQ applies the EQ predicate on the "customer_details" field.
+func CustomerDetailsEQ(v json.RawMessage) predicate.Order {
+	vc := []byte(v)
+	return predicate.Order(sql.FieldEQ(FieldCustomerDetails, vc))
+}
+
+// CustomerDetailsNEQ applies the NEQ predicate on the "customer_details" field.
+func CustomerDetailsNEQ(v json.RawMessage) predicate.Order {
+	vc := []byte(v)
+	return predicate.Order(sql.FieldNEQ(FieldCustomerDetails, vc))
+}
+
+// CustomerDetailsIn applies the In predicate on the "customer_details" field.
+func CustomerDetailsIn(vs ...json.RawMessage) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = []byte(vs[i])
+	}
+	return predicate.Order(sql.FieldIn(FieldCustomerDetails, v...))
+}
+
+// CustomerDetailsNotIn applies the NotIn predicate on the "customer_details" field.
+func CustomerDetailsNotIn(vs ...json.RawMessage) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = []byte(vs[i])
+	}
+	return predicate.Order(sql.FieldNotIn(FieldCustomerDetails, v...))
+}
+
+// CustomerDetailsGT applies the GT predicate on the "customer_details" field.
+func CustomerDetailsGT(v json.RawMessage) predicate.Order {
+	vc := []byte(v)
+	return predicate.Order(sql.FieldGT(FieldCustomerDetails, vc))
+}
+
+// CustomerDetailsGTE applies the GTE predicate on the "customer_details" field.
+func CustomerDetailsGTE(v json.RawMessage) predicate.Order {
+	vc := []byte(v)
+	return predicate.Order(sql.FieldGTE(FieldCustomerDetails, vc))
+}
+
+// CustomerDetailsLT applies the LT predicate on the "customer_details" field.
+func CustomerDetailsLT(v json.RawMessage) predicate.Order {
+	vc := []byte(v)
+	return predicate.Order(sql.FieldLT(FieldCustomerDetails, vc))
+}
+
+// CustomerDetailsLTE applies the LTE predicate on the "customer_details" field.
+func CustomerDetailsLTE(v json.RawMessage) predicate.Order {
+	vc := []byte(v)
+	return predicate.Order(sql.FieldLTE(FieldCustomerDetails, vc))
+}
+
+// ConfiguratorSummaryEQ applies the EQ predicate on the "configurator_summary" field.
+func ConfiguratorSummaryEQ(v json.RawMessage) predicate.Order {
+	vc := []byte(v)
+	return predicate.Order(sql.FieldEQ(FieldConfiguratorSummary, vc))
+}
+
+// ConfiguratorSummaryNEQ applies the NEQ predicate on the "configurator_summary" field.
+func ConfiguratorSummaryNEQ(v json.RawMessage) predicate.Order {
+	vc := []byte(v)
+	return predicate.Order(sql.FieldNEQ(FieldConfiguratorSummary, vc))
+}
+
+// ConfiguratorSummaryIn applies the In predicate on the "configurator_summary" field.
+func ConfiguratorSummaryIn(vs ...json.RawMessage) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = []byte(vs[i])
+	}
+	return predicate.Order(sql.FieldIn(FieldConfiguratorSummary, v...))
+}
+
+// ConfiguratorSummaryNotIn applies the NotIn predicate on the "configurator_summary" field.
+func ConfiguratorSummaryNotIn(vs ...json.RawMessage) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = []byte(vs[i])
+	}
+	return predicate.Order(sql.FieldNotIn(FieldConfiguratorSummary, v...))
+}
+
+// ConfiguratorSummaryGT applies the GT predicate on the "configurator_summary" field.
+func ConfiguratorSummaryGT(v json.RawMessage) predicate.Order {
+	vc := []byte(v)
+	return predicate.Order(sql.FieldGT(FieldConfiguratorSummary, vc))
+}
+
+// ConfiguratorSummaryGTE applies the GTE predicate on the "configurator_summary" field.
+func ConfiguratorSummaryGTE(v json.RawMessage) predicate.Order {
+	vc := []byte(v)
+	return predicate.Order(sql.FieldGTE(FieldConfiguratorSummary, vc))
+}
+
+// ConfiguratorSummaryLT applies the LT predicate on the "configurator_summary" field.
+func ConfiguratorSummaryLT(v json.RawMessage) predicate.Order {
+	vc := []byte(v)
+	return predicate.Order(sql.FieldLT(FieldConfiguratorSummary, vc))
+}
+
+// ConfiguratorSummaryLTE applies the LTE predicate on the "configurator_summary" field.
+func ConfiguratorSummaryLTE(v json.RawMessage) predicate.Order {
+	vc := []byte(v)
+	return predicate.Order(sql.FieldLTE(FieldConfiguratorSummary, vc))
 }
 
 // ConfiguratorSnapshotEQ applies the EQ predicate on the "configurator_snapshot" field.

@@ -2,7 +2,6 @@ package schema
 
 import (
 	"context"
-	"encoding/json"
 	"regexp"
 
 	"entgo.io/ent/dialect/sql"
@@ -42,8 +41,7 @@ func (ConfiguratorOption) Fields() []ent.Field {
 		field.Int("configurator_id"),
 		field.String("title").NotEmpty().Annotations(entgql.OrderField("TITLE")),
 		field.Enum("type").Values(OptionTypes...),
-		field.JSON("settings", json.RawMessage{}).Optional().SchemaType(rawJSON).Annotations(entgql.Type("Map")).
-			Comment("A JSON object, stored and served as raw JSON"),
+		rawJSONField("settings", true), // a JSON object, stored and served as raw JSON
 		field.Int("position").Default(0).Annotations(entgql.OrderField("POSITION")),
 		field.String("created_by").Default(""),
 	}

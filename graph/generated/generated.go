@@ -2584,9 +2584,6 @@ type ConfiguratorOption implements Node {
 	configuratorID: ID!
 	title: String!
 	type: ConfiguratorOptionType!
-	"""
-	A JSON object, stored and served as raw JSON
-	"""
 	settings: Map
 	position: Int!
 	createdBy: String!
