@@ -19,10 +19,6 @@ import (
 	"github.com/configurator/catalogue/internal/apperr"
 )
 
-// MaxComplexity bounds the number of fields one operation may resolve, so
-// that a single deeply nested query cannot exhaust the database.
-const MaxComplexity = 2000
-
 // Request body limits: an operation in JSON is small; multipart requests
 // carry uploads (graphql multipart request spec).
 const (
@@ -34,18 +30,21 @@ const (
 // client, with the resolver options opts. Authentication happens before
 // it, in the auth middleware.
 func NewHandler(client *ent.Client, opts ...Option) http.Handler {
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(client, opts...)}))
+	res := NewResolver(client, opts...)
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: res}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.AddTransport(transport.MultipartForm{MaxUploadSize: MaxMultipartBody, MaxMemory: 8 << 20})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	parsed := lru.New[*ast.QueryDocument](1000)
+	srv.SetQueryCache(parsed)
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
-	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
+	srv.Use(&limits{parsed: parsed}) // after APQ, which fills in the query
+
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(recoverPanic)
-	return limitBody(srv)
+	return meter(res.limiter, limitBody(srv))
 }
 
 // limitBody answers 413 to a body larger than its content type allows,

@@ -21,6 +21,8 @@ var statusOf = map[apperr.Kind]int{
 	apperr.Conflict:        http.StatusConflict,
 	apperr.TooLarge:        http.StatusRequestEntityTooLarge,
 	apperr.Unsupported:     http.StatusUnsupportedMediaType,
+	apperr.TooComplex:      http.StatusBadRequest,
+	apperr.RateLimited:     http.StatusTooManyRequests,
 	apperr.Internal:        http.StatusInternalServerError,
 }
 

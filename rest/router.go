@@ -14,6 +14,7 @@ import (
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -26,6 +27,9 @@ type Options struct {
 	// (pagination links), such as http://localhost:8080, without a final
 	// slash.
 	PublicURL string
+	// Limiter, when set, charges every request of a token to its budget
+	// (see charge); GraphQL shares it.
+	Limiter ratelimit.Limiter
 }
 
 // New returns the v1 handler. It routes paths relative to Prefix, so
@@ -34,7 +38,7 @@ type Options struct {
 // reads, whose key is their credential; unknown paths answer 404 and known
 // paths with another method 405, both as problem+json.
 func New(res *graph.Resolver, tokens *auth.Tokens, opts Options) http.Handler {
-	h := &handler{res: res, tokens: tokens, base: strings.TrimRight(opts.PublicURL, "/") + Prefix}
+	h := &handler{res: res, tokens: tokens, base: strings.TrimRight(opts.PublicURL, "/") + Prefix, limiter: opts.Limiter}
 	r := chi.NewRouter()
 	routes(r, h)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -50,7 +54,8 @@ type handler struct {
 	tokens *auth.Tokens
 	// base is PublicURL + Prefix, the start of every URL the interface
 	// returns.
-	base string
+	base    string
+	limiter ratelimit.Limiter
 }
 
 // routes registers every endpoint. Each group authenticates with the
@@ -120,17 +125,25 @@ func byID[T, J any](load func(context.Context, int) (T, error), present func(T) 
 	}
 }
 
-// authenticate resolves the bearer token and refuses a request without a
-// viewer; fail writes the refusal in the endpoint's format.
+// authenticate resolves the bearer token, refuses a request without a
+// viewer and charges the request to the token's budget (charge); fail
+// writes a refusal in the endpoint's format.
 func (h *handler) authenticate(fail auth.Reject) func(http.Handler) http.Handler {
 	resolve := auth.Middleware(h.tokens, fail)
 	return func(next http.Handler) http.Handler {
 		return resolve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if viewer.FromContext(r.Context()) == nil {
+			v := viewer.FromContext(r.Context())
+			if v == nil {
 				fail(w, r, apperr.ErrNoToken)
 				return
 			}
+			r, err := h.charge(w, r, v)
+			if err != nil {
+				fail(w, r, err)
+				return
+			}
 			next.ServeHTTP(w, r)
+			ratelimit.Settle(r.Context())
 		}))
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/playground"
+	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/sharepage"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/rest"
@@ -25,7 +26,11 @@ import (
 // v1 behind the auth middleware (both over one resolver), uploaded files,
 // share-link pages and the playground.
 func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger) http.Handler {
-	opts := []graph.Option{graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL)}
+	var limiter ratelimit.Limiter // nil: off
+	if cfg.RateLimit > 0 {
+		limiter = ratelimit.NewMemory(int(cfg.RateLimit))
+	}
+	opts := []graph.Option{graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL), graph.WithLimiter(limiter)}
 	res := graph.NewResolver(c, opts...)
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, requestLog(log), middleware.Recoverer, cors)
@@ -48,7 +53,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	r.Method(http.MethodGet, "/graphql", gql)
 	r.Method(http.MethodPost, "/graphql", gql)
 	r.Method(http.MethodOptions, "/graphql", gql)
-	r.Mount(rest.Prefix, rest.New(res, tokens, rest.Options{PublicURL: cfg.PublicURL}))
+	r.Mount(rest.Prefix, rest.New(res, tokens, rest.Options{PublicURL: cfg.PublicURL, Limiter: limiter}))
 	r.Handle("/files/*", http.StripPrefix("/files/", files.Handler()))
 	r.Handle(config.SharePath+"*", http.StripPrefix(config.SharePath, sharepage.Handler(res)))
 
@@ -80,7 +85,7 @@ func cors(next http.Handler) http.Handler {
 		}
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Access-Control-Expose-Headers", "Link, Location, X-Total-Count, WWW-Authenticate")
+		h.Set("Access-Control-Expose-Headers", "Link, Location, X-Total-Count, WWW-Authenticate, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After")
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
 			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")

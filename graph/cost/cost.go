@@ -54,33 +54,39 @@ type figures struct {
 	selections, depth, aliases int
 }
 
-// Check measures the operation of doc that a request runs (operationName,
-// or the only operation) and returns an *Exceeded error when it is over a
-// limit. Figures saturate just past the limits, so no count overflows
-// however deep the fan-out goes. A document whose operation cannot be
-// chosen passes: gqlparser's validation reports that.
-func Check(doc *ast.QueryDocument, operationName string, lim Limits) error {
-	var op *ast.OperationDefinition
-	if operationName != "" {
-		op = doc.Operations.ForName(operationName)
-	} else if len(doc.Operations) == 1 {
-		op = doc.Operations[0]
-	}
-	if op == nil {
-		return nil
-	}
+// Check measures every operation and every fragment of doc and returns
+// an *Exceeded error when one is over a limit. All of them, not only the
+// operation a request names: gqlparser validates the whole document, so
+// an unused operation or fragment would cost as much. Figures saturate
+// just past the limits, so no count overflows however deep the fan-out
+// goes; a fragment spread of an unknown fragment adds nothing (validation
+// reports it).
+func Check(doc *ast.QueryDocument, lim Limits) error {
 	w := &walker{doc: doc, lim: lim, memo: map[string]figures{}, active: map[string]bool{}}
-	f, err := w.set(op.SelectionSet)
-	if err != nil {
-		return err
+	for _, op := range doc.Operations {
+		if err := w.check(w.set(op.SelectionSet)); err != nil {
+			return err
+		}
 	}
+	for _, def := range doc.Fragments {
+		if err := w.check(w.fragment(def.Name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check refuses figures over a limit.
+func (w *walker) check(f figures, err error) error {
 	switch {
-	case f.selections > lim.Selections:
-		return &Exceeded{Limit: "selections", Got: f.selections, Max: lim.Selections}
-	case f.depth > lim.Depth:
-		return &Exceeded{Limit: "depth", Got: f.depth, Max: lim.Depth}
-	case f.aliases > lim.Aliases:
-		return &Exceeded{Limit: "aliases", Got: f.aliases, Max: lim.Aliases}
+	case err != nil:
+		return err
+	case f.selections > w.lim.Selections:
+		return &Exceeded{Limit: "selections", Got: f.selections, Max: w.lim.Selections}
+	case f.depth > w.lim.Depth:
+		return &Exceeded{Limit: "depth", Got: f.depth, Max: w.lim.Depth}
+	case f.aliases > w.lim.Aliases:
+		return &Exceeded{Limit: "aliases", Got: f.aliases, Max: w.lim.Aliases}
 	}
 	return nil
 }

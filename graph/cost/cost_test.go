@@ -48,20 +48,23 @@ func aliases(n int) string {
 
 func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
-		name, query, operation, limit string
+		name, query, limit string
 	}{
-		{"small query", `{ ordersPage { data { id configurator { id name } } } }`, "", ""},
-		{"fan-out of fragments", fanOut(10, 10), "", "selections"},
-		{"fan-out within the limit", fanOut(2, 5), "", ""},
-		{"deep nesting", nested(50), "", "depth"},
-		{"nesting at the limit", nested(10), "", ""},
-		{"many aliases", aliases(1000), "", "aliases"},
-		{"aliases within the limit", aliases(30), "", ""},
-		{"fragment cycle", `query { ...A } fragment A on Query { ...B } fragment B on Query { ...A }`, "", "fragments"},
-		{"named operation measured", `query Small { viewer { ownerID } } query Big ` + aliases(100)[0:], "Small", ""},
-		{"named big operation", `query Small { viewer { ownerID } } query Big ` + aliases(100), "Big", "aliases"},
-		{"unknown fragment left to validation", `{ ...Nope }`, "", ""},
-		{"inline fragments", `{ ... on Query { viewer { ownerID } } }`, "", ""},
+		{"small query", `{ ordersPage { data { id configurator { id name } } } }`, ""},
+		{"fan-out of fragments", fanOut(10, 10), "selections"},
+		{"fan-out within the limit", fanOut(2, 5), ""},
+		{"deep nesting", nested(50), "depth"},
+		{"nesting at the limit", nested(10), ""},
+		{"many aliases", aliases(1000), "aliases"},
+		{"aliases within the limit", aliases(30), ""},
+		{"fragment cycle", `query { ...A } fragment A on Query { ...B } fragment B on Query { ...A }`, "fragments"},
+		// gqlparser validates every operation and fragment, whichever the
+		// request names, so each is measured.
+		{"every operation measured", `query Small { viewer { ownerID } } query Big ` + aliases(100), "aliases"},
+		{"unused fragment measured", "query { viewer { ownerID } }\n" + strings.Replace(fanOut(10, 10), "query { ...F0 }", "", 1), "selections"},
+		{"unused fragment within the limits", `query { viewer { ownerID } } fragment U on Query { a: viewer { ownerID } }`, ""},
+		{"unknown fragment left to validation", `{ ...Nope }`, ""},
+		{"inline fragments", `{ ... on Query { viewer { ownerID } } }`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc, err := parser.ParseQuery(&ast.Source{Input: tc.query})
@@ -69,7 +72,7 @@ func TestCheck(t *testing.T) {
 				t.Fatalf("parse: %v", err)
 			}
 			start := time.Now()
-			err = Check(doc, tc.operation, limits)
+			err = Check(doc, limits)
 			var ex *Exceeded
 			switch {
 			case tc.limit == "" && err != nil:
@@ -110,11 +113,54 @@ func FuzzCheck(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
+	lim := Limits{Selections: 50, Depth: 5, Aliases: 5}
 	f.Fuzz(func(t *testing.T, query string) {
 		doc, err := parser.ParseQuery(&ast.Source{Input: query})
 		if err != nil {
 			return
 		}
-		_ = Check(doc, "", Limits{Selections: 50, Depth: 5, Aliases: 5})
+		if Check(doc, lim) != nil {
+			return
+		}
+		for _, op := range doc.Operations {
+			n := naive{doc: doc}
+			n.walk(op.SelectionSet, 0)
+			if n.selections > lim.Selections || n.depth > lim.Depth || n.aliases > lim.Aliases {
+				t.Errorf("Check accepted %q, whose operation expands to %d selections, depth %d, %d aliases", query, n.selections, n.depth, n.aliases)
+			}
+		}
 	})
+}
+
+// naive expands fragments in place, every time, and counts as Check does;
+// it stops counting far past the fuzz limits.
+type naive struct {
+	doc                        *ast.QueryDocument
+	selections, depth, aliases int
+}
+
+func (n *naive) walk(sel ast.SelectionSet, depth int) {
+	for _, s := range sel {
+		if n.selections > 1000 {
+			return
+		}
+		switch s := s.(type) {
+		case *ast.Field:
+			n.selections++
+			if s.Alias != "" && s.Alias != s.Name {
+				n.aliases++
+			}
+			if len(s.SelectionSet) > 0 {
+				n.depth = max(n.depth, depth+1)
+				n.walk(s.SelectionSet, depth+1)
+			}
+		case *ast.InlineFragment:
+			n.walk(s.SelectionSet, depth)
+		case *ast.FragmentSpread:
+			n.selections++
+			if def := n.doc.Fragments.ForName(s.Name); def != nil {
+				n.walk(def.SelectionSet, depth)
+			}
+		}
+	}
 }

@@ -49,6 +49,9 @@ type Config struct {
 	// (PPROF_ADDR), never on the public one, so profiles can be taken
 	// from a running service without exposing them to clients.
 	PprofAddr string
+	// RateLimit is each token's budget in cost units per minute, shared by
+	// REST and GraphQL (RATE_LIMIT_PER_MINUTE); 0 turns rate limiting off.
+	RateLimit int64
 }
 
 // Env looks up an environment variable; os.Getenv in production.
@@ -84,6 +87,8 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 		"load demo data into an empty database: auto (SQLite only), true or false (env DEMO)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("PPROF_ADDR"),
 		"serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (env PPROF_ADDR; default off)")
+	fs.Int64Var(&c.RateLimit, "rate-limit-per-minute", envInt(env, "RATE_LIMIT_PER_MINUTE", DefaultRateLimit),
+		"each token's budget in cost units a minute, REST and GraphQL together; 0 turns it off (env RATE_LIMIT_PER_MINUTE)")
 }
 
 // Validate checks the values and fills in the derived ones.
@@ -133,6 +138,9 @@ func (c *Config) Validate() error {
 	if c.MaxUploadBytes < 0 {
 		return fmt.Errorf("--max-upload-bytes must be positive, got %d", c.MaxUploadBytes)
 	}
+	if c.RateLimit < 0 {
+		return fmt.Errorf("--rate-limit-per-minute must be 0 (off) or more, got %d", c.RateLimit)
+	}
 	if c.MaxUploadBytes == 0 {
 		c.MaxUploadBytes = DefaultMaxUploadBytes
 	}
@@ -142,6 +150,16 @@ func (c *Config) Validate() error {
 // DefaultMaxUploadBytes is the default limit of one uploaded image: print
 // maps are high-resolution images, 10 MiB is generous for them.
 const DefaultMaxUploadBytes = 10 << 20
+
+// DefaultRateLimit is each token's default budget: 1,200,000 units a
+// minute, 20,000 a second. A unit is about one page of data (a REST read,
+// a GraphQL operation of up to 1,000 complexity points; see
+// internal/ratelimit), and one replica on one core serves about 10,000
+// such reads a second, so one integrator using a replica fully is never
+// throttled, while a token cannot take more than about two replicas' worth
+// of a fleet, nor pay for expensive requests (per_page=-1, deep GraphQL
+// selections) with the price of cheap ones.
+const DefaultRateLimit = 1_200_000
 
 // envInt reads an integer variable; an unparsable value is kept as -1 so
 // that Validate reports it.

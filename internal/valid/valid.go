@@ -91,6 +91,11 @@ const (
 	MaxPerPage     = 100
 	// AllPages is the per_page value that asks for every record.
 	AllPages = -1
+	// MaxAllRows is the most records AllPages returns: a list that holds
+	// more is refused (400) and must be read page by page, so that no one
+	// request reads a table of any size. It is also the largest Relay page
+	// (first/last), so no list answer holds more rows either way.
+	MaxAllRows = 1000
 )
 
 // Page validates page and per_page and fills in their defaults: page from

@@ -1,0 +1,64 @@
+package rest
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/configurator/catalogue/internal/ratelimit"
+	"github.com/configurator/catalogue/internal/valid"
+	"github.com/configurator/catalogue/internal/viewer"
+)
+
+// charge takes what the request costs from the token's budget
+// (ratelimit's units): a read costs ReadUnits, a write WriteUnits more,
+// and a list with per_page=-1 one unit per RowsPerUnit rows it returns.
+// That size is not known before the list is read, so its ceiling
+// (valid.MaxAllRows rows) is taken first and the difference refunded when
+// the list reports its rows. Over budget is a RateLimited error (429,
+// with Retry-After); every answer carries the RateLimit-* headers.
+func (h *handler) charge(w http.ResponseWriter, r *http.Request, v *viewer.Viewer) (*http.Request, error) {
+	if h.limiter == nil {
+		return r, nil
+	}
+	m := ratelimit.NewMeter(h.limiter, ratelimit.Key(v.TokenID), w.Header())
+	units := ratelimit.ReadUnits
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		if !allPages(r.URL.RawQuery) {
+			break
+		}
+		units = ratelimit.RowUnits(valid.MaxAllRows)
+		m.OnRows(func(ctx context.Context, rows int) { m.Refund(ctx, units-ratelimit.RowUnits(rows)) })
+		r = r.WithContext(ratelimit.NewContext(r.Context(), m))
+	default:
+		units += ratelimit.WriteUnits
+	}
+	return r, m.Take(r.Context(), units)
+}
+
+// allPages reports whether the query string asks for per_page=-1, as the
+// list handlers will read it (valid.Int: -1, -01, ...). It looks at the
+// raw text first, so a request without per_page pays no parsing.
+func allPages(rawQuery string) bool {
+	if !strings.Contains(rawQuery, "per_page") && !strings.Contains(rawQuery, "%") {
+		return false
+	}
+	for q := rawQuery; q != ""; {
+		var pair string
+		pair, q, _ = strings.Cut(q, "&")
+		k, v, _ := strings.Cut(pair, "=")
+		if k, err := url.QueryUnescape(k); err != nil || k != "per_page" {
+			continue
+		}
+		v, err := url.QueryUnescape(v)
+		if err != nil {
+			continue
+		}
+		if n, err := valid.Int("per_page", v, 32); err == nil && n == valid.AllPages {
+			return true
+		}
+	}
+	return false
+}
