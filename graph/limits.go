@@ -108,8 +108,10 @@ func (l *limits) MutateOperationContext(ctx context.Context, op *graphql.Operati
 		writes = len(op.Operation.SelectionSet)
 	}
 	// The request paid ReadUnits on arrival (meter).
-	if err := ratelimit.FromContext(ctx).Take(ctx, ratelimit.OperationUnits(points, writes)-ratelimit.ReadUnits); err != nil {
-		return gqlError(err)
+	units := ratelimit.OperationUnits(points, writes)
+	m := ratelimit.FromContext(ctx)
+	if err := m.Take(ctx, units-ratelimit.ReadUnits); err != nil {
+		return gqlError(m.Status.Err(units))
 	}
 	return nil
 }
