@@ -39,26 +39,42 @@ func (h *handler) charge(w http.ResponseWriter, r *http.Request, v *viewer.Viewe
 }
 
 // allPages reports whether the query string asks for per_page=-1, as the
-// list handlers will read it (valid.Int: -1, -01, ...). It looks at the
-// raw text first, so a request without per_page pays no parsing.
+// list handlers will read it (valid.Int: -1, -01, ...). A request without
+// per_page (or an escape) pays a substring search and nothing more.
 func allPages(rawQuery string) bool {
-	if !strings.Contains(rawQuery, "per_page") && !strings.Contains(rawQuery, "%") {
+	if !strings.Contains(rawQuery, "per_page") && !strings.ContainsAny(rawQuery, "%+") {
 		return false
 	}
 	for q := rawQuery; q != ""; {
 		var pair string
 		pair, q, _ = strings.Cut(q, "&")
 		k, v, _ := strings.Cut(pair, "=")
-		if k, err := url.QueryUnescape(k); err != nil || k != "per_page" {
-			continue
-		}
-		v, err := url.QueryUnescape(v)
-		if err != nil {
-			continue
-		}
-		if n, err := valid.Int("per_page", v, 32); err == nil && n == valid.AllPages {
+		if unescape(k) == "per_page" && isMinusOne(unescape(v)) {
 			return true
 		}
 	}
 	return false
+}
+
+// unescape decodes a query string component, without allocating when it
+// holds no escape; a malformed one decodes to "".
+func unescape(s string) string {
+	if !strings.ContainsAny(s, "%+") {
+		return s
+	}
+	u, err := url.QueryUnescape(s)
+	if err != nil {
+		return ""
+	}
+	return u
+}
+
+// isMinusOne reports whether s is a base-10 integer equal to -1, as
+// valid.Int reads it (leading zeros allowed).
+func isMinusOne(s string) bool {
+	if len(s) < 2 || s[0] != '-' {
+		return false
+	}
+	digits := strings.TrimLeft(s[1:], "0")
+	return digits == "1"
 }

@@ -1,0 +1,212 @@
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/privacy"
+	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/ratelimit"
+	"github.com/configurator/catalogue/internal/valid"
+	"github.com/configurator/catalogue/internal/viewer"
+)
+
+// limited points the fixture's server and GraphQL handler at handlers
+// that share one limiter of limit units a minute, as cmd/server wires
+// them.
+func (f *fixture) limited(t *testing.T, limit int) {
+	lim := ratelimit.NewMemory(limit)
+	opts := []graph.Option{graph.WithFiles(f.files), graph.WithShareBase(testShareBase), graph.WithLimiter(lim)}
+	r := chi.NewRouter()
+	r.Mount(Prefix, New(graph.NewResolver(f.c, opts...), f.tokens, Options{PublicURL: testPublicURL, Limiter: lim}))
+	f.srv = httptest.NewServer(r)
+	t.Cleanup(f.srv.Close)
+	f.gql = auth.Middleware(f.tokens, graph.RejectAuth)(graph.NewHandler(f.c, opts...))
+}
+
+// TestRateLimitREST: REST requests cost what they read, per_page=-1 by
+// its rows, writes more; REST and GraphQL draw on one budget per token;
+// over budget is 429 with Retry-After in the endpoint's error format.
+func TestRateLimitREST(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		f := newFixture(t, c)
+		f.limited(t, 60)
+		left := 60
+		check := func(name string, status int, h http.Header, wantStatus, cost int) {
+			t.Helper()
+			left -= cost
+			if status != wantStatus {
+				t.Errorf("%s: status %d; want %d", name, status, wantStatus)
+			}
+			if h.Get("RateLimit-Limit") != "60" || h.Get("RateLimit-Reset") == "" {
+				t.Errorf("%s: RateLimit headers %v", name, h)
+			}
+			if got := h.Get("RateLimit-Remaining"); got != strconv.Itoa(left) {
+				t.Errorf("%s: RateLimit-Remaining %s; want %d", name, got, left)
+			}
+		}
+		status, h, _ := f.get(t, f.owner1, "/materials")
+		check("a read", status, h, 200, 1)
+		// 25 materials: the ceiling's 10 units are taken, 9 refunded
+		// before the answer is written.
+		status, h, _ = f.get(t, f.owner1, "/materials?per_page=-1")
+		check("per_page=-1 of 25 rows", status, h, 200, 1)
+		status, h, _ = f.get(t, f.owner1, "/orders?per_page=%2D01&page=1")
+		check("per_page=-1 spelled otherwise, 30 orders", status, h, 200, 1)
+		// A list that fails before it reads is settled after its answer:
+		// the headers show the ceiling taken, the next request the refund.
+		status, h, _ = f.get(t, f.owner1, "/orders?per_page=-1&order_by=colour")
+		check("per_page=-1 refused", status, h, 400, 10)
+		left += 9
+		status, h, _ = f.sendJSON(t, http.MethodPost, "/materials", f.dash1, `{"name":"Teak"}`)
+		if status != 201 || h.Get("RateLimit-Remaining") != "49" {
+			t.Errorf("a write of another token: %d, remaining %s; want 201 with its own budget, 60 - 11", status, h.Get("RateLimit-Remaining"))
+		}
+		status, h, _ = f.sendJSON(t, http.MethodPut, "/materials/1", f.owner1, `{"name":"Teak"}`)
+		check("a write costs 1 + 10", status, h, 403, 11)
+		// GraphQL draws on the same budget.
+		f.graphql(t, f.owner1, `{ viewer { ownerID } }`, nil, &struct{}{})
+		left--
+		status, h, _ = f.get(t, f.owner1, "/materials/1")
+		check("after a GraphQL query", status, h, 200, 1)
+
+		// Spend the rest, then every transport refuses.
+		for left > 0 {
+			status, h, _ = f.get(t, f.owner1, "/configurator-forms")
+			check("spending", status, h, 200, 1)
+		}
+		status, h, body := f.get(t, f.owner1, "/materials")
+		var p problem
+		if err := json.Unmarshal(body, &p); err != nil || status != 429 || p.Code != "RATE_LIMITED" || h.Get("Content-Type") != "application/problem+json" ||
+			h.Get("Retry-After") == "" || h.Get("RateLimit-Remaining") != "0" || !strings.Contains(p.Detail, "rate limit exceeded") {
+			t.Errorf("over budget: %d %v %s; want 429 problem+json RATE_LIMITED with Retry-After", status, h, body)
+		}
+		status, h, body = f.get(t, f.owner1, "/configurator-option-sets")
+		var env struct {
+			Success *bool
+			Message string
+		}
+		if err := json.Unmarshal(body, &env); err != nil || status != 429 || env.Success == nil || *env.Success || h.Get("Retry-After") == "" {
+			t.Errorf("over budget, envelope endpoint: %d %s; want 429 {success: false}", status, body)
+		}
+		if _, codes := f.graphqlResultStatus(t, f.owner1, `{ viewer { ownerID } }`, 429); len(codes) != 1 || !strings.HasPrefix(codes[0], "RATE_LIMITED") {
+			t.Errorf("over budget on GraphQL: %v; want RATE_LIMITED", codes)
+		}
+		if status, _, _ := f.get(t, f.owner2, "/materials"); status != 200 {
+			t.Errorf("another token: %d; want 200", status)
+		}
+	})
+}
+
+// graphqlResultStatus runs a GraphQL query expecting the HTTP status
+// want and returns its data and error codes.
+func (f *fixture) graphqlResultStatus(t *testing.T, token, query string, want int) (json.RawMessage, []string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query})
+	req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	rec := httptest.NewRecorder()
+	f.gql.ServeHTTP(rec, req)
+	var resp struct {
+		Data   json.RawMessage
+		Errors []struct {
+			Message    string
+			Extensions struct{ Code string }
+		}
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || rec.Code != want {
+		t.Fatalf("graphql %s = %d: %s; want %d", query, rec.Code, rec.Body.String(), want)
+	}
+	var codes []string
+	for _, e := range resp.Errors {
+		codes = append(codes, e.Extensions.Code+": "+e.Message)
+	}
+	return resp.Data, codes
+}
+
+// TestAllPagesCeiling: per_page=-1 returns every record of a list of up
+// to valid.MaxAllRows, and refuses a longer one, on both transports.
+func TestAllPagesCeiling(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		f := newFixture(t, c)
+		var data []map[string]any
+		f.ok(t, f.owner1, "/materials?per_page=-1", &data)
+		if len(data) != 25 {
+			t.Fatalf("per_page=-1 of the demo's materials: %d; want 25", len(data))
+		}
+		ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+		bulk := make([]*ent.MaterialCreate, valid.MaxAllRows)
+		for i := range bulk {
+			bulk[i] = c.Material.Create().SetOwnerID(1).SetName(fmt.Sprintf("bulk %d", i))
+		}
+		if err := c.Material.CreateBulk(bulk...).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		status, _, body := f.get(t, f.owner1, "/materials?per_page=-1")
+		const msg = "per_page -1 returns at most 1000 records and this list holds more; read it in pages of up to 100"
+		if status != 400 || !strings.Contains(string(body), msg) || !strings.Contains(string(body), `"name":"per_page"`) {
+			t.Errorf("per_page=-1 of 1025 materials: %d %s; want 400 naming per_page", status, body)
+		}
+		_, codes := f.graphqlResult(t, f.owner1, `{ materialsPage(perPage: -1) { data { id } } }`, nil)
+		if len(codes) != 1 || codes[0] != "BAD_REQUEST: perPage -1 returns at most 1000 records and this list holds more; read it in pages of up to 100" {
+			t.Errorf("GraphQL perPage -1 of 1025 materials: %v; want BAD_REQUEST naming perPage", codes)
+		}
+		f.ok(t, f.owner1, "/materials?per_page=-1&category_id=1", &data)
+		if len(data) == 0 || len(data) > valid.MaxAllRows {
+			t.Errorf("per_page=-1 of one category: %d rows; want its materials", len(data))
+		}
+	})
+}
+
+func TestAllPages(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		want  bool
+	}{
+		{"per_page=-1", true},
+		{"page=2&per_page=-1", true},
+		{"per_page=-01", true},
+		{"per_page=%2D1", true},
+		{"per%5Fpage=-1", true},
+		{"per_page=-1&per_page=5", true},
+		{"", false},
+		{"per_page=1", false},
+		{"per_page=-1.0", false},
+		{"per_page=-2", false},
+		{"page=-1", false},
+		{"per_page", false},
+		{"per_page=%zz", false},
+		{"xper_page=-1", false},
+	} {
+		if got := allPages(tc.query); got != tc.want {
+			t.Errorf("allPages(%q) = %v; want %v", tc.query, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkCharge is what rate limiting adds to a REST read: the key, the
+// meter, the per_page check, a Take and the headers.
+func BenchmarkCharge(b *testing.B) {
+	h := &handler{limiter: ratelimit.NewMemory(1 << 30)}
+	req := httptest.NewRequest(http.MethodGet, Prefix+"/materials?per_page=50&page=1&category_id=7&order_by=created_at&order=desc", nil)
+	w := httptest.NewRecorder()
+	v := &viewer.Viewer{TokenID: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := h.charge(w, req, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
