@@ -26,9 +26,9 @@ type Material struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
-	// Name holds the value of the "name" field.
+	// Not empty; at most 255 bytes of UTF-8
 	Name string `json:"name,omitempty"`
-	// MaterialFile holds the value of the "material_file" field.
+	// An absolute http(s) URL or a path on this service; at most 2048 bytes
 	MaterialFile *string `json:"material_file,omitempty"`
 	// CategoryID holds the value of the "category_id" field.
 	CategoryID *int `json:"category_id,omitempty"`
@@ -36,9 +36,9 @@ type Material struct {
 	TextureID *int `json:"texture_id,omitempty"`
 	// true = active, false = inactive
 	Status bool `json:"status,omitempty"`
-	// flat, glossy, ...
+	// flat, glossy, ...; at most 64 bytes
 	MaterialType string `json:"material_type,omitempty"`
-	// Surface holds the value of the "surface" field.
+	// At most 64 bytes
 	Surface string `json:"surface,omitempty"`
 	// Bump holds the value of the "bump" field.
 	Bump bool `json:"bump,omitempty"`
@@ -50,7 +50,7 @@ type Material struct {
 	Specular float64 `json:"specular,omitempty"`
 	// Reflection holds the value of the "reflection" field.
 	Reflection float64 `json:"reflection,omitempty"`
-	// CreatedBy holds the value of the "created_by" field.
+	// At most 255 bytes
 	CreatedBy string `json:"created_by,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the MaterialQuery when eager-loading is set.

@@ -28,7 +28,7 @@ type Order struct {
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
 	// ConfiguratorID holds the value of the "configurator_id" field.
 	ConfiguratorID int `json:"configurator_id,omitempty"`
-	// Price holds the value of the "price" field.
+	// From 0 to 1000000000
 	Price float64 `json:"price,omitempty"`
 	// Free string; the spec declares no states
 	Status string `json:"status,omitempty"`

@@ -25,7 +25,7 @@ type Texture struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
-	// Name holds the value of the "name" field.
+	// Not empty; at most 255 bytes of UTF-8
 	Name string `json:"name,omitempty"`
 	// TextureFile holds the value of the "texture_file" field.
 	TextureFile *string `json:"texture_file,omitempty"`

@@ -29,9 +29,11 @@ func (r *Resolver) visible(ctx context.Context, q interface {
 	return nil
 }
 
-// requireDashboard checks the dashboard scope before any file is stored;
-// the privacy rules check it again on the write itself.
-func requireDashboard(ctx context.Context) error {
+// RequireDashboard checks the dashboard scope of catalogue writes before
+// anything else (REST before it reads the body, resolvers before any
+// lookup or stored file), so an Open API token is answered 403 whatever
+// its input names; the privacy rules check it again on the write itself.
+func RequireDashboard(ctx context.Context) error {
 	v := viewer.FromContext(ctx)
 	if v == nil {
 		return apperr.ErrNoToken

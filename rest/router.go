@@ -15,6 +15,7 @@ import (
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/ratelimit"
+	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -82,15 +83,16 @@ func routes(r chi.Router, h *handler) {
 		r.Get("/configurator-option/{id}", byID(h.res.Query().ConfiguratorOption, presentOption))
 		r.Get("/configurator-option-variations", h.listVariations)
 
-		// Write side. Materials and textures need a dashboard token (403
-		// otherwise, from the privacy rules).
+		// Write side. Materials and textures need a dashboard token: 403
+		// before the body is read.
 		r.Post("/orders", h.createOrder)
-		r.Post("/materials", h.createMaterial)
-		r.Put("/materials/{id}", h.updateMaterial)
-		r.Delete("/materials/{id}", byID(h.res.Mutation().DeleteMaterial, deleted("material")))
-		r.Post("/textures", h.createTexture)
-		r.Put("/textures/{id}", h.updateTexture)
-		r.Delete("/textures/{id}", byID(h.res.Mutation().DeleteTexture, deleted("texture")))
+		dashboard := r.With(scope(graph.RequireDashboard, writeProblem))
+		dashboard.Post("/materials", h.createMaterial)
+		dashboard.Put("/materials/{id}", h.updateMaterial)
+		dashboard.Delete("/materials/{id}", byID(h.res.Mutation().DeleteMaterial, deleted("material")))
+		dashboard.Post("/textures", h.createTexture)
+		dashboard.Put("/textures/{id}", h.updateTexture)
+		dashboard.Delete("/textures/{id}", byID(h.res.Mutation().DeleteTexture, deleted("texture")))
 	})
 
 	// Share links: the key is the credential, no token is needed.
@@ -104,8 +106,23 @@ func routes(r chi.Router, h *handler) {
 		r.Get("/configurator-option-sets", h.listOptionSets)
 
 		// Write side.
-		r.Post("/configurator-options/set/new-options", h.setOptions)
+		r.With(scope(share.Scope, writeEnvelopeError)).Post("/configurator-options/set/new-options", h.setOptions)
 	})
+}
+
+// scope refuses a request whose token may not make the write (check's
+// error, written by fail) before the body is read, so that the answer
+// does not depend on what the body names.
+func scope(check func(context.Context) error, fail auth.Reject) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := check(r.Context()); err != nil {
+				fail(w, r, err)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // byID serves .../{id}: the resolver of the same meaning loads (or

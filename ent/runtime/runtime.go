@@ -605,7 +605,21 @@ func init() {
 	// orderDescPrice is the schema descriptor for price field.
 	orderDescPrice := orderFields[1].Descriptor()
 	// order.PriceValidator is a validator for the "price" field. It is called by the builders before save.
-	order.PriceValidator = orderDescPrice.Validators[0].(func(float64) error)
+	order.PriceValidator = func() func(float64) error {
+		validators := orderDescPrice.Validators
+		fns := [...]func(float64) error{
+			validators[0].(func(float64) error),
+			validators[1].(func(float64) error),
+		}
+		return func(price float64) error {
+			for _, fn := range fns {
+				if err := fn(price); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	// orderDescStatus is the schema descriptor for status field.
 	orderDescStatus := orderFields[2].Descriptor()
 	// order.DefaultStatus holds the default value on creation for the status field.

@@ -10,6 +10,8 @@ import (
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
+
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // MaterialCategory groups the materials and textures of an owner.
@@ -50,19 +52,21 @@ func (Material) Mixin() []ent.Mixin { return append(tenant(), DashboardMixin{}) 
 // Fields of the Material.
 func (Material) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("name").NotEmpty().MaxLen(255).Annotations(entgql.OrderField("NAME")),
-		field.String("material_file").Optional().Nillable().MaxLen(2048).Validate(absoluteURL),
+		field.String("name").NotEmpty().MaxLen(valid.MaxName).Annotations(entgql.OrderField("NAME")).
+			Comment("Not empty; at most 255 bytes of UTF-8"),
+		field.String("material_file").Optional().Nillable().MaxLen(valid.MaxURL).Validate(absoluteURL).
+			Comment("An absolute http(s) URL or a path on this service; at most 2048 bytes"),
 		field.Int("category_id").Optional().Nillable(),
 		field.Int("texture_id").Optional().Nillable(),
 		field.Bool("status").Default(true).Comment("true = active, false = inactive"),
-		field.String("material_type").Default("").MaxLen(64).Comment("flat, glossy, ..."),
-		field.String("surface").Default("").MaxLen(64),
+		field.String("material_type").Default("").MaxLen(valid.MaxKeyword).Comment("flat, glossy, ...; at most 64 bytes"),
+		field.String("surface").Default("").MaxLen(valid.MaxKeyword).Comment("At most 64 bytes"),
 		field.Bool("bump").Default(false),
 		field.String("color").Default("#FFFFFF").Validate(hexColor).Comment("#RRGGBB"),
 		field.Float("opacity").Default(1).Min(0).Max(1),
 		field.Float("specular").Default(0).Min(0),
 		field.Float("reflection").Default(0).Min(0),
-		field.String("created_by").Default("").MaxLen(255),
+		field.String("created_by").Default("").MaxLen(valid.MaxName).Comment("At most 255 bytes"),
 	}
 }
 
@@ -95,7 +99,8 @@ func (Texture) Mixin() []ent.Mixin { return append(tenant(), DashboardMixin{}) }
 // Fields of the Texture.
 func (Texture) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("name").NotEmpty().MaxLen(255).Annotations(entgql.OrderField("NAME")),
+		field.String("name").NotEmpty().MaxLen(valid.MaxName).Annotations(entgql.OrderField("NAME")).
+			Comment("Not empty; at most 255 bytes of UTF-8"),
 		field.String("texture_file").Optional().Nillable(),
 		field.String("texture_thumbnail_50").Optional().Nillable(),
 		field.String("texture_thumbnail_100").Optional().Nillable(),

@@ -9,6 +9,8 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
+
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // Order is an order placed from a configurator.
@@ -21,7 +23,8 @@ func (Order) Mixin() []ent.Mixin { return tenant() }
 func (Order) Fields() []ent.Field {
 	return []ent.Field{
 		field.Int("configurator_id"),
-		field.Float("price").Min(0).Annotations(entgql.OrderField("PRICE")),
+		field.Float("price").Min(0).Max(valid.MaxPrice).Annotations(entgql.OrderField("PRICE")).
+			Comment("From 0 to 1000000000"),
 		field.String("status").Default("new").Annotations(entgql.OrderField("STATUS")).
 			Comment("Free string; the spec declares no states"),
 		// Objects whose inner structure the spec leaves open, kept as raw

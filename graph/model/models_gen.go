@@ -21,9 +21,11 @@ type ConfiguratorOptionPage struct {
 type CreateOrderInput struct {
 	// A configurator of the caller's owner.
 	ConfiguratorID int `json:"configuratorID"`
-	// Total price; 0 or more.
-	Price                float64           `json:"price"`
-	CustomerDetails      json.RawMessage   `json:"customerDetails"`
+	// Total price, from 0 to 1000000000.
+	Price float64 `json:"price"`
+	// A JSON object: at most 65536 bytes of JSON, nested at most 20 levels deep.
+	CustomerDetails json.RawMessage `json:"customerDetails"`
+	// A JSON object: at most 65536 bytes of JSON, nested at most 20 levels deep.
 	ConfiguratorSummary  json.RawMessage   `json:"configuratorSummary"`
 	ConfiguratorSnapshot *graphql.Upload   `json:"configuratorSnapshot,omitempty"`
 	ConfiguratorPrintMap []*graphql.Upload `json:"configuratorPrintMap,omitempty"`
@@ -32,6 +34,7 @@ type CreateOrderInput struct {
 // A new texture from an image; the 50 and 100 pixel thumbnails are made by
 // the server.
 type CreateTextureInput struct {
+	// Not empty; at most 255 bytes of UTF-8.
 	Name       string          `json:"name"`
 	File       graphql.Upload  `json:"file"`
 	CategoryID *int            `json:"categoryID,omitempty"`
@@ -74,6 +77,7 @@ type TexturePage struct {
 // Changes to a texture: only what is given changes. A new file replaces the
 // texture image and its thumbnails.
 type UpdateTextureInput struct {
+	// Not empty; at most 255 bytes of UTF-8.
 	Name          *string         `json:"name,omitempty"`
 	File          *graphql.Upload `json:"file,omitempty"`
 	CategoryID    *int            `json:"categoryID,omitempty"`

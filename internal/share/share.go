@@ -28,6 +28,7 @@ import (
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/override"
 	"github.com/configurator/catalogue/internal/rule"
+	"github.com/configurator/catalogue/internal/valid"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -60,6 +61,20 @@ func newKey() string {
 	return hex.EncodeToString(b)
 }
 
+// Scope is the scope overrides need: the Open API token of a
+// configurator (Forbidden otherwise). REST checks it before it reads the
+// body, Create again.
+func Scope(ctx context.Context) error {
+	v := viewer.FromContext(ctx)
+	if v == nil {
+		return apperr.ErrNoToken
+	}
+	if v.Kind != viewer.KindOpenAPI || v.ConfiguratorID == 0 {
+		return apperr.E(apperr.Forbidden, "overrides need the Open API token of a configurator")
+	}
+	return nil
+}
+
 // Create validates override data (keyed by option id, see
 // internal/override) against the options of the caller's home
 // configurator, stores it on the caller's token record (the spec's
@@ -69,13 +84,13 @@ func newKey() string {
 // of a configurator (Forbidden otherwise); bad data is Invalid about
 // options.
 func (l *Links) Create(ctx context.Context, c *ent.Client, raw json.RawMessage) (*Link, error) {
+	if err := Scope(ctx); err != nil {
+		return nil, err
+	}
+	if err := valid.JSON("options", raw); err != nil {
+		return nil, err
+	}
 	v := viewer.FromContext(ctx)
-	if v == nil {
-		return nil, apperr.ErrNoToken
-	}
-	if v.Kind != viewer.KindOpenAPI || v.ConfiguratorID == 0 {
-		return nil, apperr.E(apperr.Forbidden, "overrides need the Open API token of a configurator")
-	}
 	os, err := optionsOf(ctx, c, v.ConfiguratorID)
 	if err != nil {
 		return nil, err

@@ -11,16 +11,42 @@ import (
 	"github.com/configurator/catalogue/internal/apperr"
 )
 
-// MaxPrintMaps bounds the print-map images of one order.
-const MaxPrintMaps = 20
+// Bounds of what clients write, the same on both transports; the OpenAPI
+// document (maxLength, maximum) and the GraphQL descriptions state them,
+// and a test checks that they agree.
+const (
+	// MaxPrintMaps bounds the print-map images of one order.
+	MaxPrintMaps = 20
+	// MaxPrice bounds an order's price: orders are money, and a price of
+	// 1e26 is a mistake or an attack, not a sale. Below 2^53 cents, so
+	// every price keeps its cents exactly.
+	MaxPrice = 1_000_000_000
+	// MaxJSONBytes bounds each JSON object a client stores (an order's
+	// customer_details and configurator_summary, override options).
+	MaxJSONBytes = 64 << 10
+	// MaxJSONDepth bounds the nesting of those objects (the object itself
+	// is level 1).
+	MaxJSONDepth = 20
+	// MaxName bounds names and other short texts (a material's or a
+	// texture's name, created_by), in bytes of UTF-8: the data layer's
+	// column sizes and validators (ent MaxLen), so at most as many
+	// characters.
+	MaxName = 255
+	// MaxURL bounds URLs a client gives (a material's file), in bytes.
+	MaxURL = 2048
+	// MaxKeyword bounds one-word texts (a material's type and surface), in
+	// bytes.
+	MaxKeyword = 64
+)
 
-// Order checks the values of a new order: a finite price of 0 or more, the
-// customer details and the configurator summary as JSON objects, and at
-// most MaxPrintMaps print maps. It reports every fault at once.
+// Order checks the values of a new order: a finite price from 0 to
+// MaxPrice, the customer details and the configurator summary as JSON
+// objects within the JSON bounds, and at most MaxPrintMaps print maps. It
+// reports every fault at once.
 func Order(price float64, customerDetails, summary json.RawMessage, printMaps int) error {
 	var errs apperr.List
-	if math.IsNaN(price) || math.IsInf(price, 0) || price < 0 {
-		errs = append(errs, apperr.Field("price", "{} must be a number of 0 or more"))
+	if math.IsNaN(price) || math.IsInf(price, 0) || price < 0 || price > MaxPrice {
+		errs = append(errs, apperr.Field("price", "{} must be a number from 0 to %d", MaxPrice))
 	}
 	for _, o := range []struct {
 		field string
@@ -36,13 +62,63 @@ func Order(price float64, customerDetails, summary json.RawMessage, printMaps in
 	return errs.Err()
 }
 
-// Object checks that raw, the value of field, is one JSON object.
+// Object checks that raw, the value of field, is one JSON object within
+// the JSON bounds (JSON).
 func Object(field string, raw json.RawMessage) error {
+	if err := JSON(field, raw); err != nil {
+		return err
+	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
 		return apperr.Field(field, "{} must be a JSON object")
 	}
 	return nil
+}
+
+// JSON checks the size (MaxJSONBytes) and the nesting (MaxJSONDepth) of
+// raw, the JSON value of field, before anything decodes it: both bound
+// the work and the memory of every later step. It does not check that raw
+// is valid JSON.
+func JSON(field string, raw []byte) error {
+	if len(raw) > MaxJSONBytes {
+		return apperr.Field(field, "{} is %d bytes of JSON; the limit is %d", len(raw), MaxJSONBytes)
+	}
+	if depth(raw, MaxJSONDepth) > MaxJSONDepth {
+		return apperr.Field(field, "{} nests more than %d levels deep", MaxJSONDepth)
+	}
+	return nil
+}
+
+// depth returns how deep JSON text nests its objects and arrays, counting
+// up to limit+1 at most.
+func depth(raw []byte, limit int) int {
+	d, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range raw {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			d++
+			if d > deepest {
+				if deepest = d; deepest > limit {
+					return deepest
+				}
+			}
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return deepest
 }
 
 // Name checks a name a client gives a record: it must have a character
