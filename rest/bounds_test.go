@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
+	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/valid"
 )
@@ -156,4 +160,72 @@ func TestScopeBeforeBody(t *testing.T) {
 			t.Errorf("GraphQL createMaterial by an Open API token naming another owner's category: %v; want FORBIDDEN", codes)
 		}
 	})
+}
+
+// TestBoundsDocumented: the OpenAPI document and the GraphQL schema state
+// the bounds internal/valid applies, with the same figures.
+func TestBoundsDocumented(t *testing.T) {
+	doc := openAPIDoc(t)
+	schema := func(path, method, ct string) *openapi3.Schema {
+		return doc.Paths.Value(path).GetOperation(method).RequestBody.Value.Content[ct].Schema.Value
+	}
+	maxLen := func(s *openapi3.Schema, prop string) uint64 {
+		p := s.Properties[prop]
+		if p == nil || p.Value.MaxLength == nil {
+			t.Fatalf("no maxLength for %s", prop)
+		}
+		return *p.Value.MaxLength
+	}
+	order := schema("/orders", http.MethodPost, "multipart/form-data")
+	if max := order.Properties["price"].Value.Max; max == nil || *max != valid.MaxPrice {
+		t.Errorf("price maximum %v; want %d", max, valid.MaxPrice)
+	}
+	for _, tc := range []struct {
+		what string
+		got  uint64
+		want int
+	}{
+		{"order customer_details", maxLen(order, "customer_details"), valid.MaxJSONBytes},
+		{"order configurator_summary", maxLen(order, "configurator_summary"), valid.MaxJSONBytes},
+		{"override options (form-data)", maxLen(schema("/configurator-options/set/new-options", http.MethodPost, "multipart/form-data"), "options"), valid.MaxJSONBytes},
+		{"override options (urlencoded)", maxLen(schema("/configurator-options/set/new-options", http.MethodPost, "application/x-www-form-urlencoded"), "options"), valid.MaxJSONBytes},
+		{"material name", maxLen(doc.Components.Schemas["MaterialCreate"].Value, "name"), valid.MaxName},
+		{"material file", maxLen(doc.Components.Schemas["MaterialCreate"].Value, "material_file"), valid.MaxURL},
+		{"material type", maxLen(doc.Components.Schemas["MaterialCreate"].Value, "material_type"), valid.MaxKeyword},
+		{"material surface", maxLen(doc.Components.Schemas["MaterialUpdate"].Value, "surface"), valid.MaxKeyword},
+		{"material created_by", maxLen(doc.Components.Schemas["MaterialUpdate"].Value, "created_by"), valid.MaxName},
+		{"texture name", maxLen(schema("/textures", http.MethodPost, "multipart/form-data"), "name"), valid.MaxName},
+		{"texture name (update)", maxLen(doc.Components.Schemas["TextureUpdate"].Value, "name"), valid.MaxName},
+	} {
+		if tc.got != uint64(tc.want) {
+			t.Errorf("%s maxLength %d; want %d", tc.what, tc.got, tc.want)
+		}
+	}
+	for _, d := range []string{order.Properties["customer_details"].Value.Description, order.Properties["configurator_summary"].Value.Description} {
+		if !strings.Contains(d, fmt.Sprintf("nested at most %d levels", valid.MaxJSONDepth)) {
+			t.Errorf("description %q does not state the nesting limit", d)
+		}
+	}
+
+	// GraphQL: the descriptions of the inputs.
+	gql := generated.NewExecutableSchema(generated.Config{}).Schema()
+	for _, tc := range []struct{ typ, field, want string }{
+		{"CreateOrderInput", "price", fmt.Sprintf("from 0 to %d", valid.MaxPrice)},
+		{"CreateOrderInput", "customerDetails", fmt.Sprintf("at most %d bytes of JSON, nested at most %d levels", valid.MaxJSONBytes, valid.MaxJSONDepth)},
+		{"CreateOrderInput", "configuratorSummary", fmt.Sprintf("at most %d bytes of JSON, nested at most %d levels", valid.MaxJSONBytes, valid.MaxJSONDepth)},
+		{"CreateTextureInput", "name", fmt.Sprintf("at most %d bytes", valid.MaxName)},
+		{"UpdateTextureInput", "name", fmt.Sprintf("at most %d bytes", valid.MaxName)},
+		{"CreateMaterialInput", "name", fmt.Sprintf("at most %d bytes", valid.MaxName)},
+		{"CreateMaterialInput", "materialFile", fmt.Sprintf("at most %d bytes", valid.MaxURL)},
+		{"UpdateMaterialInput", "surface", fmt.Sprintf("At most %d bytes", valid.MaxKeyword)},
+		{"UpdateMaterialInput", "createdBy", fmt.Sprintf("At most %d bytes", valid.MaxName)},
+	} {
+		f := gql.Types[tc.typ].Fields.ForName(tc.field)
+		if f == nil || !strings.Contains(f.Description, tc.want) {
+			t.Errorf("GraphQL %s.%s description %q; want it to say %q", tc.typ, tc.field, f.Description, tc.want)
+		}
+	}
+	if d := gql.Mutation.Fields.ForName("setOptionOverrides").Description; !strings.Contains(d, fmt.Sprintf("At most %d bytes of JSON", valid.MaxJSONBytes)) {
+		t.Errorf("setOptionOverrides description %q does not state the bounds of options", d)
+	}
 }

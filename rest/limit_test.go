@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -207,6 +208,33 @@ func BenchmarkCharge(b *testing.B) {
 	for b.Loop() {
 		if _, err := h.charge(w, req, v); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// exerciseRateLimits provokes the 429 of every operation that needs a
+// token, through a server whose budget is one unit a minute: the first
+// request spends it, and every operation after it is refused before its
+// parameters or body are read.
+func exerciseRateLimits(t *testing.T, a *apiCheck, f *fixture) {
+	saved := a.srv
+	defer func() { a.srv = saved }()
+	f.limited(t, 1)
+	a.srv = f.srv
+	a.do(t, exchange{method: http.MethodGet, path: "/configurator-options/types/list", token: f.owner1, want: http.StatusOK})
+	var keys []string
+	for key, op := range operations(a.doc) {
+		if op.Responses.Value("429") != nil {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		method, path, _ := strings.Cut(key, " ")
+		path = strings.ReplaceAll(path, "{id}", "1")
+		body := a.do(t, exchange{method: method, path: path, token: f.owner1, want: http.StatusTooManyRequests})
+		if !strings.Contains(string(body), "rate limit exceeded") {
+			t.Errorf("%s: %s; want the rate limit named", key, body)
 		}
 	}
 }

@@ -522,6 +522,7 @@ func TestOpenAPIResponses(t *testing.T) {
 		exerciseMaterialWrites(t, a, f)
 		exerciseTextureWrites(t, a, f)
 		exerciseOverrides(t, a, f)
+		exerciseRateLimits(t, a, f)
 
 		// Every operation answered its success at least once.
 		var never []string
