@@ -19,17 +19,8 @@ func (h *handler) createOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.close(r)
-	in := model.CreateOrderInput{
-		Price:                f.float("price"),
-		CustomerDetails:      f.object("customer_details"),
-		ConfiguratorSummary:  f.object("configurator_summary"),
-		ConfiguratorSnapshot: f.file("configurator_snapshot"),
-		ConfiguratorPrintMap: f.fileArray("configurator_print_map"),
-	}
-	if id := f.id("configurator_id", true); id != nil {
-		in.ConfiguratorID = *id
-	}
-	if err := f.err(); err != nil {
+	in, err := readOrder(f)
+	if err != nil {
 		writeProblem(w, r, err)
 		return
 	}
@@ -40,4 +31,20 @@ func (h *handler) createOrder(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", fmt.Sprintf("%s/orders/%d", h.base, o.ID))
 	writeJSON(w, http.StatusCreated, presentOrder(o))
+}
+
+// readOrder reads the fields of a new order from its form, collecting
+// every fault; the values' bounds are the resolver's (valid.Order).
+func readOrder(f *form) (model.CreateOrderInput, error) {
+	in := model.CreateOrderInput{
+		Price:                f.float("price"),
+		CustomerDetails:      f.object("customer_details"),
+		ConfiguratorSummary:  f.object("configurator_summary"),
+		ConfiguratorSnapshot: f.file("configurator_snapshot"),
+		ConfiguratorPrintMap: f.fileArray("configurator_print_map"),
+	}
+	if id := f.id("configurator_id", true); id != nil {
+		in.ConfiguratorID = *id
+	}
+	return in, f.err()
 }
