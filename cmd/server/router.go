@@ -13,8 +13,10 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/config"
+	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/playground"
 	"github.com/configurator/catalogue/internal/sharepage"
 	"github.com/configurator/catalogue/internal/storage"
@@ -28,7 +30,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	opts := []graph.Option{graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL)}
 	res := graph.NewResolver(c, opts...)
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, requestLog(log), middleware.Recoverer, cors)
+	r.Use(middleware.RequestID, requestLog(log), middleware.Recoverer, cors, deadline(cfg.RequestTimeout))
 
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -38,6 +40,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 		defer cancel()
 		if _, err := c.Setting.Query().Exist(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 			log.WarnContext(ctx, "readiness check failed", "err", err)
+			w.Header().Set("Retry-After", apperr.RetryAfter)
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
 			return
 		}
@@ -45,6 +48,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	})
 
 	gql := auth.Middleware(tokens, graph.RejectAuth)(graph.IntrospectionOnlyWithoutToken(graph.NewHandler(c, opts...)))
+	gql = graph.Outage(idempotency.Middleware(graph.Reject)(gql))
 	r.Method(http.MethodGet, "/graphql", gql)
 	r.Method(http.MethodPost, "/graphql", gql)
 	r.Method(http.MethodOptions, "/graphql", gql)

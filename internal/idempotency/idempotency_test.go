@@ -36,8 +36,8 @@ func TestParseKey(t *testing.T) {
 		if got != tc.want || (err == nil) != tc.ok {
 			t.Errorf("parseKey(%q) = %q, %v; want %q, ok %v", tc.in, got, err, tc.want, tc.ok)
 		}
-		if err != nil && apperr.KindOf(err) != apperr.Invalid {
-			t.Errorf("parseKey(%q) kind %s; want %s", tc.in, apperr.KindOf(err), apperr.Invalid)
+		if err != nil && (apperr.KindOf(err) != apperr.Invalid || apperr.Errors(err)[0].Field != Header) {
+			t.Errorf("parseKey(%q) kind %s, field %q; want %s naming %s", tc.in, apperr.KindOf(err), apperr.Errors(err)[0].Field, apperr.Invalid, Header)
 		}
 	}
 }
