@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"sync/atomic"
 
@@ -19,7 +21,7 @@ type outageKey struct{}
 func Outage(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen := new(atomic.Bool)
-		ow := &outageWriter{ResponseWriter: w, seen: seen}
+		ow := &outageWriter{ResponseWriter: w, seen: seen, ctx: r.Context()}
 		next.ServeHTTP(ow, r.WithContext(context.WithValue(r.Context(), outageKey{}, seen)))
 	})
 }
@@ -37,6 +39,7 @@ func noteOutage(ctx context.Context) {
 type outageWriter struct {
 	http.ResponseWriter
 	seen    *atomic.Bool
+	ctx     context.Context
 	written bool
 }
 
@@ -49,7 +52,22 @@ func (w *outageWriter) WriteHeader(status int) {
 	w.ResponseWriter.WriteHeader(status)
 }
 
+// Write sends the body. gqlgen answers a request whose context ended
+// before the operation ran (its deadline passed while the body was read)
+// with a bare null; that becomes the UNAVAILABLE error it is.
 func (w *outageWriter) Write(b []byte) (int, error) {
+	if !w.written && string(b) == "null" && errors.Is(w.ctx.Err(), context.DeadlineExceeded) {
+		w.seen.Store(true)
+		ae := Classify(w.ctx.Err())
+		body, _ := json.Marshal(map[string]any{"data": nil, "errors": []map[string]any{
+			{"message": ae.Render(FieldName), "extensions": map[string]any{"code": ae.Kind}},
+		}})
+		w.WriteHeader(http.StatusOK)
+		if _, err := w.ResponseWriter.Write(body); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
 	if !w.written {
 		w.WriteHeader(http.StatusOK)
 	}

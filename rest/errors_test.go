@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -73,7 +75,7 @@ func TestWriteProblem(t *testing.T) {
 		{name: "key reused", err: apperr.E(apperr.KeyReused, "used"), status: 422, code: apperr.KeyReused, detail: "used"},
 		// The database down, restarting or too slow: 503 with
 		// Retry-After, and no driver text.
-		{name: "database down", err: fmt.Errorf("load token 1: %w", &pgconn.ConnectError{}),
+		{name: "database down", err: fmt.Errorf("load token 1: failed to connect to 10.0.0.7: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}),
 			status: 503, code: apperr.Unavailable, detail: unavailable, retryAfter: apperr.RetryAfter},
 		{name: "database shutting down", err: fmt.Errorf("create order: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}),
 			status: 503, code: apperr.Unavailable, detail: unavailable, retryAfter: apperr.RetryAfter},
@@ -125,7 +127,7 @@ func TestWriteEnvelopeError(t *testing.T) {
 	}{
 		{"no token", apperr.ErrNoToken, 401, apperr.ErrNoToken.Error()},
 		{"internal", errors.New("disk on fire"), 500, internalMessage},
-		{"database down", &pgconn.ConnectError{}, 503, unavailable},
+		{"database down", fmt.Errorf("dial: %w", syscall.ECONNREFUSED), 503, unavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := httptest.NewRecorder()

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -27,6 +28,7 @@ type Cluster struct {
 
 	bin, dir, data string
 	asPostgres     bool
+	frozen         bool
 	t              testing.TB
 }
 
@@ -90,12 +92,79 @@ func (c *Cluster) Stop(mode string) {
 }
 
 func (c *Cluster) stop(mode string, must bool) {
+	if c.frozen {
+		c.Thaw()
+	}
 	args := []string{"stop", "-w", "-t", "60", "-m", mode, "-D", c.data}
 	if !must {
 		c.command("pg_ctl", args...).Run()
 		return
 	}
 	c.run("pg_ctl", args...)
+}
+
+// Freeze stops every process of the cluster (SIGSTOP): its connections
+// stay open and new ones are accepted by the kernel, but nothing answers,
+// as when a network partition or a stalled disk hangs the database
+// instead of failing it. Thaw resumes it.
+func (c *Cluster) Freeze() {
+	c.t.Helper()
+	c.signal(syscall.SIGSTOP)
+	c.frozen = true
+}
+
+// Thaw resumes a frozen cluster (SIGCONT).
+func (c *Cluster) Thaw() {
+	c.t.Helper()
+	c.signal(syscall.SIGCONT)
+	c.frozen = false
+}
+
+// signal sends sig to the postmaster, then to its children (the
+// postmaster first, so that it forks no new child meanwhile).
+func (c *Cluster) signal(sig syscall.Signal) {
+	c.t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.data, "postmaster.pid"))
+	if err != nil {
+		c.t.Fatalf("find the postmaster: %v", err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil {
+		c.t.Fatalf("postmaster.pid: %v", err)
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		c.t.Fatalf("signal the postmaster %d: %v", pid, err)
+	}
+	for _, child := range children(pid) {
+		syscall.Kill(child, sig)
+	}
+}
+
+// children lists the processes whose parent is pid, from /proc.
+func children(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(stat[i+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Log returns the server's log, for a failing test's message.
