@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,6 +127,43 @@ func TestDeadlines(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestServerLimits: serve bounds the request headers (431 above 64 KiB)
+// and derives its read and write timeouts and shutdown grace from the
+// request deadline.
+func TestServerLimits(t *testing.T) {
+	base, token := serveInProcess(t, map[string]string{"DATABASE_URL": dbtest.Backends()[0].URL(t)})
+	for _, tc := range []struct {
+		extra  int
+		status int
+	}{
+		{1 << 10, http.StatusOK},
+		{maxHeaderBytes + 8<<10, http.StatusRequestHeaderFieldsTooLarge},
+	} {
+		req := withAuth(mustRequest(http.MethodGet, base+"/api/open-api/v1/orders?per_page=1"), token, "")
+		req.Header.Set("X-Padding", strings.Repeat("p", tc.extra))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != tc.status {
+			t.Errorf("a request with %d bytes of headers: %d; want %d", tc.extra, res.StatusCode, tc.status)
+		}
+	}
+	for _, tc := range []struct {
+		deadline, read, write, grace time.Duration
+	}{
+		{30 * time.Second, 30 * time.Second, 35 * time.Second, 35 * time.Second},
+		{3 * time.Second, 3 * time.Second, 8 * time.Second, 8 * time.Second},
+		{0, 0, 0, 35 * time.Second},
+	} {
+		read, write, grace := serverTimeouts(tc.deadline)
+		if read != tc.read || write != tc.write || grace != tc.grace {
+			t.Errorf("serverTimeouts(%s) = %s, %s, %s; want %s, %s, %s", tc.deadline, read, write, grace, tc.read, tc.write, tc.grace)
 		}
 	}
 }

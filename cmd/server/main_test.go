@@ -260,13 +260,7 @@ func testServe(t *testing.T, env map[string]string) {
 // TestSIGTERM runs the real binary: on SIGTERM it stops accepting, lets a
 // request that is still being sent finish, and exits 0.
 func TestSIGTERM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary; skipped with -short")
-	}
-	bin := filepath.Join(t.TempDir(), "server")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, "serve", "--addr", addr)
 	cmd.Env = append(os.Environ(), "DATABASE_URL=sqlite://"+filepath.Join(t.TempDir(), "c.db"), "UPLOAD_DIR="+t.TempDir())
