@@ -14,12 +14,10 @@ import (
 )
 
 // serveInProcess runs serve with env on a free loopback port until the
-// test ends and returns its base URL and the demo token.
-func serveInProcess(t *testing.T, env map[string]string) (string, string) {
+// test ends, and returns its base URL and its output.
+func serveInProcess(t *testing.T, env map[string]string) (string, *syncBuffer) {
 	t.Helper()
 	env["ADDR"] = freeAddr(t)
-	env["UPLOAD_DIR"] = t.TempDir()
-	env["DEMO"] = "true"
 	base := "http://" + env["ADDR"]
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr syncBuffer
@@ -28,10 +26,20 @@ func serveInProcess(t *testing.T, env map[string]string) (string, string) {
 	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != 0 {
-			t.Errorf("serve exited %d; want 0\n%s", code, stderr.String())
+			t.Errorf("serve exited %d after cancel; want 0\n%s", code, stderr.String())
 		}
 	})
 	waitReady(t, base)
+	return base, &stdout
+}
+
+// demoServer runs serve with env and the demo data, and returns its base
+// URL and the demo token.
+func demoServer(t *testing.T, env map[string]string) (string, string) {
+	t.Helper()
+	env["UPLOAD_DIR"] = t.TempDir()
+	env["DEMO"] = "true"
+	base, stdout := serveInProcess(t, env)
 	m := tokenRE.FindStringSubmatch(stdout.String())
 	if m == nil {
 		t.Fatalf("serve printed no token:\n%s", stdout.String())
@@ -60,7 +68,7 @@ func TestDeadlines(t *testing.T) {
 			t.Run(b.Name+"/"+tc.name, func(t *testing.T) {
 				dbURL := b.URL(t)
 				tc.env["DATABASE_URL"] = dbURL
-				base, token := serveInProcess(t, tc.env)
+				base, token := demoServer(t, tc.env)
 
 				// PostgreSQL: the orders locked against reads; SQLite:
 				// the write lock taken, so an order creation waits.
@@ -135,7 +143,7 @@ func TestDeadlines(t *testing.T) {
 // and derives its read and write timeouts and shutdown grace from the
 // request deadline.
 func TestServerLimits(t *testing.T) {
-	base, token := serveInProcess(t, map[string]string{"DATABASE_URL": dbtest.Backends()[0].URL(t)})
+	base, token := demoServer(t, map[string]string{"DATABASE_URL": dbtest.Backends()[0].URL(t)})
 	for _, tc := range []struct {
 		extra  int
 		status int

@@ -127,18 +127,8 @@ func TestDatabaseRestart(t *testing.T) {
 		t.Fatalf("token create: exit %d: %s", code, stderr)
 	}
 	token2, token2ID := strings.TrimSpace(token2), m[1]
-	viewerStatus := func(token string) int {
-		req, _ := http.NewRequest(http.MethodGet, p.base+"/graphql?query=%7B%20viewer%20%7B%20ownerID%20%7D%20%7D", nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		return res.StatusCode
-	}
 	for range 3 {
-		if s := viewerStatus(token2); s != http.StatusOK {
+		if s := viewerStatus(t, p.base, token2); s != http.StatusOK {
 			t.Fatalf("second token before the outage: %d; want 200", s)
 		}
 	}
@@ -191,10 +181,10 @@ func TestDatabaseRestart(t *testing.T) {
 	if code, _, stderr := cli(t, env, "token", "revoke", token2ID); code != 0 {
 		t.Fatalf("token revoke: exit %d: %s", code, stderr)
 	}
-	s := viewerStatus(token2)
+	s := viewerStatus(t, p.base, token2)
 	for s == http.StatusServiceUnavailable && time.Since(crash.back) < 5*time.Second {
 		time.Sleep(50 * time.Millisecond)
-		s = viewerStatus(token2)
+		s = viewerStatus(t, p.base, token2)
 	}
 	if s != http.StatusUnauthorized {
 		t.Errorf("a token revoked just after the database came back: %d; want 401", s)
@@ -216,7 +206,7 @@ func TestDatabaseRestart(t *testing.T) {
 
 	stop.Store(true)
 	wg.Wait()
-	if s := viewerStatus(token2); s != http.StatusUnauthorized {
+	if s := viewerStatus(t, p.base, token2); s != http.StatusUnauthorized {
 		t.Errorf("the revoked token with the listener back: %d; want 401", s)
 	}
 	readyStatus := 0

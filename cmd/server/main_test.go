@@ -179,21 +179,7 @@ func TestServe(t *testing.T) {
 }
 
 func testServe(t *testing.T, env map[string]string) {
-	addr := freeAddr(t)
-	base := "http://" + addr
-	env["ADDR"] = addr
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &stdout, &stderr) }()
-	t.Cleanup(func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve exited %d after cancel; want 0\n%s", code, stderr.String())
-		}
-	})
-	waitReady(t, base)
-
+	base, stdout := serveInProcess(t, env)
 	out := stdout.String()
 	if !strings.Contains(out, base+"/playground") {
 		t.Errorf("serve output does not say where the playground is:\n%s", out)
