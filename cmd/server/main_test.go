@@ -321,12 +321,13 @@ func TestCORS(t *testing.T) {
 		req := httptest.NewRequest(http.MethodOptions, path, nil)
 		req.Header.Set("Origin", "https://shop.example.com")
 		req.Header.Set("Access-Control-Request-Method", http.MethodPost)
-		req.Header.Set("Access-Control-Request-Headers", "authorization, content-type")
+		req.Header.Set("Access-Control-Request-Headers", "authorization, content-type, idempotency-key")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code != http.StatusNoContent || rec.Header().Get("Access-Control-Allow-Origin") != "*" ||
-			!strings.Contains(rec.Header().Get("Access-Control-Allow-Headers"), "Authorization") {
-			t.Errorf("preflight %s = %d %v; want 204 allowing any origin and the Authorization header", path, rec.Code, rec.Header())
+			!strings.Contains(rec.Header().Get("Access-Control-Allow-Headers"), "Authorization") ||
+			!strings.Contains(rec.Header().Get("Access-Control-Allow-Headers"), "Idempotency-Key") {
+			t.Errorf("preflight %s = %d %v; want 204 allowing any origin and the Authorization and Idempotency-Key headers", path, rec.Code, rec.Header())
 		}
 	}
 	req := httptest.NewRequest(http.MethodGet, "/api/open-api/v1/orders", nil)
@@ -335,6 +336,9 @@ func TestCORS(t *testing.T) {
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusUnauthorized || rec.Header().Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("cross-origin GET without a token = %d, ACAO %q; want 401 readable by the page", rec.Code, rec.Header().Get("Access-Control-Allow-Origin"))
+	}
+	if exposed := rec.Header().Get("Access-Control-Expose-Headers"); !strings.Contains(exposed, "Retry-After") || !strings.Contains(exposed, "Idempotent-Replayed") {
+		t.Errorf("cross-origin answers expose %q; want Retry-After and Idempotent-Replayed readable by the page", exposed)
 	}
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
