@@ -172,6 +172,9 @@ func TestServe(t *testing.T) {
 				env["DATABASE_URL"] = "sqlite://" + filepath.Join(t.TempDir(), "data", "configurator.db")
 			} else {
 				env["DEMO"] = "true"
+				// STORAGE_URL names the same directory as its alias UPLOAD_DIR.
+				env["STORAGE_URL"] = "file://" + env["UPLOAD_DIR"]
+				delete(env, "UPLOAD_DIR")
 			}
 			testServe(t, env)
 		})

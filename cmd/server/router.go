@@ -14,6 +14,7 @@ import (
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/buildinfo"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/playground"
 	"github.com/configurator/catalogue/internal/sharepage"
@@ -30,8 +31,9 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, requestLog(log), middleware.Recoverer, cors)
 
+	build := buildinfo.Read()
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": build.Version, "revision": build.Revision})
 	})
 	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
