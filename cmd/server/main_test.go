@@ -256,6 +256,7 @@ func testServe(t *testing.T, env map[string]string) {
 			}
 		}
 	})
+	testDocs(t, base, token)
 	// Writes last: they add an order to the demo data read above.
 	testWrites(t, base, token)
 }

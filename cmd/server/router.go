@@ -24,7 +24,7 @@ import (
 
 // newRouter wires the HTTP surface: probes, the GraphQL endpoint and REST
 // v1 behind the auth middleware (both over one resolver), uploaded files,
-// share-link pages and the playground.
+// share-link pages, the playground and the REST reference.
 func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger) http.Handler {
 	opts := []graph.Option{graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL)}
 	res := graph.NewResolver(c, opts...)
@@ -51,6 +51,11 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	r.Method(http.MethodPost, "/graphql", gql)
 	r.Method(http.MethodOptions, "/graphql", gql)
 	r.Mount(rest.Prefix, rest.New(res, tokens, rest.Options{PublicURL: cfg.PublicURL}))
+	// The REST reference, public like the document it shows; chi routes
+	// these static paths before the mount's catch-all.
+	docs := playground.Docs("Configurator catalogue: REST v1", rest.Prefix+"/openapi.json")
+	r.Handle(rest.Prefix+"/docs", docs)
+	r.Handle(rest.Prefix+"/docs/*", docs)
 	r.Handle("/files/*", http.StripPrefix("/files/", files.Handler()))
 	r.Handle(config.SharePath+"*", http.StripPrefix(config.SharePath, sharepage.Handler(res)))
 

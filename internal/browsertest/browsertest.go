@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,4 +123,46 @@ func jsString(s string) string {
 		panic(err) // cannot happen for a string
 	}
 	return string(b)
+}
+
+// DocsOperations opens the REST reference (Swagger UI) at pageURL, waits
+// until it has rendered the operations of its OpenAPI document, and returns
+// them as "METHOD /path summary", in page order, so tests can check the
+// page against the document.
+func DocsOperations(t testing.TB, ctx context.Context, pageURL string) []string {
+	t.Helper()
+	var ops []string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(pageURL),
+		chromedp.WaitVisible(`.opblock .opblock-summary-path`, chromedp.ByQuery),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll('.opblock')).map(op =>
+			op.querySelector('.opblock-summary-method').textContent + ' ' +
+			op.querySelector('.opblock-summary-path').dataset.path + ' ' +
+			(op.querySelector('.opblock-summary-description') || {textContent: ''}).textContent)`, &ops),
+	)
+	if err != nil {
+		t.Fatalf("read the operations of %s: %v", pageURL, err)
+	}
+	return ops
+}
+
+// TryDocsOperation runs one operation without parameters from the REST
+// reference already open in ctx, as a user would ("Try it out", then
+// "Execute"), and returns the status and the response body the page shows.
+// method and path name the operation as the document does (GET, /orders).
+func TryDocsOperation(t testing.TB, ctx context.Context, method, path string) (status, body string) {
+	t.Helper()
+	op := `.opblock-` + strings.ToLower(method) + `:has(.opblock-summary-path[data-path=` + jsString(path) + `])`
+	err := chromedp.Run(ctx,
+		chromedp.Click(op+` .opblock-summary-control`, chromedp.ByQuery),
+		chromedp.Click(op+` .try-out__btn`, chromedp.ByQuery),
+		chromedp.Click(op+` .execute`, chromedp.ByQuery),
+		chromedp.WaitVisible(op+` .live-responses-table .response .response-col_status`, chromedp.ByQuery),
+		chromedp.Text(op+` .live-responses-table .response .response-col_status`, &status, chromedp.ByQuery),
+		chromedp.Text(op+` .live-responses-table .response .response-col_description pre`, &body, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatalf("try %s %s in the REST reference: %v", method, path, err)
+	}
+	return strings.TrimSpace(status), body
 }
