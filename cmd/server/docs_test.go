@@ -25,6 +25,7 @@ func testDocs(t *testing.T, base, token string) {
 			}
 		}
 		ctx := browsertest.NewContext(t)
+		rec := browsertest.Record(ctx)
 		ops := browsertest.DocsOperations(t, ctx, base+"/api/open-api/v1/docs#token="+token)
 		for _, want := range []string{"GET /orders List orders", "POST /orders Create an order", "GET /shared/{key} Open a share link"} {
 			if !slices.Contains(ops, want) {
@@ -35,5 +36,6 @@ func testDocs(t *testing.T, base, token string) {
 		if status != "200" || !strings.Contains(body, `"total": 30`) {
 			t.Errorf("GET /orders from the REST reference: %s\n%s\nwant 200 with the demo's 30 orders", status, body)
 		}
+		rec.CheckOffline(t)
 	})
 }

@@ -6,12 +6,18 @@ package browsertest
 import (
 	"context"
 	"encoding/json"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -165,4 +171,67 @@ func TryDocsOperation(t testing.TB, ctx context.Context, method, path string) (s
 		t.Fatalf("try %s %s in the REST reference: %v", method, path, err)
 	}
 	return strings.TrimSpace(status), body
+}
+
+// Recorder keeps every request a page made and everything the browser
+// complained about (errors logged, exceptions thrown, Content-Security-Policy
+// violations), so a test can check that a page works offline and cleanly.
+type Recorder struct {
+	mu       sync.Mutex
+	requests []string
+	problems []string
+}
+
+// Record starts recording what happens in the browser of ctx.
+func Record(ctx context.Context) *Recorder {
+	r := &Recorder{}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		switch ev := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			r.requests = append(r.requests, ev.Request.URL)
+		case *log.EventEntryAdded:
+			if ev.Entry.Level == log.LevelError {
+				r.problems = append(r.problems, ev.Entry.Text)
+			}
+		case *runtime.EventExceptionThrown:
+			r.problems = append(r.problems, ev.ExceptionDetails.Error())
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.APITypeError {
+				for _, arg := range ev.Args {
+					r.problems = append(r.problems, string(arg.Value)+arg.Description)
+				}
+			}
+		}
+	})
+	return r
+}
+
+// CheckOffline fails t unless requests were recorded, all of them to
+// loopback addresses (or data: and blob: URLs), and the browser reported no
+// problem.
+func (r *Recorder) CheckOffline(t testing.TB) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.requests) == 0 {
+		t.Fatal("no requests recorded")
+	}
+	for _, raw := range r.requests {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Errorf("request to unparsable URL %q: %v", raw, err)
+			continue
+		}
+		if u.Scheme == "data" || u.Scheme == "blob" {
+			continue
+		}
+		if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
+			t.Errorf("page requested non-loopback URL %s", raw)
+		}
+	}
+	for _, p := range r.problems {
+		t.Errorf("browser reported: %s", p)
+	}
 }

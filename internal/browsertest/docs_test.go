@@ -2,20 +2,13 @@ package browsertest_test
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
-	"github.com/chromedp/chromedp"
 
 	"github.com/configurator/catalogue/internal/browsertest"
 	"github.com/configurator/catalogue/internal/playground"
@@ -56,10 +49,8 @@ func TestDocsOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	var (
-		mu       sync.Mutex
-		auth     []string
-		requests []string
-		problems []string
+		mu   sync.Mutex
+		auth []string
 	)
 	mux := http.NewServeMux()
 	h := playground.Docs("Test REST", "/api/open-api/v1/openapi.json")
@@ -80,26 +71,7 @@ func TestDocsOffline(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	ctx := browsertest.NewContext(t)
-	chromedp.ListenTarget(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			requests = append(requests, ev.Request.URL)
-		case *log.EventEntryAdded:
-			if ev.Entry.Level == log.LevelError {
-				problems = append(problems, ev.Entry.Text)
-			}
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, ev.ExceptionDetails.Error())
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.APITypeError {
-				for _, arg := range ev.Args {
-					problems = append(problems, string(arg.Value)+arg.Description)
-				}
-			}
-		}
-	})
+	rec := browsertest.Record(ctx)
 
 	got := browsertest.DocsOperations(t, ctx, srv.URL+"/api/open-api/v1/docs#token=secret")
 	want := documentOperations(t, doc)
@@ -121,20 +93,5 @@ func TestDocsOffline(t *testing.T) {
 	if !slices.Equal(auth, []string{"Bearer secret"}) {
 		t.Errorf("GET /orders was sent with Authorization %q; want once with the #token= fragment's", auth)
 	}
-	for _, raw := range requests {
-		u, err := url.Parse(raw)
-		if err != nil {
-			t.Errorf("request to unparsable URL %q: %v", raw, err)
-			continue
-		}
-		if u.Scheme == "data" || u.Scheme == "blob" {
-			continue
-		}
-		if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
-			t.Errorf("page requested non-loopback URL %s", raw)
-		}
-	}
-	for _, p := range problems {
-		t.Errorf("browser reported: %s", p)
-	}
+	rec.CheckOffline(t)
 }
