@@ -58,7 +58,7 @@ type orderClient struct {
 func (c *orderClient) place(key string, seq int, pause time.Duration, giveUp time.Time) bool {
 	o := orderReq{configurator: 1, price: fmt.Sprintf("%d.5", 10+seq%90), details: fmt.Sprintf(`{"name":"Load","key":%q}`, key)}
 	if seq%3 == 0 {
-		o.snapshot = pngOf(seq)
+		o.snapshot = snapshotPNG(seq)
 	}
 	for {
 		var req *http.Request

@@ -237,7 +237,7 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 			var slow []inflight
 			for i := range 4 {
 				key := fmt.Sprintf("inflight-%d", i)
-				o := orderReq{configurator: 1, price: "42", details: fmt.Sprintf(`{"name":"In flight","key":%q}`, key), snapshot: pngOf(i)}
+				o := orderReq{configurator: 1, price: "42", details: fmt.Sprintf(`{"name":"In flight","key":%q}`, key), snapshot: snapshotPNG(i)}
 				req, want := o.rest(p.base, p.token, key), http.StatusCreated
 				if i%2 == 1 {
 					req, want = o.graphql(p.base, p.token, key), http.StatusOK
