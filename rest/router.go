@@ -14,6 +14,7 @@ import (
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/viewer"
@@ -85,7 +86,7 @@ func routes(r chi.Router, h *handler) {
 
 		// Write side. Materials and textures need a dashboard token: 403
 		// before the body is read.
-		r.Post("/orders", h.createOrder)
+		r.With(idempotency.Middleware(writeProblem)).Post("/orders", h.createOrder)
 		dashboard := r.With(scope(graph.RequireDashboard, writeProblem))
 		dashboard.Post("/materials", h.createMaterial)
 		dashboard.Put("/materials/{id}", h.updateMaterial)

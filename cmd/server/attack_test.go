@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -44,13 +43,7 @@ type target struct {
 // the failures listed by issue 10 did, on each database: each attack must
 // get its clear 4xx, fast. Times are logged.
 func TestAttacks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary; skipped with -short")
-	}
-	bin := filepath.Join(t.TempDir(), "server")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			dbURL := b.URL(t)
@@ -131,16 +124,16 @@ func startTarget(t *testing.T, bin, dbURL string) *target {
 	return tg
 }
 
-// answer is what an attack got.
-type answer struct {
+// reply is what an attack got.
+type reply struct {
 	status int
 	header http.Header
 	body   []byte
 	took   time.Duration
 }
 
-// send runs one attack and logs its answer and time.
-func (tg *target) send(name string, req *http.Request) answer {
+// send runs one attack and logs its reply and time.
+func (tg *target) send(name string, req *http.Request) reply {
 	tg.t.Helper()
 	start := time.Now()
 	res, err := http.DefaultClient.Do(req)
@@ -149,7 +142,7 @@ func (tg *target) send(name string, req *http.Request) answer {
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	a := answer{status: res.StatusCode, header: res.Header, body: body, took: time.Since(start)}
+	a := reply{status: res.StatusCode, header: res.Header, body: body, took: time.Since(start)}
 	tg.t.Logf("attack %-58s -> %d %-22s in %s", name, a.status, a.code(), a.took.Round(10*time.Microsecond))
 	if a.took > attackBound {
 		tg.t.Errorf("%s took %s; it must not hang", name, a.took)
@@ -157,9 +150,9 @@ func (tg *target) send(name string, req *http.Request) answer {
 	return a
 }
 
-// code is the error code of an answer: problem+json's code, the first
+// code is the error code of an reply: problem+json's code, the first
 // GraphQL error's extensions.code, or "".
-func (a answer) code() string {
+func (a reply) code() string {
 	var v struct {
 		Code   string
 		Errors []struct{ Extensions struct{ Code string } }
@@ -172,7 +165,7 @@ func (a answer) code() string {
 }
 
 // graphql posts a GraphQL request accepting application/graphql-response+json.
-func (tg *target) graphql(name, token, query string, vars map[string]any) answer {
+func (tg *target) graphql(name, token, query string, vars map[string]any) reply {
 	tg.t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequest(http.MethodPost, tg.base+"/graphql", bytes.NewReader(body))
@@ -185,7 +178,7 @@ func (tg *target) graphql(name, token, query string, vars map[string]any) answer
 }
 
 // rest sends a REST request with a body of content type ct.
-func (tg *target) rest(name, method, path, token, ct string, body []byte) answer {
+func (tg *target) rest(name, method, path, token, ct string, body []byte) reply {
 	tg.t.Helper()
 	req, _ := http.NewRequest(method, tg.base+"/api/open-api/v1"+path, bytes.NewReader(body))
 	if ct != "" {
@@ -195,7 +188,7 @@ func (tg *target) rest(name, method, path, token, ct string, body []byte) answer
 	return tg.send(name, req)
 }
 
-func (tg *target) expect(name string, a answer, status int, code string) {
+func (tg *target) expect(name string, a reply, status int, code string) {
 	tg.t.Helper()
 	if a.status != status || a.code() != code {
 		tg.t.Errorf("%s: %d %s %.300s; want %d %s", name, a.status, a.code(), a.body, status, code)
@@ -243,7 +236,7 @@ func (tg *target) graphQLDocuments() {
 
 // introspection: anonymous introspection returned the whole schema.
 // Issue 9 makes it need a token (401); until that lands here the
-// anonymous answer is the schema and nothing else, answered fast.
+// anonymous reply is the schema and nothing else, answered fast.
 func (tg *target) introspection() {
 	a := tg.graphql("anonymous introspection", "", `{ __schema { types { name } } }`, nil)
 	switch a.status {
@@ -316,7 +309,7 @@ func (tg *target) scope() {
 // The budget refills continuously (attackBudget a minute), so a cost is
 // read from RateLimit-Remaining allowing for what came back meanwhile.
 func (tg *target) costs() {
-	remaining := func(name string, a answer) int {
+	remaining := func(name string, a reply) int {
 		n, err := strconv.Atoi(a.header.Get("RateLimit-Remaining"))
 		if err != nil || a.header.Get("RateLimit-Limit") != strconv.Itoa(attackBudget) {
 			tg.t.Fatalf("%s: RateLimit headers %v", name, a.header)
@@ -327,22 +320,22 @@ func (tg *target) costs() {
 	prev, at := attackBudget, time.Now()
 	for _, tc := range []struct {
 		name string
-		send func(name string) answer
+		send func(name string) reply
 		cost int
 	}{
-		{"REST: a page of 15 materials", func(name string) answer {
+		{"REST: a page of 15 materials", func(name string) reply {
 			return tg.rest(name, http.MethodGet, "/materials", tg.payer, "", nil)
 		}, 1},
 		// 275 rows: 3 units, one per 100 rows.
-		{"REST: per_page=-1 of 275 materials", func(name string) answer {
+		{"REST: per_page=-1 of 275 materials", func(name string) reply {
 			return tg.rest(name, http.MethodGet, "/materials?per_page=-1", tg.payer, "", nil)
 		}, 3},
 		// 1 + 1000 * (1 + 1 + 1 + (1 + 1 + (1 + 20))) = 26001 points.
-		{"GraphQL: 1000 orders with their configurator's options", func(name string) answer {
+		{"GraphQL: 1000 orders with their configurator's options", func(name string) reply {
 			return tg.graphql(name, tg.payer, deep, nil)
 		}, 27},
 		// 1 + 1000 * (1 + 3) = 4001 points: perPage -1 costs its ceiling.
-		{"GraphQL: perPage -1 of 275 materials", func(name string) answer {
+		{"GraphQL: perPage -1 of 275 materials", func(name string) reply {
 			return tg.graphql(name, tg.payer, `{ materialsPage(perPage: -1) { data { id name color } } }`, nil)
 		}, 5},
 	} {
@@ -359,22 +352,22 @@ func (tg *target) costs() {
 	}
 	// Spend the rest with deep selections: the token is then refused on
 	// both transports, with Retry-After.
-	over := func(name string, send func() answer) answer {
+	over := func(name string, send func() reply) reply {
 		for i := 0; i < 500; i++ {
 			if a := send(); a.status != http.StatusOK {
 				return a
 			}
 		}
 		tg.t.Fatalf("%s: never refused", name)
-		return answer{}
+		return reply{}
 	}
-	g := over("GraphQL", func() answer { return tg.graphql("GraphQL: deep selections until refused", tg.payer, deep, nil) })
+	g := over("GraphQL", func() reply { return tg.graphql("GraphQL: deep selections until refused", tg.payer, deep, nil) })
 	tg.expect("GraphQL over budget", g, http.StatusTooManyRequests, "RATE_LIMITED")
-	r := over("REST", func() answer {
+	r := over("REST", func() reply {
 		return tg.rest("REST: per_page=-1 until refused", http.MethodGet, "/orders?per_page=-1", tg.payer, "", nil)
 	})
 	tg.expect("REST over budget", r, http.StatusTooManyRequests, "RATE_LIMITED")
-	for _, a := range []answer{g, r} {
+	for _, a := range []reply{g, r} {
 		if s, err := strconv.Atoi(a.header.Get("Retry-After")); err != nil || s < 1 || s > 60 {
 			tg.t.Errorf("over budget: Retry-After %q; want 1 to 60 seconds", a.header.Get("Retry-After"))
 		}
@@ -393,7 +386,7 @@ func (tg *target) revoke(bin, dbURL string) {
 		tg.t.Fatalf("token create: exit %d: %s", code, stderr)
 	}
 	token := strings.TrimSpace(out)
-	viewer := func(name string) answer {
+	viewer := func(name string) reply {
 		req, _ := http.NewRequest(http.MethodGet, tg.base+"/graphql?query=%7B%20viewer%20%7B%20ownerID%20%7D%20%7D", nil)
 		req.Header.Set("Authorization", "Bearer "+token)
 		return tg.send(name, req)
