@@ -3,7 +3,6 @@ package graph_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,53 +11,13 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/graph/cost/costtest"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/ratelimit"
 )
 
-// fanOut is a document of levels fragments, each spreading the next one
-// spread times: spread^levels selections once expanded.
-func fanOut(levels, spread int) string {
-	var b strings.Builder
-	b.WriteString("query { ...F0 }\n")
-	for i := 0; i < levels; i++ {
-		fmt.Fprintf(&b, "fragment F%d on Query {", i)
-		for j := 0; j < spread; j++ {
-			if i == levels-1 {
-				b.WriteString(" __typename")
-			} else {
-				fmt.Fprintf(&b, " ...F%d", i+1)
-			}
-		}
-		b.WriteString(" }\n")
-	}
-	return b.String()
-}
-
-// cycle nests order -> configurator -> orders until depth levels.
-func cycle(depth int) string {
-	var b strings.Builder
-	b.WriteString("{ order(id: 1) { ")
-	open := 1
-	for d := 1; d < depth; d += 4 {
-		b.WriteString("configurator { orders(first: 1) { edges { node { ")
-		open += 4
-	}
-	b.WriteString("id")
-	b.WriteString(strings.Repeat(" }", open+1))
-	return b.String()
-}
-
-func aliases(n int) string {
-	var b strings.Builder
-	b.WriteString("{")
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, " a%d: __typename", i)
-	}
-	b.WriteString(" }")
-	return b.String()
-}
+func aliases(n int) string { return costtest.Aliases(n, "__typename") }
 
 // post sends q with the given Accept header and returns the status, the
 // response and its headers.
@@ -95,8 +54,8 @@ func TestDocumentLimits(t *testing.T) {
 		for _, tc := range []struct {
 			name, query, message string
 		}{
-			{"fragment fan-out, 10 levels of 10 spreads", fanOut(10, 10), "the query selects more than 1000 fields (fragments expanded)"},
-			{"depth 50 through order -> configurator -> orders", cycle(50), "levels deep; the limit is 15"},
+			{"fragment fan-out, 10 levels of 10 spreads", costtest.FanOut(10, 10), "the query selects more than 1000 fields (fragments expanded)"},
+			{"depth 53 through order -> configurator -> orders", costtest.Cycle(13), "levels deep; the limit is 15"},
 			{"1000 aliases", aliases(1000), "more than 100 aliased fields"},
 			{"a document over 64 KiB", "{ viewer { ownerID } }" + strings.Repeat(" ", graph.MaxDocumentBytes), "the limit is 65536"},
 			{"a fragment cycle", `{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }`, "spread each other in a cycle"},
@@ -117,8 +76,8 @@ func TestDocumentLimits(t *testing.T) {
 			})
 		}
 		for _, tc := range []struct{ name, query string }{
-			{"fan-out within the limits", fanOut(2, 10)},
-			{"depth 15", cycle(13)},
+			{"fan-out within the limits", costtest.FanOut(2, 10)},
+			{"depth 15", costtest.Cycle(3)},
 			{"100 aliases", aliases(100)},
 			{"perPage -1 of a few fields", `{ materialsPage(perPage: -1) { data { id name category { id title } texture { id name } } } }`},
 			{"first 1000", `{ orders(first: 1000) { edges { node { id price status configurator { id name } } } } }`},

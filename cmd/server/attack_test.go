@@ -18,6 +18,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
+	"github.com/configurator/catalogue/graph/cost/costtest"
 	"github.com/configurator/catalogue/internal/dbtest"
 )
 
@@ -197,31 +198,11 @@ func (tg *target) expect(name string, a reply, status int, code string) {
 
 // graphQLDocuments: documents that hung the service or ran unbounded.
 func (tg *target) graphQLDocuments() {
-	var fan strings.Builder
-	fan.WriteString("query { ...F0 }\n")
-	for i := 0; i < 10; i++ {
-		fmt.Fprintf(&fan, "fragment F%d on Query {", i)
-		for j := 0; j < 10; j++ {
-			if i == 9 {
-				fmt.Fprintf(&fan, " a%d: __typename", j)
-			} else {
-				fmt.Fprintf(&fan, " ...F%d", i+1)
-			}
-		}
-		fan.WriteString(" }\n")
-	}
-	deep := "{ order(id: 1) { " + strings.Repeat("configurator { orders(first: 1) { edges { node { ", 13) + "id" + strings.Repeat(" } } } }", 13) + " } }"
-	var aliases strings.Builder
-	aliases.WriteString("{")
-	for i := 0; i < 1000; i++ {
-		fmt.Fprintf(&aliases, " a%d: viewer { ownerID }", i)
-	}
-	aliases.WriteString(" }")
 	for _, tc := range []struct{ name, query, message string }{
-		{"fragment fan-out, 10 levels of 10 spreads", fan.String(), "the query selects more than 1000 fields"},
-		{"depth 53 through order -> configurator -> orders", deep, "the query nests 53 levels deep; the limit is 15"},
-		{"1,000 aliases of one field", aliases.String(), "the query selects more than 1000 fields"},
-		{"1,000 aliases of a leaf", strings.ReplaceAll(aliases.String(), "viewer { ownerID }", "__typename"), "more than 100 aliased fields"},
+		{"fragment fan-out, 10 levels of 10 spreads", costtest.FanOut(10, 10), "the query selects more than 1000 fields"},
+		{"depth 53 through order -> configurator -> orders", costtest.Cycle(13), "the query nests 53 levels deep; the limit is 15"},
+		{"1,000 aliases of one field", costtest.Aliases(1000, "viewer { ownerID }"), "the query selects more than 1000 fields"},
+		{"1,000 aliases of a leaf", costtest.Aliases(1000, "__typename"), "more than 100 aliased fields"},
 		{"a document of 100 KB", "{ viewer { ownerID } }" + strings.Repeat(" ", 100_000), "the document is 100022 bytes; the limit is 65536"},
 		{"complexity: 1000 orders, each with 100 orders", `{ orders(first: 1000) { edges { node { configurator { orders(first: 100) { edges { node { id } } } } } } } }`,
 			"the operation's complexity is 304001; the limit is 50000"},
