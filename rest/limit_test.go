@@ -101,40 +101,13 @@ func TestRateLimitREST(t *testing.T) {
 		if err := json.Unmarshal(body, &env); err != nil || status != 429 || env.Success == nil || *env.Success || h.Get("Retry-After") == "" {
 			t.Errorf("over budget, envelope endpoint: %d %s; want 429 {success: false}", status, body)
 		}
-		if _, codes := f.graphqlResultStatus(t, f.owner1, `{ viewer { ownerID } }`, 429); len(codes) != 1 || !strings.HasPrefix(codes[0], "RATE_LIMITED") {
-			t.Errorf("over budget on GraphQL: %v; want RATE_LIMITED", codes)
+		if status, codes := f.graphqlTry(t, f.owner1, `{ viewer { ownerID } }`, nil); status != 429 || len(codes) != 1 || !strings.HasPrefix(codes[0], "RATE_LIMITED") {
+			t.Errorf("over budget on GraphQL: %d %v; want 429 RATE_LIMITED", status, codes)
 		}
 		if status, _, _ := f.get(t, f.owner2, "/materials"); status != 200 {
 			t.Errorf("another token: %d; want 200", status)
 		}
 	})
-}
-
-// graphqlResultStatus runs a GraphQL query expecting the HTTP status
-// want and returns its data and error codes.
-func (f *fixture) graphqlResultStatus(t *testing.T, token, query string, want int) (json.RawMessage, []string) {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query})
-	req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	rec := httptest.NewRecorder()
-	f.gql.ServeHTTP(rec, req)
-	var resp struct {
-		Data   json.RawMessage
-		Errors []struct {
-			Message    string
-			Extensions struct{ Code string }
-		}
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || rec.Code != want {
-		t.Fatalf("graphql %s = %d: %s; want %d", query, rec.Code, rec.Body.String(), want)
-	}
-	var codes []string
-	for _, e := range resp.Errors {
-		codes = append(codes, e.Extensions.Code+": "+e.Message)
-	}
-	return resp.Data, codes
 }
 
 // TestAllPagesCeiling: per_page=-1 returns every record of a list of up
