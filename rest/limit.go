@@ -40,10 +40,10 @@ func (h *handler) charge(w http.ResponseWriter, r *http.Request, v *viewer.Viewe
 
 // allPages reports whether the query string asks for per_page=-1, as the
 // list handlers will read it (valid.Int: -1, -01, ...). A request without
-// per_page (or an escape) pays a substring search and nothing more.
+// per_page=- (or an escape) pays a substring search and nothing more.
 func allPages(rawQuery string) bool {
-	if !strings.Contains(rawQuery, "per_page") && !strings.ContainsAny(rawQuery, "%+") {
-		return false
+	if !strings.Contains(rawQuery, "per_page=-") && !strings.ContainsAny(rawQuery, "%+") {
+		return false // -1 unescaped starts with a minus
 	}
 	for q := rawQuery; q != ""; {
 		var pair string

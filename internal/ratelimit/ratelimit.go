@@ -9,6 +9,7 @@ package ratelimit
 
 import (
 	"context"
+	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -119,6 +120,7 @@ func (m *Meter) Take(ctx context.Context, n int) error {
 	}
 	s, err := m.lim.Take(ctx, m.key, n)
 	if err != nil {
+		slog.WarnContext(ctx, "rate limiter unavailable: request let through", "key", m.key, "err", err)
 		return nil
 	}
 	m.Status = s
