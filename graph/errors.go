@@ -2,8 +2,8 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -70,6 +70,9 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		if gerr.Extensions == nil || gerr.Extensions["code"] == nil {
 			setExt(gerr, "code", string(apperr.Invalid))
 		}
+		if field := variableField(ctx, gerr.Path); field != "" {
+			setExt(gerr, "field", field)
+		}
 		return gerr
 	}
 	problems := Problems(gerr.Err)
@@ -97,6 +100,89 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 	return gerr
 }
 
+// variableField names the input a variable's refusal is about (gqlparser
+// reports it at the path variable.NAME...): the innermost argument or
+// input field the variable fills, or the innermost field of the path
+// inside the variable's value, with the list indexes after it, such as
+// perPage, name or configuratorPrintMap[1]. It is "" when p is not a
+// variable's path.
+func variableField(ctx context.Context, p ast.Path) string {
+	if len(p) < 2 || p[0] != ast.PathName("variable") || !graphql.HasOperationContext(ctx) {
+		return ""
+	}
+	name, _ := p[1].(ast.PathName)
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil || oc.Doc == nil {
+		return ""
+	}
+	field := filledBy(oc.Doc, oc.Operation.SelectionSet, string(name), map[string]bool{})
+	for _, e := range p[2:] {
+		switch e := e.(type) {
+		case ast.PathName:
+			field = string(e)
+		case ast.PathIndex:
+			if field != "" {
+				field += fmt.Sprintf("[%d]", int(e))
+			}
+		}
+	}
+	return field
+}
+
+// filledBy returns the name of the first argument or input field of set
+// whose value is the variable name, looking into fragments once each.
+func filledBy(doc *ast.QueryDocument, set ast.SelectionSet, name string, seen map[string]bool) string {
+	for _, sel := range set {
+		switch sel := sel.(type) {
+		case *ast.Field:
+			for _, a := range sel.Arguments {
+				if f := inValue(a.Name, a.Value, name); f != "" {
+					return f
+				}
+			}
+			if f := filledBy(doc, sel.SelectionSet, name, seen); f != "" {
+				return f
+			}
+		case *ast.InlineFragment:
+			if f := filledBy(doc, sel.SelectionSet, name, seen); f != "" {
+				return f
+			}
+		case *ast.FragmentSpread:
+			if fd := doc.Fragments.ForName(sel.Name); fd != nil && !seen[sel.Name] {
+				seen[sel.Name] = true
+				if f := filledBy(doc, fd.SelectionSet, name, seen); f != "" {
+					return f
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// inValue returns the innermost name under which v, the value of the
+// argument or input field named at, holds the variable name.
+func inValue(at string, v *ast.Value, name string) string {
+	if v == nil {
+		return ""
+	}
+	if v.Kind == ast.Variable {
+		if v.Raw == name {
+			return at
+		}
+		return ""
+	}
+	for _, c := range v.Children {
+		inner := at
+		if c.Name != "" {
+			inner = c.Name
+		}
+		if f := inValue(inner, c.Value, name); f != "" {
+			return f
+		}
+	}
+	return ""
+}
+
 // lastName is the last field or argument name of a path.
 func lastName(p ast.Path) string {
 	for i := len(p) - 1; i >= 0; i-- {
@@ -120,20 +206,12 @@ func recoverPanic(ctx context.Context, p any) error {
 	return apperr.E(apperr.Internal, "internal server error")
 }
 
-// RejectAuth answers a GraphQL request whose token was refused: a GraphQL
-// error response with extensions.code UNAUTHENTICATED and status 401.
+// RejectAuth answers a GraphQL request whose token was refused (an
+// auth.Reject): 401 with extensions.code UNAUTHENTICATED, or 500 when the
+// token could not be checked, which is logged.
 func RejectAuth(w http.ResponseWriter, r *http.Request, err error) {
-	ae := Classify(err)
-	status := http.StatusUnauthorized
-	if ae.Kind != apperr.Unauthenticated {
+	if Classify(err).Kind != apperr.Unauthenticated {
 		slog.ErrorContext(r.Context(), "authenticate", "err", err)
-		status = http.StatusInternalServerError
-	} else {
-		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{
-		"errors": []map[string]any{{"message": ae.Render(FieldName), "extensions": map[string]any{"code": ae.Kind}}},
-	})
+	writeErrors(w, r, err)
 }

@@ -705,7 +705,7 @@ func exerciseOrderWrites(t *testing.T, a *apiCheck, f *fixture) {
 	post(f.owner1, []byte(`{"price": 1}`), "application/json", http.StatusUnsupportedMediaType, false)
 	body, ct = order()
 	post("", body, ct, http.StatusUnauthorized, false)
-	a.declared(t, exchange{method: http.MethodPost, path: "/orders", token: f.owner1, body: body, contentType: ct, want: http.StatusRequestEntityTooLarge}, MaxMultipartBody+1)
+	a.declared(t, exchange{method: http.MethodPost, path: "/orders", token: f.owner1, body: body, contentType: ct, want: http.StatusRequestEntityTooLarge}, valid.MaxMultipartBody+1)
 }
 
 func exerciseMaterialWrites(t *testing.T, a *apiCheck, f *fixture) {
@@ -724,7 +724,7 @@ func exerciseMaterialWrites(t *testing.T, a *apiCheck, f *fixture) {
 	send(http.MethodPost, "/materials", f.dash1, js, `{"name":"x","color":"red"}`, http.StatusBadRequest)
 	send(http.MethodPost, "/materials", f.dash1, js, `{"name":"x","category_id":999999}`, http.StatusNotFound)
 	send(http.MethodPost, "/materials", f.dash1, "text/plain", walnut, http.StatusUnsupportedMediaType)
-	send(http.MethodPost, "/materials", f.dash1, js, `{"name":"`+strings.Repeat("x", MaxJSONBody)+`"}`, http.StatusRequestEntityTooLarge)
+	send(http.MethodPost, "/materials", f.dash1, js, `{"name":"`+strings.Repeat("x", valid.MaxJSONBody)+`"}`, http.StatusRequestEntityTooLarge)
 	send(http.MethodPost, "/materials", "", js, walnut, http.StatusUnauthorized)
 
 	p := fmt.Sprintf("/materials/%d", m.ID)
@@ -739,7 +739,7 @@ func exerciseMaterialWrites(t *testing.T, a *apiCheck, f *fixture) {
 	send(http.MethodPut, p, f.owner1, js, `{"name":"x"}`, http.StatusForbidden)
 	send(http.MethodPut, p, f.dash1, "text/plain", `{"name":"x"}`, http.StatusUnsupportedMediaType)
 	send(http.MethodPut, p, "", js, `{"name":"x"}`, http.StatusUnauthorized)
-	a.declared(t, exchange{method: http.MethodPut, path: p, token: f.dash1, body: []byte(`{}`), contentType: js, want: http.StatusRequestEntityTooLarge}, MaxJSONBody+1)
+	a.declared(t, exchange{method: http.MethodPut, path: p, token: f.dash1, body: []byte(`{}`), contentType: js, want: http.StatusRequestEntityTooLarge}, valid.MaxJSONBody+1)
 
 	send(http.MethodDelete, p, f.owner1, "", "", http.StatusForbidden)
 	send(http.MethodDelete, p, "", "", "", http.StatusUnauthorized)
@@ -861,7 +861,7 @@ func exerciseOverrides(t *testing.T, a *apiCheck, f *fixture) {
 	post("", body, ct, http.StatusUnauthorized)
 	post(f.revoked, body, ct, http.StatusUnauthorized)
 	post(f.owner1, raw, "application/json", http.StatusUnsupportedMediaType)
-	a.declared(t, exchange{method: http.MethodPost, path: p, token: f.owner1, body: body, contentType: ct, want: http.StatusRequestEntityTooLarge}, MaxMultipartBody+1)
+	a.declared(t, exchange{method: http.MethodPost, path: p, token: f.owner1, body: body, contentType: ct, want: http.StatusRequestEntityTooLarge}, valid.MaxMultipartBody+1)
 
 	// The share link: the key is the credential.
 	key := path.Base(env.Data)

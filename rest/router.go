@@ -37,10 +37,8 @@ func New(res *graph.Resolver, tokens *auth.Tokens, opts Options) http.Handler {
 	h := &handler{res: res, tokens: tokens, base: strings.TrimRight(opts.PublicURL, "/") + Prefix}
 	r := chi.NewRouter()
 	routes(r, h)
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, r, apperr.E(apperr.NotFound, "no such path: %s", r.URL.Path))
-	})
-	r.MethodNotAllowed(methodNotAllowed(r))
+	r.NotFound(NotFound)
+	r.MethodNotAllowed(MethodNotAllowed(r))
 	return r
 }
 
@@ -135,10 +133,17 @@ func (h *handler) authenticate(fail auth.Reject) func(http.Handler) http.Handler
 	}
 }
 
-// methodNotAllowed answers 405 with the methods the path does allow; chi
+// NotFound answers a path no route claims: 404 as problem+json. The
+// server's root router answers with it too, so every unknown path gets
+// the same answer.
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	writeProblem(w, r, apperr.E(apperr.NotFound, "no such path: %s", r.URL.Path))
+}
+
+// MethodNotAllowed answers 405 with the methods the path does allow; chi
 // computes them only for its own default handler, so they are found again
-// by matching the path against the routes.
-func methodNotAllowed(routes chi.Routes) http.HandlerFunc {
+// by matching the path against routes.
+func MethodNotAllowed(routes chi.Routes) http.HandlerFunc {
 	methods := []string{
 		http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
 		http.MethodPatch, http.MethodDelete, http.MethodOptions,
@@ -155,7 +160,7 @@ func methodNotAllowed(routes chi.Routes) http.HandlerFunc {
 			}
 		}
 		if len(allowed) == 0 {
-			writeProblem(w, r, apperr.E(apperr.NotFound, "no such path: %s", r.URL.Path))
+			NotFound(w, r)
 			return
 		}
 		w.Header().Set("Allow", strings.Join(allowed, ", "))

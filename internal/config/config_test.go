@@ -14,18 +14,19 @@ func TestServeConfig(t *testing.T) {
 		wantErr bool
 		want    Config
 		demo    bool
+		public  bool // PublicIntrospection()
 	}{
-		{name: "defaults", want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto",
+		{name: "defaults", want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
 			UploadDir: DefaultUploadDir, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/"}, demo: true},
 		{name: "env", env: map[string]string{"ADDR": "127.0.0.1:9000", "DATABASE_URL": "postgres://db/x", "PUBLIC_URL": "https://api.example.com/", "DEMO": "false",
-			"UPLOAD_DIR": "/var/lib/uploads", "MAX_UPLOAD_BYTES": "1000", "VIEWER_URL": "https://shop.example.com/c?share="},
-			want: Config{Addr: "127.0.0.1:9000", DatabaseURL: "postgres://db/x", PublicURL: "https://api.example.com", Demo: "false",
+			"UPLOAD_DIR": "/var/lib/uploads", "MAX_UPLOAD_BYTES": "1000", "VIEWER_URL": "https://shop.example.com/c?share=", "GRAPHQL_INTROSPECTION": "public"}, public: true,
+			want: Config{Addr: "127.0.0.1:9000", DatabaseURL: "postgres://db/x", PublicURL: "https://api.example.com", Demo: "false", GraphQLIntrospection: "public",
 				UploadDir: "/var/lib/uploads", MaxUploadBytes: 1000, ViewerURL: "https://shop.example.com/c?share="}},
 		{name: "flags win over env", env: map[string]string{"ADDR": ":1"}, args: []string{"--addr", ":2", "--database-url", "postgresql://db/y"},
-			want: Config{Addr: ":2", DatabaseURL: "postgresql://db/y", PublicURL: "http://localhost:2", Demo: "auto",
+			want: Config{Addr: ":2", DatabaseURL: "postgresql://db/y", PublicURL: "http://localhost:2", Demo: "auto", GraphQLIntrospection: "token",
 				UploadDir: DefaultUploadDir, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:2/share/"}},
 		{name: "postgres never seeds on auto", args: []string{"--database-url", "postgres://db/z"},
-			want: Config{Addr: ":8080", DatabaseURL: "postgres://db/z", PublicURL: "http://localhost:8080", Demo: "auto",
+			want: Config{Addr: ":8080", DatabaseURL: "postgres://db/z", PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
 				UploadDir: DefaultUploadDir, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/"}},
 		{name: "bad upload limit", env: map[string]string{"MAX_UPLOAD_BYTES": "ten"}, wantErr: true},
 		{name: "relative viewer url", args: []string{"--viewer-url", "/share/"}, wantErr: true},
@@ -33,6 +34,10 @@ func TestServeConfig(t *testing.T) {
 		{name: "bad addr", args: []string{"--addr", "8080"}, wantErr: true},
 		{name: "relative public url", args: []string{"--public-url", "/api"}, wantErr: true},
 		{name: "bad demo", args: []string{"--demo", "yes"}, wantErr: true},
+		{name: "introspection flag", env: map[string]string{"GRAPHQL_INTROSPECTION": "token"}, args: []string{"--graphql-introspection", "public"},
+			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "public",
+				UploadDir: DefaultUploadDir, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/"}, demo: true, public: true},
+		{name: "bad introspection", env: map[string]string{"GRAPHQL_INTROSPECTION": "open"}, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c Config
@@ -51,6 +56,9 @@ func TestServeConfig(t *testing.T) {
 			}
 			if err != nil || c != tc.want {
 				t.Fatalf("config = %+v, %v; want %+v", c, err, tc.want)
+			}
+			if c.PublicIntrospection() != tc.public {
+				t.Errorf("PublicIntrospection() = %v; want %v", c.PublicIntrospection(), tc.public)
 			}
 			if c.SeedDemo() != tc.demo {
 				t.Errorf("SeedDemo() = %v; want %v", c.SeedDemo(), tc.demo)
