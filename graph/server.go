@@ -71,3 +71,9 @@ func limitBody(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// Schema is the GraphQL schema the handler serves, for REST, which reads
+// its parameters by the types of the arguments they fill.
+func Schema() *ast.Schema {
+	return generated.NewExecutableSchema(generated.Config{}).Schema()
+}

@@ -234,20 +234,39 @@ func TestOpenAPIDocument(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	for key, names := range map[string][]string{
-		"GET /orders":                    orderSorts.names,
-		"GET /materials":                 materialSorts.names,
-		"GET /materials-categories/list": materialCategorySorts.names,
-		"GET /textures":                  textureSorts.names,
-		"GET /configurator-form-fields":  formFieldSorts.names,
-		"GET /configurator-options":      optionSorts.names,
-	} {
-		if got := enum(param(key, "order_by")); !slices.Equal(got, names) {
-			t.Errorf("%s order_by enum = %v; rest/params.go allows %v", key, got, names)
+	// order_by lists the sortable fields of the GraphQL twin's orderBy
+	// enum, in lower case.
+	gql := graph.Schema()
+	sorted := 0
+	for key, op := range operations(doc) {
+		p := op.Parameters.GetByInAndName("query", "order_by")
+		if p == nil {
+			continue
+		}
+		sorted++
+		twin, _ := op.Extensions["x-graphql"].(string)
+		f := gql.Query.Fields.ForName(twin)
+		if f == nil || f.Arguments.ForName("orderBy") == nil {
+			t.Errorf("%s: x-graphql %q is not a query field with orderBy", key, twin)
+			continue
+		}
+		var names []string
+		for _, v := range gql.Types[f.Arguments.ForName("orderBy").Type.Name()].EnumValues {
+			names = append(names, strings.ToLower(v.Name))
+		}
+		slices.Sort(names)
+		if got := enum(p.Schema.Value); !slices.Equal(got, names) {
+			t.Errorf("%s order_by enum = %v; GraphQL %s.orderBy has %v", key, got, twin, names)
 		}
 		if got := enum(param(key, "order")); !slices.Equal(got, []string{"asc", "desc"}) {
 			t.Errorf("%s order enum = %v; want asc, desc", key, got)
 		}
+	}
+	if sorted != 6 {
+		t.Errorf("%d lists take order_by; want 6", sorted)
+	}
+	if p := param("GET /orders", "page"); *p.Min != 1 || p.Default != float64(1) {
+		t.Errorf("page must be 1 or more, default 1 (valid.Page)")
 	}
 	pp := param("GET /materials", "per_page")
 	if len(pp.AnyOf) != 2 || *pp.AnyOf[0].Value.Min != 1 || *pp.AnyOf[0].Value.Max != valid.MaxPerPage ||

@@ -670,9 +670,9 @@ var materialFields = [][2]string{
 // materialSel selects materialFields on GraphQL.
 const materialSel = "id name materialFile categoryID textureID status materialType surface bump color opacity specular reflection createdBy"
 
-// bodyField is a field of a JSON body: its REST and GraphQL names and the
+// askField is a field of a JSON body: its REST and GraphQL names and the
 // questions it is asked, each a JSON value as both transports take it.
-type bodyField struct {
+type askField struct {
 	rest, gql string
 	values    []bodyValue
 }
@@ -695,7 +695,7 @@ func (v bodyValue) gqlJSON() string {
 }
 
 // materialBodyFields are the writable fields of a material.
-var materialBodyFields = []bodyField{
+var materialBodyFields = []askField{
 	{"name", "name", []bodyValue{
 		{`"Teak"`, ok, ``}, {`"  Teak  "`, ok, ``}, {`"` + strings.Repeat("x", 255) + `"`, ok, ``}, {`""`, invalid, ``},
 		{`"` + strings.Repeat("x", 256) + `"`, invalid, ``}, {`12`, invalid, ``}, {`"a\u0000b"`, invalid, ``},
