@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -28,24 +27,12 @@ func TestGraphQLOverHTTPAudit(t *testing.T) {
 		t.Skipf("the audit needs node and `npm ci --prefix cmd/server/testdata/graphql-http`: %v", err)
 	}
 
-	addr := freeAddr(t)
-	base := "http://" + addr
-	env := map[string]string{
-		"ADDR": addr, "UPLOAD_DIR": t.TempDir(),
-		"DATABASE_URL": "sqlite://" + filepath.Join(t.TempDir(), "configurator.db"),
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &stdout, &stderr) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
+	base, stdout := startServe(t, map[string]string{
+		"UPLOAD_DIR": t.TempDir(), "DATABASE_URL": "sqlite://" + filepath.Join(t.TempDir(), "configurator.db"),
 	})
-	waitReady(t, base)
-	m := tokenRE.FindStringSubmatch(stdout.String())
+	m := tokenRE.FindStringSubmatch(stdout)
 	if m == nil {
-		t.Fatalf("serve printed no token:\n%s", stdout.String())
+		t.Fatalf("serve printed no token:\n%s", stdout)
 	}
 
 	cmd := exec.Command(node, "audit.mjs", base+"/graphql", m[1])

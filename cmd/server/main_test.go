@@ -178,14 +178,18 @@ func TestServe(t *testing.T) {
 	}
 }
 
-func testServe(t *testing.T, env map[string]string) {
+// startServe runs serve in-process with env on a free loopback port until
+// the test ends, waits until it is ready and returns its base URL and what
+// it printed.
+func startServe(t *testing.T, env map[string]string) (base, stdout string) {
+	t.Helper()
 	addr := freeAddr(t)
-	base := "http://" + addr
+	base = "http://" + addr
 	env["ADDR"] = addr
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var out, stderr syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &stdout, &stderr) }()
+	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &out, &stderr) }()
 	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != 0 {
@@ -193,8 +197,11 @@ func testServe(t *testing.T, env map[string]string) {
 		}
 	})
 	waitReady(t, base)
+	return base, out.String()
+}
 
-	out := stdout.String()
+func testServe(t *testing.T, env map[string]string) {
+	base, out := startServe(t, env)
 	if !strings.Contains(out, base+"/playground") {
 		t.Errorf("serve output does not say where the playground is:\n%s", out)
 	}
