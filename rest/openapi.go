@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"net/http"
-	"slices"
 	"time"
 )
 
@@ -23,10 +22,6 @@ var openAPIETag = func() string {
 	sum := sha256.Sum256(openAPIDocument)
 	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }()
-
-// OpenAPI returns a copy of the OpenAPI document of the v1 interface, served
-// at Prefix + "/openapi.json".
-func OpenAPI() []byte { return slices.Clone(openAPIDocument) }
 
 // serveOpenAPI is GET /openapi.json: the document, without a token,
 // cacheable for five minutes and revalidated by its ETag (conditional
