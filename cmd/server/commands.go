@@ -11,6 +11,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/buildinfo"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/demo"
@@ -203,4 +204,21 @@ func openTokens(ctx context.Context, cfg *config.Config) (*ent.Client, *auth.Tok
 		return nil, nil, err
 	}
 	return c, auth.NewTokens(c, auth.NewSigner(key)), nil
+}
+
+// versionCmd prints the build of this binary, one "key value" line each,
+// so a person reads it and a script can grep it: module version, VCS
+// revision, commit time, whether the tree was modified, Go version.
+func versionCmd(args []string, stdout io.Writer) error {
+	if len(args) > 0 {
+		return usagef("version takes no arguments")
+	}
+	info := buildinfo.Read()
+	rev, at := info.Revision, info.Time
+	if rev == "" {
+		rev, at = "unknown (built without version control information)", "unknown"
+	}
+	fmt.Fprintf(stdout, "version  %s\nrevision %s\ntime     %s\nmodified %t\ngo       %s\n",
+		info.Version, rev, at, info.Modified, info.GoVersion)
+	return nil
 }

@@ -172,6 +172,9 @@ func TestServe(t *testing.T) {
 				env["DATABASE_URL"] = "sqlite://" + filepath.Join(t.TempDir(), "data", "configurator.db")
 			} else {
 				env["DEMO"] = "true"
+				// STORAGE_URL names the same directory as its alias UPLOAD_DIR.
+				env["STORAGE_URL"] = "file://" + env["UPLOAD_DIR"]
+				delete(env, "UPLOAD_DIR")
 			}
 			testServe(t, env)
 		})
@@ -262,6 +265,7 @@ func testServe(t *testing.T, env map[string]string) {
 			}
 		}
 	})
+	testDocs(t, base, token)
 	// Writes last: they add an order to the demo data read above.
 	testWrites(t, base, token)
 }

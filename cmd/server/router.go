@@ -14,6 +14,7 @@ import (
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/buildinfo"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/playground"
 	"github.com/configurator/catalogue/internal/sharepage"
@@ -23,14 +24,16 @@ import (
 
 // newRouter wires the HTTP surface: probes, the GraphQL endpoint and REST
 // v1 over one resolver, each authenticating with tokens through
-// auth.Middleware, uploaded files, share-link pages and the playground.
+// auth.Middleware, uploaded files, share-link pages, the playground and the
+// REST reference.
 func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger) http.Handler {
 	res := graph.NewResolver(c, graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL))
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, requestLog(log), middleware.Recoverer, cors)
 
+	build := buildinfo.Read()
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": build.Version, "revision": build.Revision})
 	})
 	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -48,6 +51,11 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	r.Method(http.MethodPost, "/graphql", gql)
 	r.Method(http.MethodOptions, "/graphql", gql)
 	r.Mount(rest.Prefix, rest.New(res, tokens, rest.Options{PublicURL: cfg.PublicURL}))
+	// The REST reference, public like the document it shows; chi routes
+	// these static paths before the mount's catch-all.
+	docs := playground.Docs("Configurator catalogue: REST v1", rest.Prefix+"/openapi.json")
+	r.Handle(rest.Prefix+"/docs", docs)
+	r.Handle(rest.Prefix+"/docs/*", docs)
 	r.Handle("/files/*", http.StripPrefix("/files/", files.Handler()))
 	r.Handle(config.SharePath+"*", http.StripPrefix(config.SharePath, sharepage.Handler(res)))
 

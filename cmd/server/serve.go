@@ -16,6 +16,7 @@ import (
 	"github.com/configurator/catalogue/ent/apitoken"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/buildinfo"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/demo"
@@ -67,9 +68,13 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 		}
 	}
 
-	store, err := storage.NewDisk(cfg.UploadDir)
+	loc, err := storage.ParseURL(cfg.StorageURL)
 	if err != nil {
-		return fmt.Errorf("upload directory: %w", err)
+		return usagef("--storage-url: %v", err)
+	}
+	store, err := loc.Open(ctx, env)
+	if err != nil {
+		return fmt.Errorf("file storage: %w", err)
 	}
 	files := &storage.Files{Store: store, BaseURL: cfg.PublicURL + "/files/", MaxBytes: cfg.MaxUploadBytes}
 
@@ -86,7 +91,9 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "database", database.Redact(cfg.DatabaseURL), "public_url", cfg.PublicURL)
+	build := buildinfo.Read()
+	log.Info("listening", "addr", ln.Addr().String(), "database", database.Redact(cfg.DatabaseURL), "public_url", cfg.PublicURL, "storage", loc,
+		"version", build.Version, "revision", build.Revision)
 	fmt.Fprintf(stdout, "GraphQL playground: %s/playground\n", cfg.PublicURL)
 	if demoToken != "" {
 		fmt.Fprintf(stdout, "Demo token (Open API), paste it into the playground's headers as\n  {\"Authorization\": \"Bearer %s\"}\nor open %s/playground#token=%s\n", demoToken, cfg.PublicURL, demoToken)

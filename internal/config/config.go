@@ -15,7 +15,9 @@ import (
 const (
 	DefaultAddr        = ":8080"
 	DefaultDatabaseURL = "sqlite://./data/configurator.db"
-	DefaultUploadDir   = "./data/uploads"
+	// DefaultStorageURL keeps uploads in a directory beside the default
+	// SQLite database.
+	DefaultStorageURL = "file://./data/uploads"
 	// SharePath is where serve shows share links when no front-end is
 	// configured (VIEWER_URL).
 	SharePath = "/share/"
@@ -32,7 +34,12 @@ type Config struct {
 	PublicURL string
 	// JWTSecret overrides the signing key kept in the database (JWT_SECRET).
 	JWTSecret string
-	// UploadDir is the directory of uploaded files (UPLOAD_DIR).
+	// StorageURL is where uploaded files are kept (STORAGE_URL):
+	// file://PATH or s3://BUCKET?endpoint=URL&region=REGION. Validate
+	// fills it from UploadDir, or the default, when it is not given.
+	StorageURL string
+	// UploadDir is the older way to name a directory (UPLOAD_DIR), kept
+	// as an alias of STORAGE_URL=file://UPLOAD_DIR.
 	UploadDir string
 	// MaxUploadBytes limits one uploaded file (MAX_UPLOAD_BYTES).
 	MaxUploadBytes int64
@@ -78,8 +85,10 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&c.Addr, "addr", or(env("ADDR"), DefaultAddr), "listen address (env ADDR)")
 	fs.StringVar(&c.PublicURL, "public-url", env("PUBLIC_URL"),
 		"base of absolute URLs, e.g. https://api.example.com (env PUBLIC_URL; default http://localhost:PORT)")
-	fs.StringVar(&c.UploadDir, "upload-dir", or(env("UPLOAD_DIR"), DefaultUploadDir),
-		"directory of uploaded images (env UPLOAD_DIR)")
+	fs.StringVar(&c.StorageURL, "storage-url", env("STORAGE_URL"),
+		"where uploaded images are kept: file://PATH or s3://BUCKET?endpoint=URL&region=REGION (env STORAGE_URL; default "+DefaultStorageURL+")")
+	fs.StringVar(&c.UploadDir, "upload-dir", env("UPLOAD_DIR"),
+		"alias of --storage-url file://DIR (env UPLOAD_DIR)")
 	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", envInt(env, "MAX_UPLOAD_BYTES", DefaultMaxUploadBytes),
 		"largest accepted image file in bytes (env MAX_UPLOAD_BYTES)")
 	fs.StringVar(&c.ViewerURL, "viewer-url", env("VIEWER_URL"),
@@ -140,6 +149,17 @@ func (c *Config) Validate() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--viewer-url %q must be an absolute http(s) URL", c.ViewerURL)
 		}
+	}
+	switch {
+	case c.StorageURL != "" && c.UploadDir != "":
+		return fmt.Errorf("--storage-url (STORAGE_URL) and --upload-dir (UPLOAD_DIR) name the same setting: give only --storage-url")
+	case c.UploadDir != "":
+		c.StorageURL = "file://" + c.UploadDir
+	case c.StorageURL == "":
+		c.StorageURL = DefaultStorageURL
+	}
+	if !strings.HasPrefix(c.StorageURL, "file://") && !strings.HasPrefix(c.StorageURL, "s3://") {
+		return fmt.Errorf("--storage-url %q must start with file:// or s3://", c.StorageURL)
 	}
 	if c.MaxUploadBytes < 0 {
 		return fmt.Errorf("--max-upload-bytes must be positive, got %d", c.MaxUploadBytes)
