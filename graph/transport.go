@@ -217,9 +217,13 @@ func codeOf(e *gqlerror.Error) apperr.Kind {
 	return apperr.Invalid
 }
 
-// asGraphQLError presents a transport error as a GraphQL error.
+// asGraphQLError presents a transport error as a GraphQL error; an
+// internal one is shown generically.
 func asGraphQLError(err error) *gqlerror.Error {
 	ae := Classify(err)
+	if ae.Kind == apperr.Internal {
+		ae = apperr.E(apperr.Internal, "internal server error")
+	}
 	return &gqlerror.Error{Message: ae.Render(FieldName), Extensions: map[string]any{"code": ae.Kind}}
 }
 
@@ -233,8 +237,11 @@ type failure struct {
 // writeFailure answers a request that did not execute with status and the
 // errors of resp. A 401 carries WWW-Authenticate, as on REST.
 func writeFailure(w http.ResponseWriter, r *http.Request, media string, status int, resp *graphql.Response) {
-	if status == http.StatusUnauthorized {
+	switch status {
+	case http.StatusUnauthorized:
 		challenge(w, r)
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", apperr.RetryAfter)
 	}
 	w.Header().Set("Content-Type", media)
 	w.WriteHeader(status)

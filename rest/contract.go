@@ -225,6 +225,9 @@ type operation struct {
 	// sorted, with the reason.
 	params  []*docParameter
 	refused []refusal
+	// headers are the request headers the operation reads (header
+	// parameters); headerReaders reads each.
+	headers []string
 	// bodies are the accepted media types of the request body, in the
 	// document's order.
 	bodies orderedMap[docMedia]
@@ -274,6 +277,10 @@ func (d *document) operation(method, path string, op *docOperation, shared []*do
 	for _, p := range append(slices.Clone(shared), op.Parameters...) {
 		if p, err = d.parameter(p); err != nil {
 			return nil, err
+		}
+		if p.In == "header" {
+			o.headers = append(o.headers, p.Name)
+			continue
 		}
 		o.params = append(o.params, p)
 	}

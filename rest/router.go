@@ -7,6 +7,7 @@ package rest
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -14,6 +15,7 @@ import (
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -93,6 +95,13 @@ func (h *handler) handlers() map[string]handlerOf {
 	}
 }
 
+// headerReaders are the middlewares that read the request headers an
+// operation documents as parameters, by header name; each refuses a
+// malformed header through the operation's failure writer.
+var headerReaders = map[string]func(reject func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler{
+	idempotency.Header: idempotency.Middleware,
+}
+
 // routes serves every operation of document with its handler, behind
 // authentication unless the operation needs no token. Authentication
 // refuses in the operation's failure format: problem+json for most, the
@@ -119,6 +128,13 @@ func (h *handler) routes(r chi.Router, document []byte) error {
 			return fmt.Errorf("openapi.json: %s %s (%s): %w", op.method, op.path, op.id, err)
 		}
 		var serve http.Handler = fn
+		for _, name := range slices.Backward(op.headers) {
+			read, ok := headerReaders[name]
+			if !ok {
+				return fmt.Errorf("openapi.json: %s %s: no reader of the header %s", op.method, op.path, name)
+			}
+			serve = read(op.fail)(serve)
+		}
 		if !op.public {
 			serve = h.authenticate(op.fail)(serve)
 		}

@@ -27,15 +27,9 @@ func TestGraphQLOverHTTPAudit(t *testing.T) {
 		t.Skipf("the audit needs node and `npm ci --prefix cmd/server/testdata/graphql-http`: %v", err)
 	}
 
-	base, stdout := startServe(t, map[string]string{
-		"UPLOAD_DIR": t.TempDir(), "DATABASE_URL": "sqlite://" + filepath.Join(t.TempDir(), "configurator.db"),
-	})
-	m := tokenRE.FindStringSubmatch(stdout)
-	if m == nil {
-		t.Fatalf("serve printed no token:\n%s", stdout)
-	}
+	base, token := demoServer(t, map[string]string{"DATABASE_URL": "sqlite://" + filepath.Join(t.TempDir(), "configurator.db")})
 
-	cmd := exec.Command(node, "audit.mjs", base+"/graphql", m[1])
+	cmd := exec.Command(node, "audit.mjs", base+"/graphql", token)
 	cmd.Dir = auditDir
 	out, err := cmd.Output()
 	if err != nil {

@@ -13,9 +13,11 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/buildinfo"
 	"github.com/configurator/catalogue/internal/config"
+	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/playground"
 	"github.com/configurator/catalogue/internal/sharepage"
 	"github.com/configurator/catalogue/internal/storage"
@@ -29,7 +31,7 @@ import (
 func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger) http.Handler {
 	res := graph.NewResolver(c, graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL))
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, requestLog(log), middleware.Recoverer, cors)
+	r.Use(middleware.RequestID, requestLog(log), middleware.Recoverer, cors, deadline(cfg.RequestTimeout))
 
 	build := buildinfo.Read()
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -40,6 +42,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 		defer cancel()
 		if _, err := c.Setting.Query().Exist(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 			log.WarnContext(ctx, "readiness check failed", "err", err)
+			w.Header().Set("Retry-After", apperr.RetryAfter)
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
 			return
 		}
@@ -47,6 +50,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	})
 
 	gql := graph.NewHandler(res, tokens, graph.HandlerOptions{PublicIntrospection: cfg.PublicIntrospection()})
+	gql = graph.Outage(idempotency.Middleware(graph.Reject)(gql))
 	r.Method(http.MethodGet, "/graphql", gql)
 	r.Method(http.MethodPost, "/graphql", gql)
 	r.Method(http.MethodOptions, "/graphql", gql)
@@ -83,10 +87,10 @@ func cors(next http.Handler) http.Handler {
 		}
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Access-Control-Expose-Headers", "Link, Location, X-Total-Count, WWW-Authenticate")
+		h.Set("Access-Control-Expose-Headers", "Link, Location, X-Total-Count, WWW-Authenticate, Retry-After, Idempotent-Replayed")
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key")
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return
