@@ -974,6 +974,51 @@ func overrideAsks(t *testing.T, token string, textOption, textVariation, selectO
 	}
 }
 
+// whyAsks are the disagreements that issue 9 ("One path, for real")
+// found, by name; the tables above ask them too, among the rest.
+func whyAsks(t *testing.T, f *fixture, material, textOption, textVariation int) []ask {
+	byID := func(field, id string) gqlReq {
+		return gqlReq{query: "query($id: ID!) { " + field + "(id: $id) { id } }", vars: map[string]any{"id": id}}
+	}
+	update := func(body string) ask {
+		var input map[string]any
+		json.Unmarshal([]byte(body), &input)
+		return ask{
+			token: f.dash1,
+			rest:  restReq{target: fmt.Sprintf("PUT /materials/%d", material), contentType: "application/json", body: []byte(body)},
+			gql: gqlReq{
+				query: "mutation($id: ID!, $input: UpdateMaterialInput!) { updateMaterial(id: $id, input: $input) { id } }",
+				vars:  map[string]any{"id": material, "input": input},
+			},
+		}
+	}
+	orders := lists[0]
+	rfc3339 := orders.ask("", f.owner1, "start_date=2026-03-04T00:00:00Z&per_page=-1", ok)
+	overrides := overrideAsks(t, f.owner1, textOption, textVariation, 0, 0)[2] // the unknown key textValue
+	nameNull, opacityNull := update(`{"name":null}`), update(`{"opacity":null}`)
+	big := materialAsks(f.dash1, material)
+	over := big[len(big)-1]
+	for _, a := range []*ask{&rfc3339, &overrides, &nameNull, &opacityNull, &over} {
+		a.compare = nil
+	}
+	asks := []ask{
+		{token: f.owner1, rest: restReq{target: "GET /orders/0"}, gql: byID("order", "0"), want: invalid, field: "id", gqlField: "id"},
+		{token: f.owner1, rest: restReq{target: "GET /materials/-1"}, gql: byID("material", "-1"), want: invalid, field: "id", gqlField: "id"},
+		{token: f.owner1, rest: restReq{target: "GET /orders/abc"}, gql: byID("order", "abc"), want: invalid, field: "id", gqlField: "id"},
+		rfc3339, overrides, nameNull, opacityNull, over,
+	}
+	for i, name := range []string{
+		"GET /orders/0 is order(id: 0)", "GET /materials/-1 is material(id: -1)", "order(id: abc) is bad input, not INTERNAL",
+		"start_date as an RFC 3339 date-time", "an override's unknown key textValue is named as written",
+		"a material update with name null", "a material update with opacity null", "a JSON body over the limit",
+	} {
+		asks[i].name = "why: " + name
+	}
+	asks[5].want, asks[5].field, asks[5].gqlField = invalid, "name", "name"
+	asks[6].want, asks[6].field, asks[6].gqlField = invalid, "opacity", "opacity"
+	return asks
+}
+
 // TestParity asks both transports every question of the v1 interface and
 // requires the same answers.
 func TestParity(t *testing.T) {
@@ -1016,6 +1061,7 @@ func TestParity(t *testing.T) {
 		asks = append(asks, textureAsks(t, f.dash1, idOf(tex))...)
 		asks = append(asks, orderAsks(t, f.owner1)...)
 		asks = append(asks, overrideAsks(t, f.owner1, textOption, textVariation, selectOption, selectVariation)...)
+		asks = append(whyAsks(t, f, m, textOption, textVariation), asks...)
 
 		seen := map[string]bool{}
 		counts := map[outcome]int{}
