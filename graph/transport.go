@@ -191,7 +191,7 @@ func failureStatus(media string, err error) int {
 	case errors.As(err, &gerrs) && len(gerrs) > 0:
 		kind = codeOf(gerrs[0])
 	default:
-		kind = apperr.KindOf(err)
+		kind = Classify(err).Kind
 		if kind == apperr.Invalid {
 			return http.StatusBadRequest
 		}
