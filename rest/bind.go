@@ -43,11 +43,12 @@ type paramReader struct {
 	path     bool // a path parameter ({id})
 	required bool
 	read     valueReader
-	set      setter
+	field    func(v reflect.Value) reflect.Value
 }
 
-// valueReader reads the text of one value; the error is about name.
-type valueReader func(name, s string) (reflect.Value, error)
+// valueReader reads the text of one value into f, the field of A it
+// fills; the error is about name.
+type valueReader func(name, s string, f reflect.Value) error
 
 // setter puts a value into its place in A (v is A, addressable).
 type setter func(v, x reflect.Value)
@@ -76,7 +77,7 @@ func newBinder[A any](op *operation, schema *ast.Schema) (*binder[A], error) {
 		if err != nil {
 			return nil, fmt.Errorf("parameter %s: %w", p.Name, err)
 		}
-		b.params = append(b.params, paramReader{name: p.Name, path: p.In == "path", required: p.Required, read: read, set: place.set})
+		b.params = append(b.params, paramReader{name: p.Name, path: p.In == "path", required: p.Required, read: read, field: place.field})
 		b.query = b.query || p.In == "query"
 	}
 	for _, mt := range op.bodies.keys {
@@ -171,12 +172,9 @@ func (b *binder[A]) readParams(r *http.Request, v reflect.Value) error {
 			errs = append(errs, apperr.Field(p.name, "{} is given %d times; give it once", given[i].n))
 			continue
 		}
-		x, err := p.read(p.name, s)
-		if err != nil {
+		if err := p.read(p.name, s, p.field(v)); err != nil {
 			errs = append(errs, apperr.Errors(err)...)
-			continue
 		}
-		p.set(v, x)
 	}
 	return errs.Err()
 }
@@ -255,7 +253,9 @@ func fieldArguments(op *operation, schema *ast.Schema) (ast.ArgumentDefinitionLi
 type place struct {
 	gql    *ast.Type
 	goType reflect.Type // the field's type
-	set    setter
+	// field returns the field in A (v), making the structs on the way.
+	field func(v reflect.Value) reflect.Value
+	set   setter
 }
 
 // locate finds the place of the dotted GraphQL path (where.configuratorID)
@@ -288,7 +288,8 @@ func locate(t reflect.Type, schema *ast.Schema, args ast.ArgumentDefinitionList,
 		index = append(index, f.Index)
 		goType = f.Type
 	}
-	return place{gql: typ, goType: goType, set: setAt(index)}, nil
+	field := fieldAt(index)
+	return place{gql: typ, goType: goType, field: field, set: func(v, x reflect.Value) { assign(field(v), x) }}, nil
 }
 
 // goField finds the field of struct t that gqlgen binds the GraphQL name
@@ -300,16 +301,12 @@ func goField(t reflect.Type, name string) (reflect.StructField, bool) {
 	return t.FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, name) })
 }
 
-// setAt returns the setter of the field at index (a field of a field...),
-// making the structs on the way when their pointers are nil.
-func setAt(index [][]int) setter {
-	return func(v, x reflect.Value) {
-		for i, idx := range index {
+// fieldAt returns the field at index (a field of a field...), making the
+// structs on the way when their pointers are nil.
+func fieldAt(index [][]int) func(v reflect.Value) reflect.Value {
+	return func(v reflect.Value) reflect.Value {
+		for _, idx := range index[:len(index)-1] {
 			f := v.FieldByIndex(idx)
-			if i == len(index)-1 {
-				assign(f, x)
-				return
-			}
 			if f.Kind() == reflect.Pointer {
 				if f.IsNil() {
 					f.Set(reflect.New(f.Type().Elem()))
@@ -318,6 +315,7 @@ func setAt(index [][]int) setter {
 			}
 			v = f
 		}
+		return v.FieldByIndex(index[len(index)-1])
 	}
 }
 
@@ -382,7 +380,7 @@ func paramValue(p *docParameter, pl place, schema *ast.Schema) (valueReader, err
 	default:
 		return nil, fmt.Errorf("arguments of type %s are not read from parameters", name)
 	}
-	if !assignable(pl.goType, produces) {
+	if pl.goType != produces && pl.goType != reflect.PointerTo(produces) {
 		return nil, fmt.Errorf("its Go field is %s, not %s", pl.goType, produces)
 	}
 	return read, nil
@@ -394,22 +392,55 @@ func isID(s *docSchema) bool {
 	return s.Type.is("integer") && s.Format == "int64" && s.Minimum != nil && *s.Minimum == 1
 }
 
-func readID(name, s string) (reflect.Value, error) {
+// The readers of parameters set the field directly (a value, or a new
+// pointer to it), without boxing the value in an interface: they run for
+// every parameter of every request.
+
+func readID(name, s string, f reflect.Value) error {
 	n, err := valid.ID(name, s)
-	return reflect.ValueOf(n), err
+	if err == nil {
+		setValue(f, n)
+	}
+	return err
 }
 
-func readInt(name, s string) (reflect.Value, error) {
+func readInt(name, s string, f reflect.Value) error {
 	n, err := valid.Int(name, s, 32)
-	return reflect.ValueOf(n), err
+	if err == nil {
+		setValue(f, n)
+	}
+	return err
 }
 
-func readDate(name, s string) (reflect.Value, error) {
+func readDate(name, s string, f reflect.Value) error {
 	t, err := valid.Date(name, s)
-	return reflect.ValueOf(scalar.Date{Time: t}), err
+	if err == nil {
+		setValue(f, scalar.Date{Time: t})
+	}
+	return err
 }
 
-func readString(_, s string) (reflect.Value, error) { return reflect.ValueOf(s), nil }
+func readString(_, s string, f reflect.Value) error {
+	setValue(f, s)
+	return nil
+}
+
+// setValue sets f, of type T or *T, to x.
+func setValue[T any](f reflect.Value, x T) {
+	if f.Kind() == reflect.Pointer {
+		f.Set(reflect.ValueOf(pointerTo(x)))
+		return
+	}
+	*f.Addr().Interface().(*T) = x
+}
+
+// pointerTo returns a new pointer to a copy of x (only this copy goes to
+// the heap, not every x setValue sees).
+func pointerTo[T any](x T) *T {
+	p := new(T)
+	*p = x
+	return p
+}
 
 // enumValue reads a value of a GraphQL enum, written in lower case on
 // REST (order_by=created_at is CREATED_AT); the document must list
@@ -444,20 +475,32 @@ func enumValue(s *docSchema, def *ast.Definition, goType reflect.Type) (valueRea
 		}
 		values[name] = p.Elem()
 	}
+	set := func(f, v reflect.Value) {
+		if f.Kind() == reflect.Pointer {
+			p := reflect.New(elem)
+			p.Elem().Set(v)
+			v = p
+		}
+		f.Set(v)
+	}
 	if elem == reflect.TypeFor[entgql.OrderDirection]() {
-		return func(name, s string) (reflect.Value, error) {
-			if v, ok := values[strings.ToLower(s)]; ok {
-				return v, nil
+		return func(name, s string, f reflect.Value) error {
+			v, ok := values[strings.ToLower(s)]
+			if !ok {
+				return apperr.Field(name, "{} must be %s, got %q", strings.Join(documented, " or "), valid.Clip(s))
 			}
-			return reflect.Value{}, apperr.Field(name, "{} must be %s, got %q", strings.Join(documented, " or "), valid.Clip(s))
+			set(f, v)
+			return nil
 		}, nil
 	}
 	list := strings.Join(documented, ", ")
-	return func(name, s string) (reflect.Value, error) {
-		if v, ok := values[s]; ok {
-			return v, nil
+	return func(name, s string, f reflect.Value) error {
+		v, ok := values[s]
+		if !ok {
+			return apperr.Field(name, "{} must be one of %s, got %q", list, valid.Clip(s))
 		}
-		return reflect.Value{}, apperr.Field(name, "{} must be one of %s, got %q", list, valid.Clip(s))
+		set(f, v)
+		return nil
 	}, nil
 }
 
