@@ -17,6 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -239,7 +240,7 @@ type failure struct {
 func writeFailure(w http.ResponseWriter, r *http.Request, media string, status int, resp *graphql.Response) {
 	switch status {
 	case http.StatusUnauthorized:
-		challenge(w, r)
+		auth.Challenge(w, r)
 	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", apperr.RetryAfter)
 	}
@@ -256,16 +257,6 @@ func writeErrors(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Connection", "close")
 	}
 	writeFailure(w, r, media, failureStatus(media, err), &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}})
-}
-
-// challenge sets WWW-Authenticate on a 401: a bare Bearer challenge when
-// no credentials were sent, invalid_token when they were refused.
-func challenge(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("Authorization") == "" {
-		w.Header().Set("WWW-Authenticate", "Bearer")
-		return
-	}
-	w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 }
 
 func writeJSONBody(w io.Writer, v any) {
@@ -315,7 +306,7 @@ func (s *statusWriter) WriteHeader(status int) {
 	if len(s.pe.errs) > 0 {
 		status = failureStatus(s.media, s.pe.errs)
 		if status == http.StatusUnauthorized {
-			challenge(s.ResponseWriter, s.r)
+			auth.Challenge(s.ResponseWriter, s.r)
 		}
 	}
 	s.ResponseWriter.WriteHeader(status)

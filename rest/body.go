@@ -178,7 +178,8 @@ func (f *form) float(name string) float64 {
 	return n
 }
 
-// id reads a positive integer; required says whether it must be there.
+// id reads a record id (valid.ID), white space around it aside;
+// required says whether it must be there.
 func (f *form) id(name string, required bool) *int {
 	var s string
 	var ok bool
@@ -190,13 +191,9 @@ func (f *form) id(name string, required bool) *int {
 	if !ok {
 		return nil
 	}
-	n, err := valid.Int(name, strings.TrimSpace(s), 64)
+	n, err := valid.ID(name, strings.TrimSpace(s))
 	if err != nil {
-		f.errs = append(f.errs, err.(*apperr.Error))
-		return nil
-	}
-	if n < 1 {
-		f.fail(name, "{} must be a positive integer, got %d", n)
+		f.errs = append(f.errs, apperr.Errors(err)...)
 		return nil
 	}
 	return &n
