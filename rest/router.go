@@ -1,7 +1,9 @@
 // Package rest serves the legacy REST interface /api/open-api/v1 of the
-// spec. Its handlers parse a request strictly, call the same resolver
-// methods GraphQL uses and present the result in the v1 JSON shapes, so the
-// two transports share one path to the data; rest never builds a query.
+// spec. Requests are read strictly as its OpenAPI document describes them
+// (contract.go, bind.go) into the arguments of the GraphQL field of the
+// same meaning; the handlers call the same resolver methods GraphQL uses
+// and present the result in the v1 JSON shapes, so the two transports
+// share one path to the data; rest never builds a query.
 package rest
 
 import (
