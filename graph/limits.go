@@ -2,11 +2,9 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -44,13 +42,6 @@ const (
 	ListRows = 20
 )
 
-// codeTooComplex is registered as a protocol error, so gqlgen answers 400
-// with application/graphql-response+json (422 with application/json), as
-// it does a validation failure: the request itself is at fault.
-func init() {
-	errcode.RegisterErrorType(string(apperr.TooComplex), errcode.KindProtocol)
-}
-
 // limits is the gqlgen extension that applies the bounds above and
 // charges the operation to the request's rate-limit meter.
 type limits struct {
@@ -71,7 +62,7 @@ func (*limits) ExtensionName() string { return "Limits" }
 // Validate prices the schema's fields once.
 func (l *limits) Validate(es graphql.ExecutableSchema) error {
 	l.weights = cost.NewWeights(es.Schema(), cost.Rows{
-		First: DefaultRelayFirst, PerPage: valid.DefaultPerPage, AllPages: valid.MaxAllRows, List: ListRows,
+		First: DefaultRelayFirst, PerPage: valid.DefaultPerPage, AllPages: valid.AllPagesCeiling, List: ListRows,
 		MaxFirst: MaxRelayFirst, MaxPerPage: valid.MaxPerPage,
 	})
 	return nil
@@ -120,20 +111,19 @@ func tooComplex(format string, args ...any) *gqlerror.Error {
 	return gqlError(apperr.E(apperr.TooComplex, format, args...))
 }
 
-// gqlError is a request-level GraphQL error of an apperr kind.
+// gqlError is a request-level GraphQL error of an apperr kind; the
+// presenter gives it its code, and the transport its status.
 func gqlError(err error) *gqlerror.Error {
-	ae := Classify(err)
-	e := &gqlerror.Error{Message: ae.Render(FieldName)}
-	errcode.Set(e, string(ae.Kind))
-	return e
+	return &gqlerror.Error{Err: err, Message: Classify(err).Render(FieldName)}
 }
 
 // meter charges every GraphQL request of a token to its budget in lim:
 // ReadUnits on arrival (so that even a request refused as malformed
 // costs something), the rest of the operation's cost when it is known
-// (limits). A request over budget is answered 429 with Retry-After, and
-// every answer carries the RateLimit-* headers. Anonymous requests
-// (introspection, share links) are not metered; a nil lim meters nothing.
+// (limits). A request over budget is answered 429 with Retry-After (the
+// transport's status of a RateLimited error), and every answer carries
+// the RateLimit-* headers. Anonymous requests (introspection, share
+// links) are not metered; a nil lim meters nothing.
 func meter(lim ratelimit.Limiter, next http.Handler) http.Handler {
 	if lim == nil {
 		return next
@@ -146,46 +136,9 @@ func meter(lim ratelimit.Limiter, next http.Handler) http.Handler {
 		}
 		m := ratelimit.NewMeter(lim, ratelimit.Key(v.TokenID), w.Header())
 		if err := m.Take(r.Context(), ratelimit.ReadUnits); err != nil {
-			writeErrors(w, http.StatusTooManyRequests, gqlError(err))
+			writeErrors(w, r, err)
 			return
 		}
-		next.ServeHTTP(&meteredWriter{ResponseWriter: w, m: m}, r.WithContext(ratelimit.NewContext(r.Context(), m)))
+		next.ServeHTTP(w, r.WithContext(ratelimit.NewContext(r.Context(), m)))
 	})
-}
-
-// meteredWriter answers 429 when the operation was refused for its cost,
-// whatever status gqlgen chose for the error.
-type meteredWriter struct {
-	http.ResponseWriter
-	m     *ratelimit.Meter
-	wrote bool
-}
-
-func (w *meteredWriter) WriteHeader(code int) {
-	if w.wrote {
-		return
-	}
-	w.wrote = true
-	if w.m.Refused {
-		code = http.StatusTooManyRequests
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *meteredWriter) Write(b []byte) (int, error) {
-	if !w.wrote {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (w *meteredWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// writeErrors answers a GraphQL response of errors alone, for refusals
-// made before gqlgen runs.
-func writeErrors(w http.ResponseWriter, status int, errs ...*gqlerror.Error) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"errors": errs})
 }

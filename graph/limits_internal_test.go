@@ -1,18 +1,24 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/configurator/catalogue/graph/cost/costtest"
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/internal/ratelimit"
+	"github.com/configurator/catalogue/internal/viewer"
 )
 
 // BenchmarkLimits is what the limits add to a GraphQL request whose
@@ -54,5 +60,70 @@ func BenchmarkLimits(b *testing.B) {
 		if err := ext.MutateOperationContext(ctx, op); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// interceptors records which execution hooks an operation reached, as an
+// interceptor registered after the limits (a fast path, tracing) would
+// see it.
+type interceptors struct{ reached []string }
+
+func (*interceptors) ExtensionName() string                   { return "Recorder" }
+func (*interceptors) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (i *interceptors) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	i.reached = append(i.reached, "operation")
+	return next(ctx)
+}
+
+func (i *interceptors) InterceptRootField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	i.reached = append(i.reached, "root field")
+	return next(ctx)
+}
+
+func (i *interceptors) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	i.reached = append(i.reached, "field")
+	return next(ctx)
+}
+
+// TestLimitsBeforeInterceptors: the limits refuse an operation over a
+// document bound, over the complexity limit or over the token's budget
+// before any interceptor registered after them runs, so that an
+// interceptor added to NewHandler later (a fast path that answers by
+// itself) cannot let such an operation through.
+func TestLimitsBeforeInterceptors(t *testing.T) {
+	parsed := lru.New[*ast.QueryDocument](10)
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(nil)}))
+	srv.AddTransport(httpTransport{})
+	srv.SetQueryCache(parsed)
+	srv.Use(&limits{parsed: parsed})
+	rec := &interceptors{}
+	srv.Use(rec)
+	srv.SetErrorPresenter(presentError)
+	h := meter(ratelimit.NewMemory(3), srv)
+	for _, tc := range []struct{ name, query, code string }{
+		{"over a document bound", costtest.Aliases(MaxAliases+1, "__typename"), "QUERY_TOO_COMPLEX"},
+		{"over the complexity limit", `{ orders(first: 1000) { edges { node { configurator { orders(first: 100) { totalCount } } } } } }`, "QUERY_TOO_COMPLEX"},
+		// 1 + 1000 * (1 + 1 + 1) points: 4 units, over a budget of 3.
+		{"over the token's budget", `{ orders(first: 1000) { edges { node { id } } } }`, "RATE_LIMITED"},
+	} {
+		rec.reached = nil
+		body, _ := json.Marshal(map[string]string{"query": tc.query})
+		r := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r = r.WithContext(viewer.NewContext(r.Context(), &viewer.Viewer{TokenID: 1, OwnerID: 1, Kind: viewer.KindOpenAPI}))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if !strings.Contains(w.Body.String(), `"code":"`+tc.code+`"`) || len(rec.reached) > 0 {
+			t.Errorf("%s: %d %.200s, interceptors reached %v; want %s before any", tc.name, w.Code, w.Body, rec.reached, tc.code)
+		}
+	}
+	// The recorder does see an operation that passes.
+	rec.reached = nil
+	r := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(`{"query":"{ __typename }"}`))
+	r.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	if len(rec.reached) == 0 {
+		t.Errorf("an operation within the limits reached no interceptor")
 	}
 }

@@ -114,25 +114,17 @@ func paginate[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]]
 	}
 	if pp != valid.AllPages {
 		q = q.Offset((p - 1) * pp).Limit(pp)
-	} else {
-		q = q.Limit(valid.MaxAllRows + 1)
 	}
 	items, err := q.All(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("page: %w", err)
 	}
 	if pp == valid.AllPages {
-		if len(items) > valid.MaxAllRows {
-			return nil, nil, errAllRows()
-		}
+		// Every record, as the contract says; REST charges them by
+		// their number (ratelimit.Rows).
 		ratelimit.Rows(ctx, len(items))
 	}
 	return items, info, nil
-}
-
-// errAllRows refuses per_page -1 on a list longer than its ceiling.
-func errAllRows() error {
-	return apperr.Field("per_page", "{} -1 returns at most %d records and this list holds more; read it in pages of up to %d", valid.MaxAllRows, valid.MaxPerPage)
 }
 
 // selected reports whether the GraphQL selection of the current field
@@ -209,7 +201,7 @@ func relayLimit(first, last *int) (*int, error) {
 // follow common public GraphQL APIs.
 const (
 	DefaultRelayFirst = 100
-	MaxRelayFirst     = valid.MaxAllRows
+	MaxRelayFirst     = 1000
 )
 
 // days turns the startDate and endDate arguments (inclusive UTC days) into

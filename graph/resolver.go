@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/storage"
 )
@@ -17,8 +16,6 @@ type Resolver struct {
 	client *ent.Client
 	files  *storage.Files
 	links  *share.Links
-	// limiter meters GraphQL requests (NewHandler); nil turns it off.
-	limiter ratelimit.Limiter
 }
 
 // Option configures a Resolver.
@@ -32,10 +29,6 @@ func WithFiles(f *storage.Files) Option { return func(r *Resolver) { r.files = f
 // front-end, such as https://shop.example.com/configurator?share=. The
 // snapshot key is appended to it as is.
 func WithShareBase(base string) Option { return func(r *Resolver) { r.links = share.New(base) } }
-
-// WithLimiter charges every GraphQL request of a token to its budget in
-// l (see meter); REST shares the same limiter through its own options.
-func WithLimiter(l ratelimit.Limiter) Option { return func(r *Resolver) { r.limiter = l } }
 
 // NewResolver returns the resolver root over client.
 func NewResolver(client *ent.Client, opts ...Option) *Resolver {

@@ -14,9 +14,11 @@ import (
 // charge takes what the request costs from the token's budget
 // (ratelimit's units): a read costs ReadUnits, a write WriteUnits more,
 // and a list with per_page=-1 one unit per RowsPerUnit rows it returns.
-// That size is not known before the list is read, so its ceiling
-// (valid.MaxAllRows rows) is taken first and the difference refunded when
-// the list reports its rows. Over budget is a RateLimited error (429,
+// That size is not known before the list is read, so the cost of
+// valid.AllPagesCeiling rows is taken first and settled when the list
+// reports its rows: the difference refunded, or for a longer list charged
+// on top (into debt if need be: the list is answered whole, and the
+// token's next requests wait). Over budget is a RateLimited error (429,
 // with Retry-After); every answer carries the RateLimit-* headers.
 func (h *handler) charge(w http.ResponseWriter, r *http.Request, v *viewer.Viewer) (*http.Request, error) {
 	if h.limiter == nil {
@@ -29,8 +31,14 @@ func (h *handler) charge(w http.ResponseWriter, r *http.Request, v *viewer.Viewe
 		if !allPages(r.URL.RawQuery) {
 			break
 		}
-		units = ratelimit.RowUnits(valid.MaxAllRows)
-		m.OnRows(func(ctx context.Context, rows int) { m.Refund(ctx, units-ratelimit.RowUnits(rows)) })
+		units = ratelimit.RowUnits(valid.AllPagesCeiling)
+		m.OnRows(func(ctx context.Context, rows int) {
+			if d := ratelimit.RowUnits(rows) - units; d > 0 {
+				m.Charge(ctx, d)
+			} else {
+				m.Refund(ctx, -d)
+			}
+		})
 		r = r.WithContext(ratelimit.NewContext(r.Context(), m))
 	default:
 		units += ratelimit.WriteUnits

@@ -16,7 +16,6 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
-	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/valid"
@@ -28,12 +27,13 @@ import (
 // them.
 func (f *fixture) limited(t *testing.T, limit int) {
 	lim := ratelimit.NewMemory(limit)
-	opts := []graph.Option{graph.WithFiles(f.files), graph.WithShareBase(testShareBase), graph.WithLimiter(lim)}
+	res := graph.NewResolver(f.c, graph.WithFiles(f.files), graph.WithShareBase(testShareBase))
 	r := chi.NewRouter()
-	r.Mount(Prefix, New(graph.NewResolver(f.c, opts...), f.tokens, Options{PublicURL: testPublicURL, Limiter: lim}))
+	r.Mount(Prefix, New(res, f.tokens, Options{PublicURL: testPublicURL, Limiter: lim}))
+	f.handler = r
 	f.srv = httptest.NewServer(r)
 	t.Cleanup(f.srv.Close)
-	f.gql = auth.Middleware(f.tokens, graph.RejectAuth)(graph.NewHandler(f.c, opts...))
+	f.gql = graph.NewHandler(res, f.tokens, graph.HandlerOptions{Limiter: lim})
 }
 
 // TestRateLimitREST: REST requests cost what they read, per_page=-1 by
@@ -110,36 +110,48 @@ func TestRateLimitREST(t *testing.T) {
 	})
 }
 
-// TestAllPagesCeiling: per_page=-1 returns every record of a list of up
-// to valid.MaxAllRows, and refuses a longer one, on both transports.
-func TestAllPagesCeiling(t *testing.T) {
+// TestAllPagesPastTheCeiling: per_page=-1 returns every record, as the
+// contract says, also past valid.AllPagesCeiling, on both transports; REST
+// charges such a list by its rows, on top of the ceiling it took first,
+// into debt when the budget holds less, so that the token's next request
+// waits.
+func TestAllPagesPastTheCeiling(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		f := newFixture(t, c)
-		var data []map[string]any
-		f.ok(t, f.owner1, "/materials?per_page=-1", &data)
-		if len(data) != 25 {
-			t.Fatalf("per_page=-1 of the demo's materials: %d; want 25", len(data))
-		}
 		ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
-		bulk := make([]*ent.MaterialCreate, valid.MaxAllRows)
+		bulk := make([]*ent.MaterialCreate, valid.AllPagesCeiling+200)
 		for i := range bulk {
 			bulk[i] = c.Material.Create().SetOwnerID(1).SetName(fmt.Sprintf("bulk %d", i))
 		}
 		if err := c.Material.CreateBulk(bulk...).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		status, _, body := f.get(t, f.owner1, "/materials?per_page=-1")
-		const msg = "per_page -1 returns at most 1000 records and this list holds more; read it in pages of up to 100"
-		if status != 400 || !strings.Contains(string(body), msg) || !strings.Contains(string(body), `"name":"per_page"`) {
-			t.Errorf("per_page=-1 of 1025 materials: %d %s; want 400 naming per_page", status, body)
+		const rows = 25 + valid.AllPagesCeiling + 200 // the demo's and the bulk
+		var page struct {
+			MaterialsPage struct{ Data []struct{ ID string } }
 		}
-		_, codes := f.graphqlResult(t, f.owner1, `{ materialsPage(perPage: -1) { data { id } } }`, nil)
-		if len(codes) != 1 || codes[0] != "BAD_REQUEST: perPage -1 returns at most 1000 records and this list holds more; read it in pages of up to 100" {
-			t.Errorf("GraphQL perPage -1 of 1025 materials: %v; want BAD_REQUEST naming perPage", codes)
+		f.graphql(t, f.owner1, `{ materialsPage(perPage: -1) { data { id } } }`, nil, &page)
+		if len(page.MaterialsPage.Data) != rows {
+			t.Errorf("GraphQL perPage -1 of %d materials: %d rows; want them all", rows, len(page.MaterialsPage.Data))
 		}
-		f.ok(t, f.owner1, "/materials?per_page=-1&category_id=1", &data)
-		if len(data) == 0 || len(data) > valid.MaxAllRows {
-			t.Errorf("per_page=-1 of one category: %d rows; want its materials", len(data))
+
+		// A budget of 23 units: the first list leaves 10, the second takes
+		// them and goes 3 into debt, and is answered whole all the same.
+		f.limited(t, 23)
+		for i, left := range []string{"10", "0"} {
+			var data []map[string]any
+			h := f.ok(t, f.owner1, "/materials?per_page=-1", &data)
+			if len(data) != rows || h.Get("X-Total-Count") != strconv.Itoa(rows) {
+				t.Errorf("list %d, per_page=-1 of %d materials: %d rows, X-Total-Count %s; want them all", i, rows, len(data), h.Get("X-Total-Count"))
+			}
+			// 1225 rows cost 13 units: the ceiling's 10, and 3 more.
+			if got := h.Get("RateLimit-Remaining"); got != left {
+				t.Errorf("list %d: RateLimit-Remaining %s; want %s", i, got, left)
+			}
+		}
+		status, h, _ := f.get(t, f.owner1, "/materials/1")
+		if ra, err := strconv.Atoi(h.Get("Retry-After")); status != 429 || err != nil || ra < 1 || h.Get("RateLimit-Remaining") != "0" {
+			t.Errorf("a read in debt: %d, Retry-After %q; want 429 until the debt is paid", status, h.Get("Retry-After"))
 		}
 	})
 }

@@ -70,6 +70,19 @@ func (m *Memory) Refund(_ context.Context, key string, n int) (Status, error) {
 	return s, nil
 }
 
+// Charge implements Limiter: the bucket's full time moves on by n units
+// without a ceiling, so a key in debt is refused until it has refilled.
+func (m *Memory) Charge(_ context.Context, key string, n int) (Status, error) {
+	now := m.now().UnixNano()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	full := max(m.full[key], now) + int64(n)*m.interval
+	m.full[key] = full
+	s := m.status(full, now)
+	s.Allowed = true
+	return s, nil
+}
+
 // status describes a bucket that is full again at full.
 func (m *Memory) status(full, now int64) Status {
 	used := full - now

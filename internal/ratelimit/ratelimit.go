@@ -32,6 +32,11 @@ type Limiter interface {
 	// Refund gives n units back to key's budget (never above the limit),
 	// for work that turned out cheaper than was taken for it.
 	Refund(ctx context.Context, key string, n int) (Status, error)
+	// Charge takes n more units from key's budget whatever it holds, for
+	// work already done that turned out dearer than was taken for it (a
+	// per_page=-1 list longer than its ceiling): the key may go into
+	// debt, and its Takes are refused until the debt has refilled.
+	Charge(ctx context.Context, key string, n int) (Status, error)
 }
 
 // Status is a key's budget after a Take or Refund.
@@ -138,6 +143,18 @@ func (m *Meter) Refund(ctx context.Context, n int) {
 		return
 	}
 	if s, err := m.lim.Refund(ctx, m.key, n); err == nil {
+		m.Status = s
+		s.SetHeaders(m.header)
+	}
+}
+
+// Charge takes n more units for work already done, even beyond what the
+// budget holds (Limiter.Charge); a failing store charges nothing.
+func (m *Meter) Charge(ctx context.Context, n int) {
+	if m == nil || n <= 0 || m.Refused {
+		return
+	}
+	if s, err := m.lim.Charge(ctx, m.key, n); err == nil {
 		m.Status = s
 		s.SetHeaders(m.header)
 	}

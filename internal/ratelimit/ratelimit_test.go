@@ -29,6 +29,7 @@ func TestMemory(t *testing.T) {
 		advance time.Duration
 		key     string
 		take    int // > 0 takes, < 0 refunds
+		charge  int // > 0 charges instead
 		allowed bool
 		remain  int
 		reset   time.Duration
@@ -64,6 +65,12 @@ func TestMemory(t *testing.T) {
 			{name: "refund 20", key: "a", take: -20, allowed: true, remain: 50, reset: 10 * time.Second},
 			{name: "refund 100", key: "a", take: -100, allowed: true, remain: 60, reset: 0},
 		}},
+		{"a charge may go into debt, and takes wait until it is paid", []step{
+			{name: "take 50", key: "a", take: 50, allowed: true, remain: 10, reset: 50 * time.Second},
+			{name: "charge 30", key: "a", charge: 30, allowed: true, remain: 0, reset: 80 * time.Second},
+			{name: "take 1", key: "a", take: 1, allowed: false, remain: 0, reset: 80 * time.Second, retry: 21 * time.Second},
+			{name: "21 s later, it is paid", advance: 21 * time.Second, key: "a", take: 1, allowed: true, remain: 0, reset: time.Minute},
+		}},
 		{"more than the budget takes the whole budget", []step{
 			{name: "take 1000", key: "a", take: 1000, allowed: true, remain: 0, reset: time.Minute},
 			{name: "take 1", key: "a", take: 1, allowed: false, remain: 0, reset: time.Minute, retry: time.Second},
@@ -74,7 +81,9 @@ func TestMemory(t *testing.T) {
 			for _, st := range tc.steps {
 				c.advance(st.advance)
 				var s Status
-				if st.take > 0 {
+				if st.charge > 0 {
+					s, _ = m.Charge(ctx, st.key, st.charge)
+				} else if st.take > 0 {
 					s, _ = m.Take(ctx, st.key, st.take)
 				} else {
 					s, _ = m.Refund(ctx, st.key, -st.take)
@@ -137,6 +146,7 @@ func TestMeter(t *testing.T) {
 		t.Errorf("nil meter Take = %v; want nil", err)
 	}
 	nilMeter.Refund(ctx, 5)
+	nilMeter.Charge(ctx, 5)
 	Rows(ctx, 10) // no meter in ctx: nothing happens
 
 	lim, _ := newTestMemory(60)
@@ -165,6 +175,18 @@ func TestMeter(t *testing.T) {
 	}
 	if _, ok := lim.full[Key(7)]; !ok {
 		t.Errorf("the meter charged another key than %s: %v", Key(7), lim.full)
+	}
+
+	// Work dearer than was taken is charged, into debt if need be.
+	h = http.Header{}
+	m = NewMeter(lim, Key(8), h)
+	m.Take(ctx, 50)
+	m.Charge(ctx, 30)
+	if h.Get("RateLimit-Remaining") != "0" || h.Get("RateLimit-Reset") != "80" {
+		t.Errorf("after Charge 30: %v; want remaining 0, reset 80", h)
+	}
+	if err := m.Take(ctx, 1); apperr.KindOf(err) != apperr.RateLimited || h.Get("Retry-After") != "21" {
+		t.Errorf("Take in debt = %v, Retry-After %q; want RATE_LIMITED, 21", err, h.Get("Retry-After"))
 	}
 }
 

@@ -22,25 +22,30 @@ func TestOrder(t *testing.T) {
 		details string
 		maps    int
 		fields  []string
+		summary string // obj when empty
 	}{
-		{"valid", 249.9, `{"name":"Ada"}`, 2, nil},
-		{"free", 0, `{}`, 0, nil},
-		{"the largest price", MaxPrice, `{}`, 0, nil},
-		{"a price past the largest", MaxPrice + 0.01, `{}`, 0, []string{"price"}},
-		{"price 1e26", 1e26, `{}`, 0, []string{"price"}},
-		{"negative price", -1, `{}`, 0, []string{"price"}},
-		{"NaN", math.NaN(), `{}`, 0, []string{"price"}},
-		{"infinite", math.Inf(1), `{}`, 0, []string{"price"}},
-		{"details 20 levels deep", 1, nest(MaxJSONDepth), 0, nil},
-		{"details 21 levels deep", 1, nest(MaxJSONDepth + 1), 0, []string{"customer_details"}},
-		{"details 10000 levels deep", 1, nest(10000), 0, []string{"customer_details"}},
-		{"details of 64 KiB", 1, `{"n":"` + strings.Repeat("x", MaxJSONBytes-8) + `"}`, 0, nil},
-		{"a 100 KB string in the details", 1, `{"n":"` + strings.Repeat("x", 100_000) + `"}`, 0, []string{"customer_details"}},
-		{"details not an object", 1, `[1]`, 0, []string{"customer_details"}},
-		{"every fault at once", -5, `[`, 21, []string{"price", "customer_details", "configurator_print_map"}},
+		{"valid", 249.9, `{"name":"Ada"}`, 2, nil, ""},
+		{"free", 0, `{}`, 0, nil, ""},
+		{"the largest price", MaxPrice, `{}`, 0, nil, ""},
+		{"a price past the largest", MaxPrice + 0.01, `{}`, 0, []string{"price"}, ""},
+		{"price 1e26", 1e26, `{}`, 0, []string{"price"}, ""},
+		{"negative price", -1, `{}`, 0, []string{"price"}, ""},
+		{"NaN", math.NaN(), `{}`, 0, []string{"price"}, ""},
+		{"infinite", math.Inf(1), `{}`, 0, []string{"price"}, ""},
+		{"details 20 levels deep", 1, nest(MaxJSONDepth), 0, nil, ""},
+		{"details 21 levels deep", 1, nest(MaxJSONDepth + 1), 0, []string{"customer_details"}, ""},
+		{"details 10000 levels deep", 1, nest(10000), 0, []string{"customer_details"}, ""},
+		{"details of 64 KiB", 1, `{"n":"` + strings.Repeat("x", MaxJSONBytes-8) + `"}`, 0, nil, ""},
+		{"a 100 KB string in the details", 1, `{"n":"` + strings.Repeat("x", 100_000) + `"}`, 0, []string{"customer_details"}, ""},
+		{"details not an object", 1, `[1]`, 0, []string{"customer_details"}, ""},
+		{"every fault at once", -5, `[`, MaxPrintMaps + 1, []string{"price", "customer_details", "configurator_summary", "configurator_print_map"}, `{`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Order(tc.price, json.RawMessage(tc.details), obj, tc.maps)
+			summary := obj
+			if tc.summary != "" {
+				summary = json.RawMessage(tc.summary)
+			}
+			err := Order(tc.price, json.RawMessage(tc.details), summary, tc.maps)
 			var got []string
 			for _, e := range apperr.Errors(err) {
 				if e.Kind != apperr.Invalid {
