@@ -330,7 +330,9 @@ func (tg *target) costs() {
 		{"GraphQL: perPage -1 of 1275 materials", func(name string) reply {
 			a := tg.graphql(name, tg.payer, `{ materialsPage(perPage: -1) { data { id name color } } }`, nil)
 			var page struct {
-				Data struct{ MaterialsPage struct{ Data []json.RawMessage } }
+				Data struct {
+					MaterialsPage struct{ Data []json.RawMessage }
+				}
 			}
 			if err := json.Unmarshal(a.body, &page); err != nil || len(page.Data.MaterialsPage.Data) != 25+extraMaterials {
 				tg.t.Errorf("%s: %d rows (%v); want all %d", name, len(page.Data.MaterialsPage.Data), err, 25+extraMaterials)
