@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/graph/fast"
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/internal/apperr"
 )
@@ -34,7 +35,8 @@ const (
 // client, with the resolver options opts. Authentication happens before
 // it, in the auth middleware.
 func NewHandler(client *ent.Client, opts ...Option) http.Handler {
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(client, opts...)}))
+	res := NewResolver(client, opts...)
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: res}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
@@ -43,6 +45,7 @@ func NewHandler(client *ent.Client, opts ...Option) http.Handler {
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
+	srv.Use(fast.New(res))
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(recoverPanic)
 	return limitBody(srv)
