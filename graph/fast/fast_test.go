@@ -259,4 +259,3 @@ func hasRequiredArgs(f *ast.FieldDefinition) bool {
 	}
 	return false
 }
-
