@@ -139,7 +139,17 @@ func writeBody(w http.ResponseWriter, status int, contentType string, v any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	var err error
+	if a := fastShape(v); a != nil {
+		b, ok := a.appendJSON(make([]byte, 0, 4096))
+		if !ok {
+			err = &json.UnsupportedValueError{Str: "NaN or infinite number"}
+		}
+		buf = *bytes.NewBuffer(append(b, '\n'))
+	} else {
+		err = enc.Encode(v)
+	}
+	if err != nil {
 		slog.Error("rest: encode response", "err", err)
 		status, contentType = http.StatusInternalServerError, "application/problem+json"
 		buf.Reset()

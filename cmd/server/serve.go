@@ -35,6 +35,7 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	slog.SetDefault(log)
+	tuneGC(env)
 
 	c, err := openDB(ctx, &cfg)
 	if err != nil {
