@@ -23,7 +23,6 @@ type appender interface {
 	appendJSON(b []byte) ([]byte, bool)
 }
 
-
 // fastShape returns v as an appender when its type is one of the shapes
 // above. The list is explicit rather than an interface check, so that a
 // type embedding one of them (the share link's option, which replaces its
