@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -231,28 +230,16 @@ func appendKeyFloat(b []byte, key string, f float64) ([]byte, bool) {
 
 // appendKeyRaw writes stored raw JSON as encoding/json writes a
 // json.RawMessage: compacted (null when empty). Stored JSON is valid (the
-// database or the write path checked it) and almost always compact, so a
-// quick scan for white space outside strings decides whether the
-// compaction is needed at all.
+// database's json type or the write path checked it), so compacting is
+// dropping the white space outside strings, in one pass over the bytes;
+// encoding/json re-validates it through its scanner, which was a sixth
+// of an order page's CPU.
 func appendKeyRaw(b []byte, key string, raw json.RawMessage) []byte {
 	b = append(b, key...)
 	if len(raw) == 0 {
 		return append(b, "null"...)
 	}
-	if compact(raw) {
-		return append(b, raw...)
-	}
-	var out []byte
-	out, err := appendCompact(b, raw)
-	if err != nil {
-		return append(b, raw...)
-	}
-	return out
-}
-
-// compact reports whether raw has no white space outside its strings.
-func compact(raw []byte) bool {
-	in := false
+	in, start := false, 0
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; {
 		case in && c == '\\':
@@ -260,19 +247,11 @@ func compact(raw []byte) bool {
 		case c == '"':
 			in = !in
 		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return false
+			b = append(b, raw[start:i]...)
+			start = i + 1
 		}
 	}
-	return true
-}
-
-// appendCompact appends raw without its insignificant white space.
-func appendCompact(b, raw []byte) ([]byte, error) {
-	buf := bytes.NewBuffer(b)
-	if err := json.Compact(buf, raw); err != nil {
-		return b, err
-	}
-	return buf.Bytes(), nil
+	return append(b, raw[start:]...)
 }
 
 // appendString writes s as a JSON string as encoding/json does without

@@ -124,7 +124,11 @@ func (g gen) float() float64 {
 	return (g.r.Float64() - 0.5) * math.Pow(10, float64(g.r.IntN(60)-30))
 }
 
-var raws = []string{"", `{}`, `{"a":1}`, `{ "a" : [1, 2, {"b" : "c d"}] }`, "{\n\t\"x\": \"y\\\" z\"\r\n}", `{"s":"a b\"c"}`, `[]`, `null`, `{"u":"\u2028"}`}
+var raws = []string{
+	"", `{}`, `{"a":1}`, `{ "a" : [1, 2, {"b" : "c d"}] }`, "{\n\t\"x\": \"y\\\" z\"\r\n}", `{"s":"a b\"c"}`, `[]`, `null`,
+	`{"u":"\u2028"}`, ` { "k\\" : "v \\\" w" , "n" : [ ] } `, `{"name": "Customer 1", "address": {"zip": "1", "city": "Rome"}}`,
+	`{"e":"\\\\", "f" : "\\"}`, "{\"t\":\"tab\\there\"}",
+}
 
 func (g gen) raw() json.RawMessage {
 	s := raws[g.r.IntN(len(raws))]
