@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/configurator/catalogue/graph/scalar"
 )
 
 // The hot answer shapes (materials, orders and their page, options with
@@ -229,29 +231,9 @@ func appendKeyFloat(b []byte, key string, f float64) ([]byte, bool) {
 }
 
 // appendKeyRaw writes stored raw JSON as encoding/json writes a
-// json.RawMessage: compacted (null when empty). Stored JSON is valid (the
-// database's json type or the write path checked it), so compacting is
-// dropping the white space outside strings, in one pass over the bytes;
-// encoding/json re-validates it through its scanner, which was a sixth
-// of an order page's CPU.
+// json.RawMessage: compacted, null when empty (scalar.AppendObject).
 func appendKeyRaw(b []byte, key string, raw json.RawMessage) []byte {
-	b = append(b, key...)
-	if len(raw) == 0 {
-		return append(b, "null"...)
-	}
-	in, start := false, 0
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case in && c == '\\':
-			i++
-		case c == '"':
-			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			b = append(b, raw[start:i]...)
-			start = i + 1
-		}
-	}
-	return append(b, raw[start:]...)
+	return scalar.AppendObject(append(b, key...), raw)
 }
 
 // appendString writes s as a JSON string as encoding/json does without

@@ -32,6 +32,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/configurator/catalogue/graph/generated"
+	"github.com/configurator/catalogue/graph/scalar"
 )
 
 // Extension is the gqlgen handler extension of the fast path.
@@ -283,7 +284,7 @@ func (w *writer) string(s string, _ bool) bool {
 	return true
 }
 
-const hex = "0123456789abcdef"
+const hex = "0123456789ABCDEF"
 
 // bool is graphql.MarshalBoolean.
 func (w *writer) bool(v bool, _ bool) bool {
@@ -331,12 +332,8 @@ func (w *writer) float(f float64, _ bool) bool {
 	return true
 }
 
-// object is scalar.MarshalObject: stored raw JSON as it is, empty as null.
+// object is scalar.MarshalObject.
 func (w *writer) object(v json.RawMessage, _ bool) bool {
-	if len(v) == 0 {
-		w.null()
-		return true
-	}
-	w.buf = append(w.buf, v...)
+	w.buf = scalar.AppendObject(w.buf, v)
 	return true
 }
