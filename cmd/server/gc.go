@@ -13,12 +13,12 @@ import (
 // collector ran several hundred times a second under load and took a
 // tenth of the CPU. Letting the heap grow to five times the live data
 // before collecting cuts that to a fraction; the soft memory limit keeps
-// the process within a small, fixed footprint whatever the load (the
+// the heap within a small, fixed footprint whatever the load (the
 // collector works harder as the heap nears it), so peak RSS stays under
 // 100 MB. Either variable, when set, takes over as Go documents it.
 const (
 	defaultGCPercent   = 400
-	defaultMemoryLimit = 64 << 20
+	defaultMemoryLimit = 48 << 20
 )
 
 // tuneGC applies the defaults above unless the operator set GOGC or
