@@ -11,6 +11,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/buildinfo"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/demo"
@@ -63,7 +64,8 @@ func isBool(f *flag.Flag) bool {
 	return ok && b.IsBoolFlag()
 }
 
-// openDB opens and migrates the configured database.
+// openDB opens and migrates the configured database; serve's connections
+// carry PostgreSQL's statement_timeout (cfg.StatementTimeout).
 func openDB(ctx context.Context, cfg *config.Config) (*ent.Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, usagef("%v", err)
@@ -76,7 +78,18 @@ func openDB(ctx context.Context, cfg *config.Config) (*ent.Client, error) {
 		c.Close()
 		return nil, err
 	}
-	return c, nil
+	serving, err := database.WithStatementTimeout(cfg.DatabaseURL, cfg.StatementTimeout)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	if serving == cfg.DatabaseURL {
+		return c, nil
+	}
+	// The migration (an index built on a large table) ran without the
+	// statement timeout; the service's connections have it.
+	c.Close()
+	return database.Open(ctx, serving)
 }
 
 func migrateCmd(ctx context.Context, args []string, env config.Env, stderr io.Writer) error {
@@ -203,4 +216,21 @@ func openTokens(ctx context.Context, cfg *config.Config) (*ent.Client, *auth.Tok
 		return nil, nil, err
 	}
 	return c, auth.NewTokens(c, auth.NewSigner(key)), nil
+}
+
+// versionCmd prints the build of this binary, one "key value" line each,
+// so a person reads it and a script can grep it: module version, VCS
+// revision, commit time, whether the tree was modified, Go version.
+func versionCmd(args []string, stdout io.Writer) error {
+	if len(args) > 0 {
+		return usagef("version takes no arguments")
+	}
+	info := buildinfo.Read()
+	rev, at := info.Revision, info.Time
+	if rev == "" {
+		rev, at = "unknown (built without version control information)", "unknown"
+	}
+	fmt.Fprintf(stdout, "version  %s\nrevision %s\ntime     %s\nmodified %t\ngo       %s\n",
+		info.Version, rev, at, info.Modified, info.GoVersion)
+	return nil
 }

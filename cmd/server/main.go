@@ -6,6 +6,7 @@
 //	server seed --demo      load the demo dataset, print a JSON summary
 //	server token create --configurator ID | --dashboard --owner ID
 //	server token revoke ID
+//	server version          print the build: module version, VCS revision
 //
 // Every command takes --database-url (DATABASE_URL).
 package main
@@ -59,6 +60,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = seedCmd(ctx, args, getenv, stdout, stderr)
 	case "token":
 		err = tokenCmd(ctx, args, getenv, stdout, stderr)
+	case "version":
+		err = versionCmd(args, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -90,8 +93,10 @@ const usage = `Usage:
   server token create --configurator ID [--database-url URL]
   server token create --dashboard --owner ID [--database-url URL]
   server token revoke ID [--database-url URL]
+  server version
 
 Flags and arguments may come in any order. Every flag has an environment
-variable (flags win): ADDR, DATABASE_URL, PUBLIC_URL, UPLOAD_DIR,
-MAX_UPLOAD_BYTES, VIEWER_URL, DEMO, PPROF_ADDR; and JWT_SECRET.
+variable (flags win): ADDR, DATABASE_URL, PUBLIC_URL, STORAGE_URL (or its
+alias UPLOAD_DIR), MAX_UPLOAD_BYTES, VIEWER_URL, DEMO, PPROF_ADDR; and
+JWT_SECRET, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY for an s3:// store.
 `

@@ -6,11 +6,18 @@ package browsertest
 import (
 	"context"
 	"encoding/json"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -122,4 +129,109 @@ func jsString(s string) string {
 		panic(err) // cannot happen for a string
 	}
 	return string(b)
+}
+
+// DocsOperations opens the REST reference (Swagger UI) at pageURL, waits
+// until it has rendered the operations of its OpenAPI document, and returns
+// them as "METHOD /path summary", in page order, so tests can check the
+// page against the document.
+func DocsOperations(t testing.TB, ctx context.Context, pageURL string) []string {
+	t.Helper()
+	var ops []string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(pageURL),
+		chromedp.WaitVisible(`.opblock .opblock-summary-path`, chromedp.ByQuery),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll('.opblock')).map(op =>
+			op.querySelector('.opblock-summary-method').textContent + ' ' +
+			op.querySelector('.opblock-summary-path').dataset.path + ' ' +
+			(op.querySelector('.opblock-summary-description') || {textContent: ''}).textContent)`, &ops),
+	)
+	if err != nil {
+		t.Fatalf("read the operations of %s: %v", pageURL, err)
+	}
+	return ops
+}
+
+// TryDocsOperation runs one operation without parameters from the REST
+// reference already open in ctx, as a user would ("Try it out", then
+// "Execute"), and returns the status and the response body the page shows.
+// method and path name the operation as the document does (GET, /orders).
+func TryDocsOperation(t testing.TB, ctx context.Context, method, path string) (status, body string) {
+	t.Helper()
+	op := `.opblock-` + strings.ToLower(method) + `:has(.opblock-summary-path[data-path=` + jsString(path) + `])`
+	err := chromedp.Run(ctx,
+		chromedp.Click(op+` .opblock-summary-control`, chromedp.ByQuery),
+		chromedp.Click(op+` .try-out__btn`, chromedp.ByQuery),
+		chromedp.Click(op+` .execute`, chromedp.ByQuery),
+		chromedp.WaitVisible(op+` .live-responses-table .response .response-col_status`, chromedp.ByQuery),
+		chromedp.Text(op+` .live-responses-table .response .response-col_status`, &status, chromedp.ByQuery),
+		chromedp.Text(op+` .live-responses-table .response .response-col_description pre`, &body, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatalf("try %s %s in the REST reference: %v", method, path, err)
+	}
+	return strings.TrimSpace(status), body
+}
+
+// Recorder keeps every request a page made and everything the browser
+// complained about (errors logged, exceptions thrown, Content-Security-Policy
+// violations), so a test can check that a page works offline and cleanly.
+type Recorder struct {
+	mu       sync.Mutex
+	requests []string
+	problems []string
+}
+
+// Record starts recording what happens in the browser of ctx.
+func Record(ctx context.Context) *Recorder {
+	r := &Recorder{}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		switch ev := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			r.requests = append(r.requests, ev.Request.URL)
+		case *log.EventEntryAdded:
+			if ev.Entry.Level == log.LevelError {
+				r.problems = append(r.problems, ev.Entry.Text)
+			}
+		case *runtime.EventExceptionThrown:
+			r.problems = append(r.problems, ev.ExceptionDetails.Error())
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.APITypeError {
+				for _, arg := range ev.Args {
+					r.problems = append(r.problems, string(arg.Value)+arg.Description)
+				}
+			}
+		}
+	})
+	return r
+}
+
+// CheckOffline fails t unless requests were recorded, all of them to
+// loopback addresses (or data: and blob: URLs), and the browser reported no
+// problem.
+func (r *Recorder) CheckOffline(t testing.TB) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.requests) == 0 {
+		t.Fatal("no requests recorded")
+	}
+	for _, raw := range r.requests {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Errorf("request to unparsable URL %q: %v", raw, err)
+			continue
+		}
+		if u.Scheme == "data" || u.Scheme == "blob" {
+			continue
+		}
+		if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
+			t.Errorf("page requested non-loopback URL %s", raw)
+		}
+	}
+	for _, p := range r.problems {
+		t.Errorf("browser reported: %s", p)
+	}
 }

@@ -2,17 +2,11 @@ package browsertest_test
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/configurator/catalogue/internal/browsertest"
@@ -62,34 +56,9 @@ func TestPlaygroundOffline(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	ctx := browsertest.NewContext(t)
-
 	// Record every request the page makes and everything it complains
 	// about, Content-Security-Policy violations included.
-	var (
-		mu       sync.Mutex
-		requests []string
-		problems []string
-	)
-	chromedp.ListenTarget(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			requests = append(requests, ev.Request.URL)
-		case *log.EventEntryAdded:
-			if ev.Entry.Level == log.LevelError {
-				problems = append(problems, ev.Entry.Text)
-			}
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, ev.ExceptionDetails.Error())
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.APITypeError {
-				for _, arg := range ev.Args {
-					problems = append(problems, string(arg.Value)+arg.Description)
-				}
-			}
-		}
-	})
+	rec := browsertest.Record(ctx)
 
 	got := browsertest.RunPlaygroundQuery(t, ctx, srv.URL+"/playground#token=secret", "{ hello }")
 	if !strings.Contains(got, `"world"`) {
@@ -113,25 +82,5 @@ func TestPlaygroundOffline(t *testing.T) {
 		t.Fatalf("open settings dialog: %v", err)
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
-	if len(requests) == 0 {
-		t.Fatal("no requests recorded")
-	}
-	for _, raw := range requests {
-		u, err := url.Parse(raw)
-		if err != nil {
-			t.Errorf("request to unparsable URL %q: %v", raw, err)
-			continue
-		}
-		if u.Scheme == "data" || u.Scheme == "blob" {
-			continue
-		}
-		if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
-			t.Errorf("page requested non-loopback URL %s", raw)
-		}
-	}
-	for _, p := range problems {
-		t.Errorf("browser reported: %s", p)
-	}
+	rec.CheckOffline(t)
 }

@@ -9,16 +9,29 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Defaults of the settings.
 const (
 	DefaultAddr        = ":8080"
 	DefaultDatabaseURL = "sqlite://./data/configurator.db"
-	DefaultUploadDir   = "./data/uploads"
+	// DefaultStorageURL keeps uploads in a directory beside the default
+	// SQLite database.
+	DefaultStorageURL = "file://./data/uploads"
 	// SharePath is where serve shows share links when no front-end is
 	// configured (VIEWER_URL).
 	SharePath = "/share/"
+	// DefaultRequestTimeout is the deadline of one request: long enough
+	// for the largest upload over a modest link and any sane query,
+	// short enough that a client waiting on a sick database hears 503
+	// in time to retry, and the same as the common 30 s of load
+	// balancers and gateways in front of the service.
+	DefaultRequestTimeout = 30 * time.Second
+	// DefaultStatementTimeout bounds one PostgreSQL statement, well
+	// inside the request's deadline, so that a runaway statement is
+	// cancelled by the server itself and its connection is free again.
+	DefaultStatementTimeout = 10 * time.Second
 )
 
 // Config is the whole configuration of the binary.
@@ -32,7 +45,12 @@ type Config struct {
 	PublicURL string
 	// JWTSecret overrides the signing key kept in the database (JWT_SECRET).
 	JWTSecret string
-	// UploadDir is the directory of uploaded files (UPLOAD_DIR).
+	// StorageURL is where uploaded files are kept (STORAGE_URL):
+	// file://PATH or s3://BUCKET?endpoint=URL&region=REGION. Validate
+	// fills it from UploadDir, or the default, when it is not given.
+	StorageURL string
+	// UploadDir is the older way to name a directory (UPLOAD_DIR), kept
+	// as an alias of STORAGE_URL=file://UPLOAD_DIR.
 	UploadDir string
 	// MaxUploadBytes limits one uploaded file (MAX_UPLOAD_BYTES).
 	MaxUploadBytes int64
@@ -49,6 +67,14 @@ type Config struct {
 	// (PPROF_ADDR), never on the public one, so profiles can be taken
 	// from a running service without exposing them to clients.
 	PprofAddr string
+	// RequestTimeout is the deadline of every request (REQUEST_TIMEOUT):
+	// when it passes, database work stops and the request is answered
+	// 503 with Retry-After. The server's read and write timeouts follow
+	// from it. Zero means no deadline.
+	RequestTimeout time.Duration
+	// StatementTimeout is PostgreSQL's statement_timeout on the service's
+	// connections (DB_STATEMENT_TIMEOUT); zero leaves the server's own.
+	StatementTimeout time.Duration
 }
 
 // Env looks up an environment variable; os.Getenv in production.
@@ -74,8 +100,10 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&c.Addr, "addr", or(env("ADDR"), DefaultAddr), "listen address (env ADDR)")
 	fs.StringVar(&c.PublicURL, "public-url", env("PUBLIC_URL"),
 		"base of absolute URLs, e.g. https://api.example.com (env PUBLIC_URL; default http://localhost:PORT)")
-	fs.StringVar(&c.UploadDir, "upload-dir", or(env("UPLOAD_DIR"), DefaultUploadDir),
-		"directory of uploaded images (env UPLOAD_DIR)")
+	fs.StringVar(&c.StorageURL, "storage-url", env("STORAGE_URL"),
+		"where uploaded images are kept: file://PATH or s3://BUCKET?endpoint=URL&region=REGION (env STORAGE_URL; default "+DefaultStorageURL+")")
+	fs.StringVar(&c.UploadDir, "upload-dir", env("UPLOAD_DIR"),
+		"alias of --storage-url file://DIR (env UPLOAD_DIR)")
 	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", envInt(env, "MAX_UPLOAD_BYTES", DefaultMaxUploadBytes),
 		"largest accepted image file in bytes (env MAX_UPLOAD_BYTES)")
 	fs.StringVar(&c.ViewerURL, "viewer-url", env("VIEWER_URL"),
@@ -84,6 +112,10 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 		"load demo data into an empty database: auto (SQLite only), true or false (env DEMO)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("PPROF_ADDR"),
 		"serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (env PPROF_ADDR; default off)")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", envDuration(env, "REQUEST_TIMEOUT", DefaultRequestTimeout),
+		"deadline of one request, answered 503 when it passes (env REQUEST_TIMEOUT)")
+	fs.DurationVar(&c.StatementTimeout, "db-statement-timeout", envDuration(env, "DB_STATEMENT_TIMEOUT", DefaultStatementTimeout),
+		"PostgreSQL statement_timeout of the service's connections, 0 leaves the server's (env DB_STATEMENT_TIMEOUT)")
 }
 
 // Validate checks the values and fills in the derived ones.
@@ -130,8 +162,25 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("--viewer-url %q must be an absolute http(s) URL", c.ViewerURL)
 		}
 	}
+	switch {
+	case c.StorageURL != "" && c.UploadDir != "":
+		return fmt.Errorf("--storage-url (STORAGE_URL) and --upload-dir (UPLOAD_DIR) name the same setting: give only --storage-url")
+	case c.UploadDir != "":
+		c.StorageURL = "file://" + c.UploadDir
+	case c.StorageURL == "":
+		c.StorageURL = DefaultStorageURL
+	}
+	if !strings.HasPrefix(c.StorageURL, "file://") && !strings.HasPrefix(c.StorageURL, "s3://") {
+		return fmt.Errorf("--storage-url %q must start with file:// or s3://", c.StorageURL)
+	}
 	if c.MaxUploadBytes < 0 {
 		return fmt.Errorf("--max-upload-bytes must be positive, got %d", c.MaxUploadBytes)
+	}
+	if c.RequestTimeout < 0 {
+		return fmt.Errorf("--request-timeout must be a duration such as 30s, 0 or more")
+	}
+	if c.StatementTimeout < 0 {
+		return fmt.Errorf("--db-statement-timeout must be a duration such as 10s, 0 or more")
 	}
 	if c.MaxUploadBytes == 0 {
 		c.MaxUploadBytes = DefaultMaxUploadBytes
@@ -155,6 +204,20 @@ func envInt(env Env, name string, def int64) int64 {
 		return -1
 	}
 	return n
+}
+
+// envDuration reads a duration variable (such as 30s or 1m); an
+// unparsable or negative value is kept as -1 so that Validate reports it.
+func envDuration(env Env, name string, def time.Duration) time.Duration {
+	v := env(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return -1
+	}
+	return d
 }
 
 // SeedDemo reports whether serve should load the demo data into an empty

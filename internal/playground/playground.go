@@ -1,8 +1,11 @@
-// Package playground serves a GraphiQL page for exploring the GraphQL API.
+// Package playground serves the pages for exploring the APIs in a browser:
+// GraphiQL for the GraphQL API (Handler) and Swagger UI for the OpenAPI
+// document of REST v1 (Docs).
 //
-// Everything the page needs (React, ReactDOM, GraphiQL and a small start-up
-// script) is embedded in the binary, so the playground works on machines
-// without internet access and never leaks queries or tokens to a CDN.
+// Everything the pages need (React, ReactDOM, GraphiQL, Swagger UI and
+// small start-up scripts) is embedded in the binary, so they work on
+// machines without internet access and never leak queries or tokens to a
+// CDN.
 package playground
 
 import (
@@ -19,10 +22,12 @@ import (
 //go:embed assets/*.js assets/*.css
 var assets embed.FS
 
-// contentSecurityPolicy keeps the page from loading anything but its own
-// assets and from talking to anything but its own origin. Styles need
+// contentSecurityPolicy keeps the pages from loading anything but their own
+// assets and from talking to anything but their own origin. Styles need
 // 'unsafe-inline' because GraphiQL's dialogs inject a <style> element
-// (react-remove-scroll); scripts need neither 'unsafe-inline' nor 'unsafe-eval'.
+// (react-remove-scroll) and Swagger UI sets style attributes; scripts need
+// neither 'unsafe-inline' nor 'unsafe-eval'. Swagger UI's "Try it out" calls
+// the same origin, which connect-src 'self' allows.
 const contentSecurityPolicy = "default-src 'self'; " +
 	"script-src 'self'; " +
 	"style-src 'self' 'unsafe-inline'; " +
@@ -31,7 +36,7 @@ const contentSecurityPolicy = "default-src 'self'; " +
 	"connect-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'"
 
-var page = template.Must(template.New("page").Parse(`<!doctype html>
+var graphiqlPage = template.Must(template.New("graphiql").Parse(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -51,6 +56,24 @@ var page = template.Must(template.New("page").Parse(`<!doctype html>
 </html>
 `))
 
+var docsPage = template.Must(template.New("docs").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="{{.Assets}}swagger-ui.css">
+<link rel="stylesheet" href="{{.Assets}}docs.css">
+</head>
+<body>
+<div id="swagger-ui" data-spec="{{.Endpoint}}">Loading…</div>
+<script src="{{.Assets}}swagger-ui-bundle.js"></script>
+<script src="{{.Assets}}docs.js"></script>
+</body>
+</html>
+`))
+
 // Handler returns a handler serving a GraphiQL page titled title that sends
 // queries to endpoint, so developers can try the API from a browser.
 //
@@ -61,10 +84,22 @@ var page = template.Must(template.New("page").Parse(`<!doctype html>
 // editor with an "Authorization: Bearer XYZ" header; a fragment is never sent
 // to the server, so the token does not end up in access logs.
 func Handler(title, endpoint string) http.Handler {
-	return &handler{title: title, endpoint: endpoint}
+	return &handler{page: graphiqlPage, title: title, endpoint: endpoint}
 }
 
+// Docs returns a handler serving a Swagger UI page titled title that shows
+// the OpenAPI document at specURL (same origin), so integrators can read
+// the REST reference and try its operations from a browser. It is served
+// like Handler's page, assets included; #token=XYZ authorizes the
+// operations tried from the page with that bearer token.
+func Docs(title, specURL string) http.Handler {
+	return &handler{page: docsPage, title: title, endpoint: specURL}
+}
+
+// handler serves one page: page is its template, endpoint the URL it
+// talks to (the GraphQL endpoint, or the OpenAPI document).
 type handler struct {
+	page            *template.Template
 	title, endpoint string
 }
 
@@ -83,7 +118,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) servePage(w http.ResponseWriter, r *http.Request) {
 	var buf bytes.Buffer
-	err := page.Execute(&buf, struct{ Title, Endpoint, Assets string }{
+	err := h.page.Execute(&buf, struct{ Title, Endpoint, Assets string }{
 		Title:    h.title,
 		Endpoint: h.endpoint,
 		Assets:   assetBase(r.URL.Path),

@@ -60,6 +60,43 @@ func TestPage(t *testing.T) {
 	}
 }
 
+func TestDocsPage(t *testing.T) {
+	h := playground.Docs("REST <v1>", "/api/open-api/v1/openapi.json")
+	externalURL := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+`)
+	for target, assets := range map[string]string{
+		"/api/open-api/v1/docs":  "./docs/assets/",
+		"/api/open-api/v1/docs/": "./assets/",
+	} {
+		t.Run(target, func(t *testing.T) {
+			res, body := get(t, h, target)
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("status = %d, want 200", res.StatusCode)
+			}
+			csp := res.Header.Get("Content-Security-Policy")
+			if !strings.Contains(csp, "default-src 'self'") || !strings.Contains(csp, "connect-src 'self'") || strings.Contains(csp, "unsafe-eval") {
+				t.Errorf("Content-Security-Policy = %q", csp)
+			}
+			for _, want := range []string{
+				"<title>REST &lt;v1&gt;</title>",
+				`data-spec="/api/open-api/v1/openapi.json"`,
+				`src="` + assets + `swagger-ui-bundle.js"`,
+				`src="` + assets + `docs.js"`,
+				`href="` + assets + `swagger-ui.css"`,
+			} {
+				if !strings.Contains(body, want) {
+					t.Errorf("page does not contain %s:\n%s", want, body)
+				}
+			}
+			if strings.Contains(body, "graphiql") {
+				t.Errorf("the REST page loads GraphiQL:\n%s", body)
+			}
+			if u := externalURL.FindString(body); u != "" {
+				t.Errorf("page refers to external URL %q", u)
+			}
+		})
+	}
+}
+
 func TestAssets(t *testing.T) {
 	h := playground.Handler("Test", "/graphql")
 	for name, ctype := range map[string]string{
@@ -69,6 +106,10 @@ func TestAssets(t *testing.T) {
 		"react-dom.production.min.js": "text/javascript; charset=utf-8",
 		"playground.js":               "text/javascript; charset=utf-8",
 		"playground.css":              "text/css; charset=utf-8",
+		"swagger-ui-bundle.js":        "text/javascript; charset=utf-8",
+		"swagger-ui.css":              "text/css; charset=utf-8",
+		"docs.js":                     "text/javascript; charset=utf-8",
+		"docs.css":                    "text/css; charset=utf-8",
 	} {
 		t.Run(name, func(t *testing.T) {
 			res, body := get(t, h, "/playground/assets/"+name)
@@ -93,7 +134,7 @@ func TestAssets(t *testing.T) {
 
 func TestAssetNotFound(t *testing.T) {
 	h := playground.Handler("Test", "/graphql")
-	for _, name := range []string{"nope.js", "README.md", "LICENSE.react", "../playground.go", "", "sub/x.js"} {
+	for _, name := range []string{"nope.js", "README.md", "LICENSE.react", "NOTICE.swagger-ui", "swagger-ui-bundle.js.LICENSE.txt", "../playground.go", "", "sub/x.js"} {
 		res, _ := get(t, h, "/playground/assets/"+name)
 		if res.StatusCode != http.StatusNotFound {
 			t.Errorf("%q: status = %d, want 404", name, res.StatusCode)

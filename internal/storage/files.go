@@ -152,7 +152,8 @@ func (f *Files) Delete(ctx context.Context, urls ...string) error {
 // because a name is never reused for other bytes. Range and conditional
 // requests are answered as http.ServeContent does.
 //
-// An invalid or unknown name is 404 and any other method 405, both with an
+// An invalid or unknown name is 404, any other method 405, and a store
+// that cannot be reached 503 (with Retry-After), all with an
 // application/problem+json body.
 func (f *Files) Handler() http.Handler {
 	return http.HandlerFunc(f.serve)
@@ -173,6 +174,12 @@ func (f *Files) serve(w http.ResponseWriter, r *http.Request) {
 	rc, err := f.Store.Open(r.Context(), name)
 	if errors.Is(err, ErrNotFound) {
 		writeProblem(w, http.StatusNotFound, "no such file")
+		return
+	}
+	if errors.Is(err, ErrUnavailable) {
+		slog.WarnContext(r.Context(), "serve file", "name", name, "err", err)
+		w.Header().Set("Retry-After", "5")
+		writeProblem(w, http.StatusServiceUnavailable, "the file store is unavailable, try again shortly")
 		return
 	}
 	if err != nil {

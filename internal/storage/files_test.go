@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -326,8 +327,17 @@ func TestFilesDelete(t *testing.T) {
 	})
 }
 
+// TestHandler serves files of every store, S3 included: what the handler
+// answers must not depend on where the bytes are.
 func TestHandler(t *testing.T) {
-	files, _ := newFiles()
+	for _, impl := range stores(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			testHandler(t, &Files{Store: impl.new(t), BaseURL: testBase})
+		})
+	}
+}
+
+func testHandler(t *testing.T, files *Files) {
 	data := testPNG(t)
 	saved, err := files.SaveImage(context.Background(), bytes.NewReader(data))
 	if err != nil {
@@ -443,11 +453,18 @@ func (s streamStore) Open(ctx context.Context, name string) (io.ReadCloser, erro
 	return io.NopCloser(rc), nil
 }
 
-// failingStore is a Store that cannot read, as during an outage.
+// failingStore is a Store that cannot read, as with a broken disk.
 type failingStore struct{ *Memory }
 
 func (failingStore) Open(context.Context, string) (io.ReadCloser, error) {
 	return nil, errors.New("disk on fire")
+}
+
+// unreachableStore is a Store whose server is down, as during an outage.
+type unreachableStore struct{ *Memory }
+
+func (unreachableStore) Open(_ context.Context, name string) (io.ReadCloser, error) {
+	return nil, fmt.Errorf("open %s: %w: connection refused", name, ErrUnavailable)
 }
 
 func TestHandlerStores(t *testing.T) {
@@ -459,6 +476,7 @@ func TestHandlerStores(t *testing.T) {
 	}{
 		{"store that does not seek", func(m *Memory) Store { return streamStore{m} }, http.StatusOK},
 		{"store that fails", func(m *Memory) Store { return failingStore{m} }, http.StatusInternalServerError},
+		{"store that is unreachable", func(m *Memory) Store { return unreachableStore{m} }, http.StatusServiceUnavailable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -474,6 +492,9 @@ func TestHandlerStores(t *testing.T) {
 			files.Handler().ServeHTTP(rec, req)
 			if rec.Code != tc.status {
 				t.Fatalf("status = %d, want %d", rec.Code, tc.status)
+			}
+			if got := rec.Header().Get("Retry-After"); (got != "") != (tc.status == http.StatusServiceUnavailable) {
+				t.Errorf("Retry-After = %q with status %d; want one with 503 only", got, tc.status)
 			}
 			if tc.status == http.StatusOK {
 				if !bytes.Equal(rec.Body.Bytes(), data) {

@@ -36,6 +36,10 @@ var (
 	// ErrInvalidName is wrapped by the errors for names ValidName rejects,
 	// which only a bug in the service can produce.
 	ErrInvalidName = errors.New("invalid file name")
+	// ErrUnavailable is wrapped by the errors of a store that could not be
+	// reached or answered with a server error, so callers can answer 503
+	// (try again) rather than 500.
+	ErrUnavailable = errors.New("the file store is unavailable")
 )
 
 // nameRE is the shape of the names NewName generates: 32 lower-case hex

@@ -76,7 +76,7 @@ func (b *Batch) Texture(ctx context.Context, field string, r io.Reader) (*Textur
 		}
 		s, err := b.files.SaveBytes(ctx, data, imaging.PNG)
 		if err != nil {
-			return nil, err
+			return nil, refusal(field, err)
 		}
 		b.urls = append(b.urls, s.URL)
 		thumbs[i] = s.URL
@@ -107,9 +107,13 @@ func Remove(ctx context.Context, files *storage.Files, urls ...string) {
 
 // refusal names the field of a refused upload; the storage and imaging
 // errors' messages are client-safe and say what the limit or the accepted
-// formats are.
+// formats are. A file store that cannot be reached is Unavailable: the
+// client may retry, and the cause is logged, not shown.
 func refusal(field string, err error) error {
 	switch {
+	case errors.Is(err, storage.ErrUnavailable):
+		slog.Warn("file store unavailable", "field", field, "err", err)
+		return apperr.E(apperr.Unavailable, "the file store is unavailable, try again shortly")
 	case errors.Is(err, storage.ErrTooLarge):
 		e := apperr.Field(field, "{}: %v", err)
 		e.Kind = apperr.TooLarge
