@@ -25,11 +25,11 @@ import (
 )
 
 // newRouter wires the HTTP surface: probes, the GraphQL endpoint and REST
-// v1 behind the auth middleware (both over one resolver), uploaded files,
-// share-link pages, the playground and the REST reference.
+// v1 over one resolver, each authenticating with tokens through
+// auth.Middleware, uploaded files, share-link pages, the playground and the
+// REST reference.
 func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger) http.Handler {
-	opts := []graph.Option{graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL)}
-	res := graph.NewResolver(c, opts...)
+	res := graph.NewResolver(c, graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL))
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, requestLog(log), middleware.Recoverer, cors, deadline(cfg.RequestTimeout))
 
@@ -49,7 +49,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "database": "ok"})
 	})
 
-	gql := auth.Middleware(tokens, graph.RejectAuth)(graph.IntrospectionOnlyWithoutToken(graph.NewHandler(c, opts...)))
+	gql := graph.NewHandler(res, tokens, graph.HandlerOptions{PublicIntrospection: cfg.PublicIntrospection()})
 	gql = graph.Outage(idempotency.Middleware(graph.Reject)(gql))
 	r.Method(http.MethodGet, "/graphql", gql)
 	r.Method(http.MethodPost, "/graphql", gql)
@@ -70,12 +70,8 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 		http.Redirect(w, r, "/playground", http.StatusFound)
 	})
 
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, http.StatusNotFound, "NOT_FOUND", "no such path: "+r.URL.Path)
-	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method "+r.Method+" is not allowed on "+r.URL.Path)
-	})
+	r.NotFound(rest.NotFound)
+	r.MethodNotAllowed(rest.MethodNotAllowed(r))
 	return r
 }
 
@@ -100,16 +96,6 @@ func cors(next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r)
-	})
-}
-
-// writeProblem answers an RFC 9457 problem, the error format of REST v1,
-// for paths no handler claims.
-func writeProblem(w http.ResponseWriter, status int, code, detail string) {
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{
-		"type": "about:blank", "title": http.StatusText(status), "status": status, "detail": detail, "code": code,
 	})
 }
 

@@ -58,13 +58,16 @@ func TestStringTwin(t *testing.T) {
 		if want := marshaled(graphql.MarshalString(s)); !bytes.Equal(got, want) {
 			t.Fatalf("string(%q) = %s; want %s", s, got, want)
 		}
+		if want := marshaled(scalar.MarshalString(s)); !bytes.Equal(got, want) {
+			t.Fatalf("string(%q) = %s; scalar.MarshalString writes %s", s, got, want)
+		}
 	}
 }
 
 func TestNumberTwins(t *testing.T) {
 	ints := []int{0, 1, -1, 42, math.MaxInt64, math.MinInt64, 1 << 53}
 	for _, n := range ints {
-		if got, _ := twin(func(w *writer) bool { return w.int(n, true) }); !bytes.Equal(got, marshaled(graphql.MarshalInt(n))) {
+		if got, _ := twin(func(w *writer) bool { return w.int(n, true) }); !bytes.Equal(got, marshaled(graphql.MarshalInt(n))) || !bytes.Equal(got, marshaled(scalar.MarshalInt(n))) {
 			t.Errorf("int(%d) = %s", n, got)
 		}
 		if got, _ := twin(func(w *writer) bool { return w.id(n, true) }); !bytes.Equal(got, marshaled(scalar.MarshalID(n))) {
@@ -83,12 +86,14 @@ func TestNumberTwins(t *testing.T) {
 	}
 	for _, f := range floats {
 		got, ok := twin(func(w *writer) bool { return w.float(f, true) })
-		var want bytes.Buffer
-		if err := graphql.MarshalFloatContext(f).MarshalGQLContext(context.Background(), &want); err != nil || !ok {
-			t.Fatalf("float(%v) refused: %v, %v", f, err, ok)
-		}
-		if !bytes.Equal(got, want.Bytes()) {
-			t.Fatalf("float(%v) = %s; want %s", f, got, want.Bytes())
+		for _, m := range []graphql.ContextMarshaler{graphql.MarshalFloatContext(f), scalar.MarshalFloatContext(f)} {
+			var want bytes.Buffer
+			if err := m.MarshalGQLContext(context.Background(), &want); err != nil || !ok {
+				t.Fatalf("float(%v) refused: %v, %v", f, err, ok)
+			}
+			if !bytes.Equal(got, want.Bytes()) {
+				t.Fatalf("float(%v) = %s; want %s", f, got, want.Bytes())
+			}
 		}
 	}
 	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {

@@ -9,6 +9,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph/model"
+	"github.com/configurator/catalogue/graph/scalar"
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/viewer"
 )
@@ -2029,7 +2030,7 @@ func (w *writer) objConfigurator(ctx context.Context, f *graphql.CollectedField,
 			}
 		case "name":
 			v := obj.Name
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "forms":
@@ -2171,7 +2172,7 @@ func (w *writer) objConfiguratorConnection(ctx context.Context, f *graphql.Colle
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		default:
@@ -2333,7 +2334,7 @@ func (w *writer) objConfiguratorFormConnection(ctx context.Context, f *graphql.C
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		default:
@@ -2410,7 +2411,7 @@ func (w *writer) objConfiguratorOption(ctx context.Context, f *graphql.Collected
 			}
 		case "title":
 			v := obj.Title
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "type":
@@ -2427,12 +2428,12 @@ func (w *writer) objConfiguratorOption(ctx context.Context, f *graphql.Collected
 			}
 		case "position":
 			v := obj.Position
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		case "createdBy":
 			v := obj.CreatedBy
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "configurator":
@@ -2540,7 +2541,7 @@ func (w *writer) objConfiguratorOptionConnection(ctx context.Context, f *graphql
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		default:
@@ -2675,42 +2676,42 @@ func (w *writer) objFormField(ctx context.Context, f *graphql.CollectedField, ob
 			}
 		case "title":
 			v := obj.Title
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "type":
 			v := obj.Type
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "mandatoryStatus":
 			v := obj.MandatoryStatus
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "description":
 			v := obj.Description
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "url":
 			v := obj.URL
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "settings":
 			v := obj.Settings
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "showTitle":
 			v := obj.ShowTitle
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		case "position":
 			v := obj.Position
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		case "configurator":
@@ -2784,7 +2785,7 @@ func (w *writer) objFormFieldConnection(ctx context.Context, f *graphql.Collecte
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		default:
@@ -2905,7 +2906,7 @@ func (w *writer) objMaterial(ctx context.Context, f *graphql.CollectedField, obj
 			}
 		case "name":
 			v := obj.Name
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "materialFile":
@@ -2913,7 +2914,7 @@ func (w *writer) objMaterial(ctx context.Context, f *graphql.CollectedField, obj
 			if v == nil {
 				w.null()
 			} else {
-				if !w.string(*v, false) {
+				if !w.leaf(scalar.MarshalString(*v), false) {
 					return false
 				}
 			}
@@ -2942,12 +2943,12 @@ func (w *writer) objMaterial(ctx context.Context, f *graphql.CollectedField, obj
 			}
 		case "materialType":
 			v := obj.MaterialType
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "surface":
 			v := obj.Surface
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "bump":
@@ -2957,27 +2958,27 @@ func (w *writer) objMaterial(ctx context.Context, f *graphql.CollectedField, obj
 			}
 		case "color":
 			v := obj.Color
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "opacity":
 			v := obj.Opacity
-			if !w.float(v, true) {
+			if err := scalar.MarshalFloatContext(v).MarshalGQLContext(ctx, w); err != nil {
 				return false
 			}
 		case "specular":
 			v := obj.Specular
-			if !w.float(v, true) {
+			if err := scalar.MarshalFloatContext(v).MarshalGQLContext(ctx, w); err != nil {
 				return false
 			}
 		case "reflection":
 			v := obj.Reflection
-			if !w.float(v, true) {
+			if err := scalar.MarshalFloatContext(v).MarshalGQLContext(ctx, w); err != nil {
 				return false
 			}
 		case "createdBy":
 			v := obj.CreatedBy
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "category":
@@ -3041,17 +3042,17 @@ func (w *writer) objMaterialCategory(ctx context.Context, f *graphql.CollectedFi
 			}
 		case "title":
 			v := obj.Title
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "description":
 			v := obj.Description
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "createdBy":
 			v := obj.CreatedBy
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "materials":
@@ -3147,7 +3148,7 @@ func (w *writer) objMaterialCategoryConnection(ctx context.Context, f *graphql.C
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		default:
@@ -3229,7 +3230,7 @@ func (w *writer) objMaterialConnection(ctx context.Context, f *graphql.Collected
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		default:
@@ -3355,7 +3356,7 @@ func (w *writer) objOptionSet(ctx context.Context, f *graphql.CollectedField, ob
 			}
 		case "name":
 			v := obj.Name
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "configurator":
@@ -3440,7 +3441,7 @@ func (w *writer) objOptionSetConnection(ctx context.Context, f *graphql.Collecte
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		default:
@@ -3517,12 +3518,12 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			}
 		case "name":
 			v := obj.Name
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "position":
 			v := obj.Position
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		case "selected":
@@ -3535,7 +3536,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.int(*v, false) {
+				if !w.leaf(scalar.MarshalInt(*v), false) {
 					return false
 				}
 			}
@@ -3544,7 +3545,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.int(*v, false) {
+				if !w.leaf(scalar.MarshalInt(*v), false) {
 					return false
 				}
 			}
@@ -3553,7 +3554,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.int(*v, false) {
+				if !w.leaf(scalar.MarshalInt(*v), false) {
 					return false
 				}
 			}
@@ -3562,7 +3563,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.string(*v, false) {
+				if !w.leaf(scalar.MarshalString(*v), false) {
 					return false
 				}
 			}
@@ -3580,7 +3581,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.string(*v, false) {
+				if !w.leaf(scalar.MarshalString(*v), false) {
 					return false
 				}
 			}
@@ -3589,7 +3590,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.string(*v, false) {
+				if !w.leaf(scalar.MarshalString(*v), false) {
 					return false
 				}
 			}
@@ -3598,7 +3599,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.int(*v, false) {
+				if !w.leaf(scalar.MarshalInt(*v), false) {
 					return false
 				}
 			}
@@ -3607,7 +3608,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.int(*v, false) {
+				if !w.leaf(scalar.MarshalInt(*v), false) {
 					return false
 				}
 			}
@@ -3670,7 +3671,7 @@ func (w *writer) objOptionVariationConnection(ctx context.Context, f *graphql.Co
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		default:
@@ -3747,12 +3748,12 @@ func (w *writer) objOrder(ctx context.Context, f *graphql.CollectedField, obj *e
 			}
 		case "price":
 			v := obj.Price
-			if !w.float(v, true) {
+			if err := scalar.MarshalFloatContext(v).MarshalGQLContext(ctx, w); err != nil {
 				return false
 			}
 		case "status":
 			v := obj.Status
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "customerDetails":
@@ -3778,7 +3779,7 @@ func (w *writer) objOrder(ctx context.Context, f *graphql.CollectedField, obj *e
 			if v == nil {
 				w.null()
 			} else {
-				if !w.string(*v, false) {
+				if !w.leaf(scalar.MarshalString(*v), false) {
 					return false
 				}
 			}
@@ -3792,7 +3793,7 @@ func (w *writer) objOrder(ctx context.Context, f *graphql.CollectedField, obj *e
 					if i > 0 {
 						w.byte(',')
 					}
-					if !w.string(e54, true) {
+					if !w.leaf(scalar.MarshalString(e54), true) {
 						return false
 					}
 				}
@@ -3803,7 +3804,7 @@ func (w *writer) objOrder(ctx context.Context, f *graphql.CollectedField, obj *e
 			if v == nil {
 				w.null()
 			} else {
-				if !w.string(*v, false) {
+				if !w.leaf(scalar.MarshalString(*v), false) {
 					return false
 				}
 			}
@@ -3812,7 +3813,7 @@ func (w *writer) objOrder(ctx context.Context, f *graphql.CollectedField, obj *e
 			if v == nil {
 				w.null()
 			} else {
-				if !w.string(*v, false) {
+				if !w.leaf(scalar.MarshalString(*v), false) {
 					return false
 				}
 			}
@@ -3875,7 +3876,7 @@ func (w *writer) objOrderConnection(ctx context.Context, f *graphql.CollectedFie
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		default:
@@ -4025,22 +4026,22 @@ func (w *writer) objPagination(ctx context.Context, f *graphql.CollectedField, o
 			w.str("Pagination")
 		case "currentPage":
 			v := obj.CurrentPage
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		case "perPage":
 			v := obj.PerPage
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		case "total":
 			v := obj.Total
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		case "lastPage":
 			v := obj.LastPage
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		default:
@@ -4065,12 +4066,12 @@ func (w *writer) objShareLink(ctx context.Context, f *graphql.CollectedField, ob
 			w.str("ShareLink")
 		case "url":
 			v := obj.URL
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "key":
 			v := obj.Key
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		default:
@@ -4095,7 +4096,7 @@ func (w *writer) objSharedConfigurator(ctx context.Context, f *graphql.Collected
 			w.str("SharedConfigurator")
 		case "key":
 			v := obj.Key
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "id":
@@ -4105,7 +4106,7 @@ func (w *writer) objSharedConfigurator(ctx context.Context, f *graphql.Collected
 			}
 		case "name":
 			v := obj.Name
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "options":
@@ -4160,7 +4161,7 @@ func (w *writer) objSharedOption(ctx context.Context, f *graphql.CollectedField,
 			}
 		case "title":
 			v := obj.Title
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "type":
@@ -4177,7 +4178,7 @@ func (w *writer) objSharedOption(ctx context.Context, f *graphql.CollectedField,
 			}
 		case "position":
 			v := obj.Position
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		case "createdAt":
@@ -4192,7 +4193,7 @@ func (w *writer) objSharedOption(ctx context.Context, f *graphql.CollectedField,
 			}
 		case "createdBy":
 			v := obj.CreatedBy
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "parameterList":
@@ -4247,12 +4248,12 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			}
 		case "name":
 			v := obj.Name
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "position":
 			v := obj.Position
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		case "selected":
@@ -4265,7 +4266,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.int(*v, false) {
+				if !w.leaf(scalar.MarshalInt(*v), false) {
 					return false
 				}
 			}
@@ -4274,7 +4275,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.int(*v, false) {
+				if !w.leaf(scalar.MarshalInt(*v), false) {
 					return false
 				}
 			}
@@ -4283,7 +4284,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.int(*v, false) {
+				if !w.leaf(scalar.MarshalInt(*v), false) {
 					return false
 				}
 			}
@@ -4292,7 +4293,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.string(*v, false) {
+				if !w.leaf(scalar.MarshalString(*v), false) {
 					return false
 				}
 			}
@@ -4310,7 +4311,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.string(*v, false) {
+				if !w.leaf(scalar.MarshalString(*v), false) {
 					return false
 				}
 			}
@@ -4319,7 +4320,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.string(*v, false) {
+				if !w.leaf(scalar.MarshalString(*v), false) {
 					return false
 				}
 			}
@@ -4328,7 +4329,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.int(*v, false) {
+				if !w.leaf(scalar.MarshalInt(*v), false) {
 					return false
 				}
 			}
@@ -4337,7 +4338,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.int(*v, false) {
+				if !w.leaf(scalar.MarshalInt(*v), false) {
 					return false
 				}
 			}
@@ -4351,7 +4352,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 					if i > 0 {
 						w.byte(',')
 					}
-					if !w.string(e59, true) {
+					if !w.leaf(scalar.MarshalString(e59), true) {
 						return false
 					}
 				}
@@ -4404,7 +4405,7 @@ func (w *writer) objTexture(ctx context.Context, f *graphql.CollectedField, obj 
 			}
 		case "name":
 			v := obj.Name
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "textureFile":
@@ -4412,7 +4413,7 @@ func (w *writer) objTexture(ctx context.Context, f *graphql.CollectedField, obj 
 			if v == nil {
 				w.null()
 			} else {
-				if !w.string(*v, false) {
+				if !w.leaf(scalar.MarshalString(*v), false) {
 					return false
 				}
 			}
@@ -4421,7 +4422,7 @@ func (w *writer) objTexture(ctx context.Context, f *graphql.CollectedField, obj 
 			if v == nil {
 				w.null()
 			} else {
-				if !w.string(*v, false) {
+				if !w.leaf(scalar.MarshalString(*v), false) {
 					return false
 				}
 			}
@@ -4430,7 +4431,7 @@ func (w *writer) objTexture(ctx context.Context, f *graphql.CollectedField, obj 
 			if v == nil {
 				w.null()
 			} else {
-				if !w.string(*v, false) {
+				if !w.leaf(scalar.MarshalString(*v), false) {
 					return false
 				}
 			}
@@ -4439,7 +4440,7 @@ func (w *writer) objTexture(ctx context.Context, f *graphql.CollectedField, obj 
 			if v == nil {
 				w.null()
 			} else {
-				if !w.string(*v, false) {
+				if !w.leaf(scalar.MarshalString(*v), false) {
 					return false
 				}
 			}
@@ -4534,7 +4535,7 @@ func (w *writer) objTextureConnection(ctx context.Context, f *graphql.CollectedF
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.int(v, true) {
+			if !w.leaf(scalar.MarshalInt(v), true) {
 				return false
 			}
 		default:
@@ -4648,7 +4649,7 @@ func (w *writer) objViewer(ctx context.Context, f *graphql.CollectedField, obj *
 			if err != nil {
 				return false
 			}
-			if !w.string(v, true) {
+			if !w.leaf(scalar.MarshalString(v), true) {
 				return false
 			}
 		case "configurator":
