@@ -9,7 +9,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph/model"
-	"github.com/configurator/catalogue/graph/scalar"
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/viewer"
 )
@@ -2030,7 +2029,7 @@ func (w *writer) objConfigurator(ctx context.Context, f *graphql.CollectedField,
 			}
 		case "name":
 			v := obj.Name
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "forms":
@@ -2172,7 +2171,7 @@ func (w *writer) objConfiguratorConnection(ctx context.Context, f *graphql.Colle
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		default:
@@ -2334,7 +2333,7 @@ func (w *writer) objConfiguratorFormConnection(ctx context.Context, f *graphql.C
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		default:
@@ -2411,7 +2410,7 @@ func (w *writer) objConfiguratorOption(ctx context.Context, f *graphql.Collected
 			}
 		case "title":
 			v := obj.Title
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "type":
@@ -2428,12 +2427,12 @@ func (w *writer) objConfiguratorOption(ctx context.Context, f *graphql.Collected
 			}
 		case "position":
 			v := obj.Position
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		case "createdBy":
 			v := obj.CreatedBy
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "configurator":
@@ -2541,7 +2540,7 @@ func (w *writer) objConfiguratorOptionConnection(ctx context.Context, f *graphql
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		default:
@@ -2676,42 +2675,42 @@ func (w *writer) objFormField(ctx context.Context, f *graphql.CollectedField, ob
 			}
 		case "title":
 			v := obj.Title
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "type":
 			v := obj.Type
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "mandatoryStatus":
 			v := obj.MandatoryStatus
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "description":
 			v := obj.Description
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "url":
 			v := obj.URL
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "settings":
 			v := obj.Settings
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "showTitle":
 			v := obj.ShowTitle
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		case "position":
 			v := obj.Position
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		case "configurator":
@@ -2785,7 +2784,7 @@ func (w *writer) objFormFieldConnection(ctx context.Context, f *graphql.Collecte
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		default:
@@ -2906,7 +2905,7 @@ func (w *writer) objMaterial(ctx context.Context, f *graphql.CollectedField, obj
 			}
 		case "name":
 			v := obj.Name
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "materialFile":
@@ -2914,7 +2913,7 @@ func (w *writer) objMaterial(ctx context.Context, f *graphql.CollectedField, obj
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalString(*v), false) {
+				if !w.string(*v, false) {
 					return false
 				}
 			}
@@ -2943,12 +2942,12 @@ func (w *writer) objMaterial(ctx context.Context, f *graphql.CollectedField, obj
 			}
 		case "materialType":
 			v := obj.MaterialType
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "surface":
 			v := obj.Surface
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "bump":
@@ -2958,27 +2957,27 @@ func (w *writer) objMaterial(ctx context.Context, f *graphql.CollectedField, obj
 			}
 		case "color":
 			v := obj.Color
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "opacity":
 			v := obj.Opacity
-			if err := scalar.MarshalFloatContext(v).MarshalGQLContext(ctx, w); err != nil {
+			if !w.float(v, true) {
 				return false
 			}
 		case "specular":
 			v := obj.Specular
-			if err := scalar.MarshalFloatContext(v).MarshalGQLContext(ctx, w); err != nil {
+			if !w.float(v, true) {
 				return false
 			}
 		case "reflection":
 			v := obj.Reflection
-			if err := scalar.MarshalFloatContext(v).MarshalGQLContext(ctx, w); err != nil {
+			if !w.float(v, true) {
 				return false
 			}
 		case "createdBy":
 			v := obj.CreatedBy
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "category":
@@ -3042,17 +3041,17 @@ func (w *writer) objMaterialCategory(ctx context.Context, f *graphql.CollectedFi
 			}
 		case "title":
 			v := obj.Title
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "description":
 			v := obj.Description
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "createdBy":
 			v := obj.CreatedBy
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "materials":
@@ -3148,7 +3147,7 @@ func (w *writer) objMaterialCategoryConnection(ctx context.Context, f *graphql.C
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		default:
@@ -3230,7 +3229,7 @@ func (w *writer) objMaterialConnection(ctx context.Context, f *graphql.Collected
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		default:
@@ -3356,7 +3355,7 @@ func (w *writer) objOptionSet(ctx context.Context, f *graphql.CollectedField, ob
 			}
 		case "name":
 			v := obj.Name
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "configurator":
@@ -3441,7 +3440,7 @@ func (w *writer) objOptionSetConnection(ctx context.Context, f *graphql.Collecte
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		default:
@@ -3518,12 +3517,12 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			}
 		case "name":
 			v := obj.Name
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "position":
 			v := obj.Position
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		case "selected":
@@ -3536,7 +3535,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalInt(*v), false) {
+				if !w.int(*v, false) {
 					return false
 				}
 			}
@@ -3545,7 +3544,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalInt(*v), false) {
+				if !w.int(*v, false) {
 					return false
 				}
 			}
@@ -3554,7 +3553,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalInt(*v), false) {
+				if !w.int(*v, false) {
 					return false
 				}
 			}
@@ -3563,7 +3562,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalString(*v), false) {
+				if !w.string(*v, false) {
 					return false
 				}
 			}
@@ -3581,7 +3580,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalString(*v), false) {
+				if !w.string(*v, false) {
 					return false
 				}
 			}
@@ -3590,7 +3589,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalString(*v), false) {
+				if !w.string(*v, false) {
 					return false
 				}
 			}
@@ -3599,7 +3598,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalInt(*v), false) {
+				if !w.int(*v, false) {
 					return false
 				}
 			}
@@ -3608,7 +3607,7 @@ func (w *writer) objOptionVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalInt(*v), false) {
+				if !w.int(*v, false) {
 					return false
 				}
 			}
@@ -3671,7 +3670,7 @@ func (w *writer) objOptionVariationConnection(ctx context.Context, f *graphql.Co
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		default:
@@ -3748,12 +3747,12 @@ func (w *writer) objOrder(ctx context.Context, f *graphql.CollectedField, obj *e
 			}
 		case "price":
 			v := obj.Price
-			if err := scalar.MarshalFloatContext(v).MarshalGQLContext(ctx, w); err != nil {
+			if !w.float(v, true) {
 				return false
 			}
 		case "status":
 			v := obj.Status
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "customerDetails":
@@ -3779,7 +3778,7 @@ func (w *writer) objOrder(ctx context.Context, f *graphql.CollectedField, obj *e
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalString(*v), false) {
+				if !w.string(*v, false) {
 					return false
 				}
 			}
@@ -3793,7 +3792,7 @@ func (w *writer) objOrder(ctx context.Context, f *graphql.CollectedField, obj *e
 					if i > 0 {
 						w.byte(',')
 					}
-					if !w.leaf(scalar.MarshalString(e54), true) {
+					if !w.string(e54, true) {
 						return false
 					}
 				}
@@ -3804,7 +3803,7 @@ func (w *writer) objOrder(ctx context.Context, f *graphql.CollectedField, obj *e
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalString(*v), false) {
+				if !w.string(*v, false) {
 					return false
 				}
 			}
@@ -3813,7 +3812,7 @@ func (w *writer) objOrder(ctx context.Context, f *graphql.CollectedField, obj *e
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalString(*v), false) {
+				if !w.string(*v, false) {
 					return false
 				}
 			}
@@ -3876,7 +3875,7 @@ func (w *writer) objOrderConnection(ctx context.Context, f *graphql.CollectedFie
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		default:
@@ -4026,22 +4025,22 @@ func (w *writer) objPagination(ctx context.Context, f *graphql.CollectedField, o
 			w.str("Pagination")
 		case "currentPage":
 			v := obj.CurrentPage
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		case "perPage":
 			v := obj.PerPage
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		case "total":
 			v := obj.Total
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		case "lastPage":
 			v := obj.LastPage
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		default:
@@ -4066,12 +4065,12 @@ func (w *writer) objShareLink(ctx context.Context, f *graphql.CollectedField, ob
 			w.str("ShareLink")
 		case "url":
 			v := obj.URL
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "key":
 			v := obj.Key
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		default:
@@ -4096,7 +4095,7 @@ func (w *writer) objSharedConfigurator(ctx context.Context, f *graphql.Collected
 			w.str("SharedConfigurator")
 		case "key":
 			v := obj.Key
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "id":
@@ -4106,7 +4105,7 @@ func (w *writer) objSharedConfigurator(ctx context.Context, f *graphql.Collected
 			}
 		case "name":
 			v := obj.Name
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "options":
@@ -4161,7 +4160,7 @@ func (w *writer) objSharedOption(ctx context.Context, f *graphql.CollectedField,
 			}
 		case "title":
 			v := obj.Title
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "type":
@@ -4178,7 +4177,7 @@ func (w *writer) objSharedOption(ctx context.Context, f *graphql.CollectedField,
 			}
 		case "position":
 			v := obj.Position
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		case "createdAt":
@@ -4193,7 +4192,7 @@ func (w *writer) objSharedOption(ctx context.Context, f *graphql.CollectedField,
 			}
 		case "createdBy":
 			v := obj.CreatedBy
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "parameterList":
@@ -4248,12 +4247,12 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			}
 		case "name":
 			v := obj.Name
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "position":
 			v := obj.Position
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		case "selected":
@@ -4266,7 +4265,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalInt(*v), false) {
+				if !w.int(*v, false) {
 					return false
 				}
 			}
@@ -4275,7 +4274,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalInt(*v), false) {
+				if !w.int(*v, false) {
 					return false
 				}
 			}
@@ -4284,7 +4283,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalInt(*v), false) {
+				if !w.int(*v, false) {
 					return false
 				}
 			}
@@ -4293,7 +4292,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalString(*v), false) {
+				if !w.string(*v, false) {
 					return false
 				}
 			}
@@ -4311,7 +4310,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalString(*v), false) {
+				if !w.string(*v, false) {
 					return false
 				}
 			}
@@ -4320,7 +4319,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalString(*v), false) {
+				if !w.string(*v, false) {
 					return false
 				}
 			}
@@ -4329,7 +4328,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalInt(*v), false) {
+				if !w.int(*v, false) {
 					return false
 				}
 			}
@@ -4338,7 +4337,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalInt(*v), false) {
+				if !w.int(*v, false) {
 					return false
 				}
 			}
@@ -4352,7 +4351,7 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 					if i > 0 {
 						w.byte(',')
 					}
-					if !w.leaf(scalar.MarshalString(e59), true) {
+					if !w.string(e59, true) {
 						return false
 					}
 				}
@@ -4405,7 +4404,7 @@ func (w *writer) objTexture(ctx context.Context, f *graphql.CollectedField, obj 
 			}
 		case "name":
 			v := obj.Name
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "textureFile":
@@ -4413,7 +4412,7 @@ func (w *writer) objTexture(ctx context.Context, f *graphql.CollectedField, obj 
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalString(*v), false) {
+				if !w.string(*v, false) {
 					return false
 				}
 			}
@@ -4422,7 +4421,7 @@ func (w *writer) objTexture(ctx context.Context, f *graphql.CollectedField, obj 
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalString(*v), false) {
+				if !w.string(*v, false) {
 					return false
 				}
 			}
@@ -4431,7 +4430,7 @@ func (w *writer) objTexture(ctx context.Context, f *graphql.CollectedField, obj 
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalString(*v), false) {
+				if !w.string(*v, false) {
 					return false
 				}
 			}
@@ -4440,7 +4439,7 @@ func (w *writer) objTexture(ctx context.Context, f *graphql.CollectedField, obj 
 			if v == nil {
 				w.null()
 			} else {
-				if !w.leaf(scalar.MarshalString(*v), false) {
+				if !w.string(*v, false) {
 					return false
 				}
 			}
@@ -4535,7 +4534,7 @@ func (w *writer) objTextureConnection(ctx context.Context, f *graphql.CollectedF
 			}
 		case "totalCount":
 			v := obj.TotalCount
-			if !w.leaf(scalar.MarshalInt(v), true) {
+			if !w.int(v, true) {
 				return false
 			}
 		default:
@@ -4649,7 +4648,7 @@ func (w *writer) objViewer(ctx context.Context, f *graphql.CollectedField, obj *
 			if err != nil {
 				return false
 			}
-			if !w.leaf(scalar.MarshalString(v), true) {
+			if !w.string(v, true) {
 				return false
 			}
 		case "configurator":

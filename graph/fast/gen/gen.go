@@ -276,6 +276,11 @@ var leaves = map[string]string{
 	"github.com/99designs/gqlgen/graphql.MarshalFloatContext":      "float",
 	"github.com/configurator/catalogue/graph/scalar.MarshalID":     "id",
 	"github.com/configurator/catalogue/graph/scalar.MarshalObject": "object",
+	// graph/scalar's built-in scalars read input their own way and write
+	// it through gqlgen's marshalers.
+	"github.com/configurator/catalogue/graph/scalar.MarshalString":       "string",
+	"github.com/configurator/catalogue/graph/scalar.MarshalInt":          "int",
+	"github.com/configurator/catalogue/graph/scalar.MarshalFloatContext": "float",
 }
 
 // value writes v, of type t, as gqlgen's marshal function of t does
