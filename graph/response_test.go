@@ -16,6 +16,7 @@ import (
 func TestWriteResponse(t *testing.T) {
 	yes := true
 	for _, resp := range []*graphql.Response{
+		nil, // gqlgen's answer to a request whose context ended before it ran
 		{Data: json.RawMessage(`{"a":1}`)},
 		{},
 		{Data: json.RawMessage(`null`)},

@@ -268,7 +268,7 @@ func writeErrors(w http.ResponseWriter, r *http.Request, err error) {
 // the answer (errors, extensions) is small and goes through
 // encoding/json, in the field order of graphql.Response.
 func writeResponse(w io.Writer, resp *graphql.Response) {
-	if resp.Label != "" || resp.Path != nil || resp.HasNext != nil {
+	if resp == nil || resp.Label != "" || resp.Path != nil || resp.HasNext != nil {
 		writeJSONBody(w, resp)
 		return
 	}
