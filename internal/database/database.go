@@ -91,8 +91,15 @@ func openDriver(rawURL string) (*entsql.Driver, error) {
 // indexes the schema no longer declares (a replaced index would otherwise
 // cost every write and mislead the planner); it never drops a table or a
 // column, so an existing database keeps its rows. It then installs the
-// triggers that keep derived data (order counts) exact.
+// triggers that keep derived data (order counts) exact. On PostgreSQL
+// the whole runs under an advisory lock (lockMigrations), so replicas
+// starting at once migrate one after the other.
 func Migrate(ctx context.Context, c *ent.Client, rawURL string) error {
+	unlock, err := lockMigrations(ctx, rawURL)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer unlock()
 	if err := c.Schema.Create(ctx, migrate.WithForeignKeys(true), migrate.WithDropIndex(true)); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
