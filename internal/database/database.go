@@ -37,7 +37,9 @@ func Open(ctx context.Context, rawURL string, opts ...ent.Option) (*ent.Client, 
 		drv.Close()
 		return nil, fmt.Errorf("connect to %s: %w", Redact(rawURL), err)
 	}
-	return ent.NewClient(append([]ent.Option{ent.Driver(drv)}, opts...)...), nil
+	c := ent.NewClient(append([]ent.Option{ent.Driver(drv)}, opts...)...)
+	remember(c, drv.DB())
+	return c, nil
 }
 
 // OpenSQL opens the database/sql handle of url and names its ent dialect;
@@ -53,7 +55,7 @@ func OpenSQL(rawURL string) (*sql.DB, string, error) {
 func openDriver(rawURL string) (*entsql.Driver, error) {
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		db, err := sql.Open("pgx", rawURL)
+		db, err := openSQL("pgx", rawURL, dialect.Postgres)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
@@ -75,7 +77,7 @@ func openDriver(rawURL string) (*entsql.Driver, error) {
 		// concurrent writers wait instead of failing; foreign keys are off by
 		// default in SQLite.
 		dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-		db, err := sql.Open("sqlite", dsn)
+		db, err := openSQL("sqlite", dsn, dialect.SQLite)
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
