@@ -70,6 +70,7 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		if gerr.Extensions == nil || gerr.Extensions["code"] == nil {
 			setExt(gerr, "code", string(apperr.Invalid))
 		}
+		tagRequest(ctx, gerr)
 		return gerr
 	}
 	problems := Problems(gerr.Err)
@@ -94,6 +95,7 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 	if ae.Field != "" {
 		setExt(gerr, "field", apperr.SpellPath(ae.Field, FieldName))
 	}
+	tagRequest(ctx, gerr)
 	return gerr
 }
 
@@ -134,6 +136,6 @@ func RejectAuth(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]any{
-		"errors": []map[string]any{{"message": ae.Render(FieldName), "extensions": map[string]any{"code": ae.Kind}}},
+		"errors": []map[string]any{{"message": ae.Render(FieldName), "extensions": errorExtensions(r.Context(), ae.Kind)}},
 	})
 }

@@ -34,12 +34,16 @@ const (
 // client, with the resolver options opts. Authentication happens before
 // it, in the auth middleware.
 func NewHandler(client *ent.Client, opts ...Option) http.Handler {
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(client, opts...)}))
+	res := NewResolver(client, opts...)
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: res}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.AddTransport(transport.MultipartForm{MaxUploadSize: MaxMultipartBody, MaxMemory: 8 << 20})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	for _, ext := range res.extensions {
+		srv.Use(ext)
+	}
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
@@ -61,14 +65,14 @@ func limitBody(next http.Handler) http.Handler {
 			limit = MaxMultipartBody
 		}
 		if r.ContentLength > limit {
-			tooLarge(w, limit)
+			tooLarge(w, r, limit)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		if !multipart && r.Body != http.NoBody {
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
-				tooLarge(w, limit)
+				tooLarge(w, r, limit)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -77,12 +81,12 @@ func limitBody(next http.Handler) http.Handler {
 	})
 }
 
-func tooLarge(w http.ResponseWriter, limit int64) {
+func tooLarge(w http.ResponseWriter, r *http.Request, limit int64) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Connection", "close")
 	w.WriteHeader(http.StatusRequestEntityTooLarge)
 	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
 		"message":    fmt.Sprintf("request body is larger than %d bytes", limit),
-		"extensions": map[string]any{"code": apperr.Invalid},
+		"extensions": errorExtensions(r.Context(), apperr.Invalid),
 	}}})
 }

@@ -16,20 +16,36 @@ import (
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/buildinfo"
 	"github.com/configurator/catalogue/internal/config"
+	"github.com/configurator/catalogue/internal/metrics"
 	"github.com/configurator/catalogue/internal/playground"
+	"github.com/configurator/catalogue/internal/requestid"
 	"github.com/configurator/catalogue/internal/sharepage"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/rest"
 )
 
+// app is the service's HTTP handler and the metrics it records, which
+// serve exposes on a listener of their own when METRICS_ADDR is set.
+type app struct {
+	http.Handler
+	metrics *metrics.Metrics
+}
+
 // newRouter wires the HTTP surface: probes, the GraphQL endpoint and REST
 // v1 behind the auth middleware (both over one resolver), uploaded files,
-// share-link pages, the playground and the REST reference.
-func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger) http.Handler {
-	opts := []graph.Option{graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL)}
+// share-link pages, the playground and the REST reference, and /metrics
+// unless it has an address of its own. Every request gets its id, a
+// log line, metrics and, when tracing is on, a span (observe.go).
+func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger) *app {
+	m := newMetrics(c, log)
+	opts := []graph.Option{graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL), graph.WithExtensions(graphExtensions()...)}
 	res := graph.NewResolver(c, opts...)
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, requestLog(log), middleware.Recoverer, cors)
+	r.Use(observe(m, log)...)
+	r.Use(middleware.Recoverer, cors)
+	if cfg.MetricsAddr == "" {
+		r.Method(http.MethodGet, "/metrics", m.Handler())
+	}
 
 	build := buildinfo.Read()
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -67,12 +83,12 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	})
 
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, http.StatusNotFound, "NOT_FOUND", "no such path: "+r.URL.Path)
+		writeProblem(w, r, http.StatusNotFound, "NOT_FOUND", "no such path: "+r.URL.Path)
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method "+r.Method+" is not allowed on "+r.URL.Path)
+		writeProblem(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method "+r.Method+" is not allowed on "+r.URL.Path)
 	})
-	return r
+	return &app{Handler: r, metrics: m}
 }
 
 // cors lets browser front-ends on other origins call the service. Every
@@ -87,10 +103,10 @@ func cors(next http.Handler) http.Handler {
 		}
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Access-Control-Expose-Headers", "Link, Location, X-Total-Count, WWW-Authenticate")
+		h.Set("Access-Control-Expose-Headers", "Link, Location, X-Total-Count, WWW-Authenticate, X-Request-Id")
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Request-Id")
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -101,11 +117,12 @@ func cors(next http.Handler) http.Handler {
 
 // writeProblem answers an RFC 9457 problem, the error format of REST v1,
 // for paths no handler claims.
-func writeProblem(w http.ResponseWriter, status int, code, detail string) {
+func writeProblem(w http.ResponseWriter, r *http.Request, status int, code, detail string) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]any{
 		"type": "about:blank", "title": http.StatusText(status), "status": status, "detail": detail, "code": code,
+		"instance": requestid.Instance(r.Context()),
 	})
 }
 
@@ -115,16 +132,3 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// requestLog logs one line per request with its id, status and duration.
-func requestLog(log *slog.Logger) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			start := time.Now()
-			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-			next.ServeHTTP(ww, r)
-			log.InfoContext(r.Context(), "request",
-				"id", middleware.GetReqID(r.Context()), "method", r.Method, "path", r.URL.Path,
-				"status", ww.Status(), "bytes", ww.BytesWritten(), "duration", time.Since(start))
-		})
-	}
-}

@@ -21,6 +21,7 @@ import (
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/demo"
 	"github.com/configurator/catalogue/internal/storage"
+	"github.com/configurator/catalogue/internal/telemetry"
 )
 
 // shutdownGrace is how long in-flight requests may take to finish after
@@ -34,8 +35,22 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := slog.New(telemetry.LogHandler(slog.NewTextHandler(stderr, nil)))
 	slog.SetDefault(log)
+
+	// Tracing starts before the database opens, whose driver it wraps,
+	// and stops last, sending the spans still buffered.
+	stopTracing, err := telemetry.Setup(ctx, env, buildinfo.Read().Version, log)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(fctx); err != nil {
+			log.Warn("could not send the last spans", "err", err)
+		}
+	}()
 
 	c, err := openDB(ctx, &cfg)
 	if err != nil {
@@ -82,8 +97,9 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	handler := newRouter(c, tokens, &cfg, files, log)
 	srv := &http.Server{
-		Handler:           newRouter(c, tokens, &cfg, files, log),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		WriteTimeout:      2 * time.Minute,
@@ -105,6 +121,13 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 			return err
 		}
 		defer stopPprof()
+	}
+	if cfg.MetricsAddr != "" {
+		stopMetrics, err := serveMetrics(cfg.MetricsAddr, handler.metrics.Handler(), log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
 	}
 
 	errc := make(chan error, 1)
@@ -145,6 +168,21 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	log.Info("pprof listening", "addr", ln.Addr().String())
+	return func() { srv.Close() }, nil
+}
+
+// serveMetrics serves /metrics alone on its own listener (METRICS_ADDR),
+// for deployments that keep it off the public address.
+func serveMetrics(addr string, metrics http.Handler, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on metrics address %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	log.Info("metrics listening", "addr", ln.Addr().String())
 	return func() { srv.Close() }, nil
 }
 

@@ -56,6 +56,10 @@ type Config struct {
 	// (PPROF_ADDR), never on the public one, so profiles can be taken
 	// from a running service without exposing them to clients.
 	PprofAddr string
+	// MetricsAddr, when set, serves /metrics on its own listener
+	// (METRICS_ADDR) instead of the public address, for deployments that
+	// keep the service's internals off the public network.
+	MetricsAddr string
 }
 
 // Env looks up an environment variable; os.Getenv in production.
@@ -93,6 +97,8 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 		"load demo data into an empty database: auto (SQLite only), true or false (env DEMO)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("PPROF_ADDR"),
 		"serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (env PPROF_ADDR; default off)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("METRICS_ADDR"),
+		"serve /metrics on this address only, e.g. :9090 (env METRICS_ADDR; default: on the public address)")
 }
 
 // Validate checks the values and fills in the derived ones.
@@ -114,6 +120,11 @@ func (c *Config) Validate() error {
 	if c.PprofAddr != "" {
 		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
 			return fmt.Errorf("--pprof-addr %q: %v", c.PprofAddr, err)
+		}
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %q: %v", c.MetricsAddr, err)
 		}
 	}
 	if c.PublicURL == "" && c.Addr != "" {

@@ -26,9 +26,10 @@ const URNPrefix = "urn:request:"
 
 // safe marks the bytes an id may hold: ASCII letters and digits and
 // - . _ ~ : @ + = /. They cover UUIDs, hex and base64 ids, ULIDs and the
-// ids of common proxies, are legal in a URN (Instance) and in a header,
-// and need no quoting in a log line; spaces, quotes, commas, semicolons,
-// % and control bytes are not among them.
+// ids of common proxies, and are legal in a URN (Instance) and in a
+// header; spaces, quotes, commas, semicolons, %, non-ASCII and control
+// bytes, which could forge or break a log line or a header, are not among
+// them.
 var safe = func() (t [256]bool) {
 	for c := '0'; c <= '9'; c++ {
 		t[c] = true
