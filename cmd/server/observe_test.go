@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -174,4 +175,33 @@ func TestMetricsEndpoint(t *testing.T) {
 			t.Errorf("/metrics holds a raw path or the name of an invalid operation")
 		}
 	})
+}
+
+// TestMetricsAddr: with METRICS_ADDR, /metrics is served there and no
+// longer on the public address.
+func TestMetricsAddr(t *testing.T) {
+	addr, metricsAddr := freeAddr(t), freeAddr(t)
+	env := map[string]string{
+		"ADDR": addr, "METRICS_ADDR": metricsAddr, "DEMO": "false",
+		"DATABASE_URL": "sqlite://" + filepath.Join(t.TempDir(), "c.db"), "UPLOAD_DIR": t.TempDir(),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &stdout, &stderr) }()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited %d\n%s", code, stderr.String())
+		}
+	}()
+	waitReady(t, "http://"+addr)
+	if code, _, _ := fetch(t, "http://"+addr+"/metrics", ""); code != http.StatusNotFound {
+		t.Errorf("/metrics on the public address = %d; want 404 when METRICS_ADDR is set", code)
+	}
+	code, ctype, body := fetch(t, "http://"+metricsAddr+"/metrics", "")
+	if code != http.StatusOK || !strings.HasPrefix(ctype, "text/plain") ||
+		!bytes.Contains(body, []byte(`http_requests_total{method="GET",route="/readyz",status="200"}`)) {
+		t.Errorf("GET METRICS_ADDR/metrics = %d %s:\n%.500s", code, ctype, body)
+	}
 }

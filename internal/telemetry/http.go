@@ -19,10 +19,21 @@ func Middleware(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 		if p := chi.RouteContext(r.Context()).RoutePattern(); p != "" {
 			span := trace.SpanFromContext(r.Context())
-			span.SetName(r.Method + " " + p)
+			span.SetName(spanName("", r))
 			span.SetAttributes(semconv.HTTPRoute(p))
 		}
 	})
-	return otelhttp.NewHandler(named, "http",
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }))
+	// otelhttp names the span when it starts (no route yet) and again
+	// when the request has a net/http pattern, which chi sets: both times
+	// through spanName.
+	return otelhttp.NewHandler(named, "http", otelhttp.WithSpanNameFormatter(spanName))
+}
+
+// spanName is "METHOD route-template" once chi has routed r, the method
+// alone before.
+func spanName(_ string, r *http.Request) string {
+	if p := chi.RouteContext(r.Context()).RoutePattern(); p != "" {
+		return r.Method + " " + p
+	}
+	return r.Method
 }
