@@ -14,6 +14,7 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/database"
 )
 
 // Classify maps any error a resolver returns to an *apperr.Error: the kinds
@@ -41,8 +42,12 @@ func Problems(err error) []*apperr.Error {
 		return []*apperr.Error{apperr.E(apperr.Conflict, "the change conflicts with existing data")}
 	case errors.Is(err, privacy.Deny):
 		return []*apperr.Error{apperr.E(apperr.Forbidden, "not allowed")}
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.Canceled):
 		return []*apperr.Error{apperr.E(apperr.Internal, "request cancelled")}
+	case database.Deadline(err):
+		return []*apperr.Error{apperr.E(apperr.Unavailable, "the request did not finish within its deadline; retry later")}
+	case database.Unavailable(err):
+		return []*apperr.Error{apperr.E(apperr.Unavailable, "the database is unavailable; retry later")}
 	}
 	return []*apperr.Error{apperr.E(apperr.Internal, "internal server error")}
 }
@@ -78,8 +83,12 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		graphql.AddError(ctx, extra)
 	}
 	ae := problems[0]
-	if ae.Kind == apperr.Internal {
+	switch ae.Kind {
+	case apperr.Internal:
 		slog.ErrorContext(ctx, "graphql resolver failed", "path", gerr.Path.String(), "err", gerr.Err)
+	case apperr.Unavailable:
+		slog.WarnContext(ctx, "graphql resolver unavailable", "path", gerr.Path.String(), "err", gerr.Err)
+		noteOutage(ctx)
 	}
 	if ae.Field == "" && ae.Kind == apperr.Invalid {
 		// A scalar does not know the argument it reads; gqlgen's path
@@ -122,16 +131,28 @@ func recoverPanic(ctx context.Context, p any) error {
 	return apperr.E(apperr.Internal, "internal server error")
 }
 
-// RejectAuth answers a GraphQL request whose token was refused: a GraphQL
-// error response with extensions.code UNAUTHENTICATED and status 401.
-func RejectAuth(w http.ResponseWriter, r *http.Request, err error) {
+// Reject answers a GraphQL request refused before it runs (its token,
+// its Idempotency-Key) as a GraphQL error response with the kind's
+// extensions.code and HTTP status: 401 with WWW-Authenticate for a refused
+// token, 400 for a malformed header, 503 with Retry-After when the
+// database could not be asked, and 500 (logged) for anything else.
+func Reject(w http.ResponseWriter, r *http.Request, err error) {
 	ae := Classify(err)
-	status := http.StatusUnauthorized
-	if ae.Kind != apperr.Unauthenticated {
-		slog.ErrorContext(r.Context(), "authenticate", "err", err)
-		status = http.StatusInternalServerError
-	} else {
+	var status int
+	switch ae.Kind {
+	case apperr.Unauthenticated:
+		status = http.StatusUnauthorized
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+	case apperr.Invalid:
+		status = http.StatusBadRequest
+	case apperr.Unavailable:
+		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", apperr.RetryAfter)
+		slog.WarnContext(r.Context(), "graphql request unavailable", "err", err)
+	default:
+		slog.ErrorContext(r.Context(), "graphql request refused", "err", err)
+		ae = apperr.E(apperr.Internal, "internal server error")
+		status = http.StatusInternalServerError
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -139,3 +160,7 @@ func RejectAuth(w http.ResponseWriter, r *http.Request, err error) {
 		"errors": []map[string]any{{"message": ae.Render(FieldName), "extensions": errorExtensions(r.Context(), ae.Kind)}},
 	})
 }
+
+// RejectAuth is Reject, for the auth middleware: a refused token is
+// 401, a token that could not be looked up 503.
+var RejectAuth = Reject

@@ -9,6 +9,7 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/ordercount"
 	"github.com/configurator/catalogue/graph/model"
+	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/upload"
 	"github.com/configurator/catalogue/internal/viewer"
@@ -90,9 +91,14 @@ func (o orderOnce) record(ctx context.Context, tx *ent.Client, orderID int) erro
 }
 
 // replayed answers a retry with the order its key created, after
-// removing the files the retry stored again.
+// removing the files the retry stored again. A key that lost a race (the
+// unique index refused it) to a record that is gone when read (swept as
+// it expired) is a Conflict, 409: the client's retry runs anew.
 func (r *Resolver) replayed(ctx context.Context, files *upload.Batch, id int, err error) (*ent.Order, error) {
 	files.Discard(ctx)
+	if err == nil && id == 0 {
+		err = apperr.E(apperr.Conflict, "another request with this %s is in progress; retry", idempotency.Header)
+	}
 	if err != nil {
 		return nil, err
 	}

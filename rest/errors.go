@@ -22,6 +22,8 @@ var statusOf = map[apperr.Kind]int{
 	apperr.Conflict:        http.StatusConflict,
 	apperr.TooLarge:        http.StatusRequestEntityTooLarge,
 	apperr.Unsupported:     http.StatusUnsupportedMediaType,
+	apperr.KeyReused:       http.StatusUnprocessableEntity,
+	apperr.Unavailable:     http.StatusServiceUnavailable,
 	apperr.Internal:        http.StatusInternalServerError,
 }
 
@@ -65,6 +67,9 @@ func failureOf(r *http.Request, err error) failure {
 	if !ok || status == http.StatusInternalServerError {
 		slog.ErrorContext(r.Context(), "rest request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		return failure{status: http.StatusInternalServerError, kind: apperr.Internal, message: internalMessage}
+	}
+	if status == http.StatusServiceUnavailable {
+		slog.WarnContext(r.Context(), "rest request unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	f := failure{status: status, kind: problems[0].Kind}
 	msgs := make([]string, len(problems))
@@ -122,8 +127,12 @@ func writeEnvelopeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // challenge sets WWW-Authenticate on a 401: a bare Bearer challenge when
-// no credentials were sent, invalid_token when they were refused.
+// no credentials were sent, invalid_token when they were refused. A 503
+// (the database is unavailable) says when to retry.
 func challenge(w http.ResponseWriter, r *http.Request, status int) {
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", apperr.RetryAfter)
+	}
 	if status != http.StatusUnauthorized {
 		return
 	}

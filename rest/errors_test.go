@@ -1,12 +1,18 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"syscall"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/apperr"
@@ -17,6 +23,7 @@ func TestStatusTable(t *testing.T) {
 	want := map[apperr.Kind]int{
 		apperr.Invalid: 400, apperr.Unauthenticated: 401, apperr.Forbidden: 403, apperr.NotFound: 404,
 		apperr.Conflict: 409, apperr.TooLarge: 413, apperr.Unsupported: 415, apperr.Internal: 500,
+		apperr.KeyReused: 422, apperr.Unavailable: 503,
 	}
 	for k, s := range want {
 		if statusOf[k] != s {
@@ -27,6 +34,12 @@ func TestStatusTable(t *testing.T) {
 		t.Errorf("statusOf has %d kinds; want %d", len(statusOf), len(want))
 	}
 }
+
+// The messages of an outage.
+const (
+	unavailable = "the database is unavailable; retry later"
+	late        = "the request did not finish within its deadline; retry later"
+)
 
 func TestWriteProblem(t *testing.T) {
 	for _, tc := range []struct {
@@ -39,6 +52,7 @@ func TestWriteProblem(t *testing.T) {
 		field      string
 		challenge  string
 		fieldCount int
+		retryAfter string
 	}{
 		{
 			name: "resolver field error", err: fmt.Errorf("list: %w", apperr.Field("per_page", "{} must be between 1 and 100, got 0")),
@@ -58,6 +72,18 @@ func TestWriteProblem(t *testing.T) {
 		{name: "unsupported", err: apperr.E(apperr.Unsupported, "not an image"), status: 415, code: apperr.Unsupported, detail: "not an image"},
 		{name: "internal", err: errors.New("pq: connection refused at 10.0.0.7"), status: 500, code: apperr.Internal, detail: internalMessage},
 		{name: "internal kind", err: apperr.E(apperr.Internal, "secret detail"), status: 500, code: apperr.Internal, detail: internalMessage},
+		{name: "key reused", err: apperr.E(apperr.KeyReused, "used"), status: 422, code: apperr.KeyReused, detail: "used"},
+		// The database down, restarting or too slow: 503 with
+		// Retry-After, and no driver text.
+		{name: "database down", err: fmt.Errorf("load token 1: failed to connect to 10.0.0.7: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}),
+			status: 503, code: apperr.Unavailable, detail: unavailable, retryAfter: apperr.RetryAfter},
+		{name: "database shutting down", err: fmt.Errorf("create order: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}),
+			status: 503, code: apperr.Unavailable, detail: unavailable, retryAfter: apperr.RetryAfter},
+		{name: "connection cut", err: fmt.Errorf("commit: %w", io.ErrUnexpectedEOF), status: 503, code: apperr.Unavailable, detail: unavailable, retryAfter: apperr.RetryAfter},
+		{name: "statement timeout", err: &pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"},
+			status: 503, code: apperr.Unavailable, detail: late, retryAfter: apperr.RetryAfter},
+		{name: "request deadline", err: fmt.Errorf("list orders: %w", context.DeadlineExceeded), status: 503, code: apperr.Unavailable, detail: late, retryAfter: apperr.RetryAfter},
+		{name: "constraint is no outage", err: &pgconn.PgError{Code: "22P02"}, status: 500, code: apperr.Internal, detail: internalMessage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodGet, "/x", nil)
@@ -79,6 +105,9 @@ func TestWriteProblem(t *testing.T) {
 			if got := w.Header().Get("WWW-Authenticate"); got != tc.challenge {
 				t.Errorf("WWW-Authenticate = %q; want %q", got, tc.challenge)
 			}
+			if got := w.Header().Get("Retry-After"); got != tc.retryAfter {
+				t.Errorf("Retry-After = %q; want %q", got, tc.retryAfter)
+			}
 			// errors is absent, not null, without field errors.
 			var raw map[string]json.RawMessage
 			json.Unmarshal(w.Body.Bytes(), &raw)
@@ -98,12 +127,16 @@ func TestWriteEnvelopeError(t *testing.T) {
 	}{
 		{"no token", apperr.ErrNoToken, 401, apperr.ErrNoToken.Error()},
 		{"internal", errors.New("disk on fire"), 500, internalMessage},
+		{"database down", fmt.Errorf("dial: %w", syscall.ECONNREFUSED), 503, unavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := httptest.NewRecorder()
 			writeEnvelopeError(w, httptest.NewRequest(http.MethodGet, "/x", nil), tc.err)
 			if w.Code != tc.status || w.Header().Get("Content-Type") != "application/json" {
 				t.Fatalf("status %d, %s; want %d, application/json", w.Code, w.Header().Get("Content-Type"), tc.status)
+			}
+			if got, want := w.Header().Get("Retry-After") != "", tc.status == 503; got != want {
+				t.Errorf("Retry-After set %v; want %v", got, want)
 			}
 			var env map[string]any
 			if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil {

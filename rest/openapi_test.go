@@ -706,6 +706,21 @@ func exerciseOrderWrites(t *testing.T, a *apiCheck, f *fixture) {
 	body, ct = order()
 	post("", body, ct, http.StatusUnauthorized, false)
 	a.declared(t, exchange{method: http.MethodPost, path: "/orders", token: f.owner1, body: body, contentType: ct, want: http.StatusRequestEntityTooLarge}, MaxMultipartBody+1)
+
+	// Idempotency-Key: created, replayed, refused for another request,
+	// refused when malformed.
+	keyed := func(key string, body []byte, ct string, want int) []byte {
+		return a.do(t, exchange{method: http.MethodPost, path: "/orders", token: f.owner1, body: body, contentType: ct,
+			header: http.Header{"Idempotency-Key": {key}}, want: want, checkRequest: want < 300})
+	}
+	body, ct = order()
+	first := keyed("openapi-order-1", body, ct, http.StatusCreated)
+	if again := keyed("openapi-order-1", body, ct, http.StatusCreated); !bytes.Equal(again, first) {
+		t.Errorf("POST /orders replayed:\n%s\nwant the first answer:\n%s", again, first)
+	}
+	body, ct = order(apiPart{name: "configurator_snapshot", filename: "snapshot.png", contentType: "image/png", value: img})
+	keyed("openapi-order-1", body, ct, http.StatusUnprocessableEntity)
+	keyed(strings.Repeat("k", 256), body, ct, http.StatusBadRequest)
 }
 
 func exerciseMaterialWrites(t *testing.T, a *apiCheck, f *fixture) {

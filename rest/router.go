@@ -14,6 +14,7 @@ import (
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -79,7 +80,7 @@ func routes(r chi.Router, h *handler) {
 
 		// Write side. Materials and textures need a dashboard token (403
 		// otherwise, from the privacy rules).
-		r.Post("/orders", h.createOrder)
+		r.With(idempotency.Middleware(writeProblem)).Post("/orders", h.createOrder)
 		r.Post("/materials", h.createMaterial)
 		r.Put("/materials/{id}", h.updateMaterial)
 		r.Delete("/materials/{id}", byID(h.res.Mutation().DeleteMaterial, deleted("material")))

@@ -64,7 +64,8 @@ func isBool(f *flag.Flag) bool {
 	return ok && b.IsBoolFlag()
 }
 
-// openDB opens and migrates the configured database.
+// openDB opens and migrates the configured database; serve's connections
+// carry PostgreSQL's statement_timeout (cfg.StatementTimeout).
 func openDB(ctx context.Context, cfg *config.Config) (*ent.Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, usagef("%v", err)
@@ -77,7 +78,18 @@ func openDB(ctx context.Context, cfg *config.Config) (*ent.Client, error) {
 		c.Close()
 		return nil, err
 	}
-	return c, nil
+	serving, err := database.WithStatementTimeout(cfg.DatabaseURL, cfg.StatementTimeout)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	if serving == cfg.DatabaseURL {
+		return c, nil
+	}
+	// The migration (an index built on a large table) ran without the
+	// statement timeout; the service's connections have it.
+	c.Close()
+	return database.Open(ctx, serving)
 }
 
 func migrateCmd(ctx context.Context, args []string, env config.Env, stderr io.Writer) error {

@@ -182,21 +182,7 @@ func TestServe(t *testing.T) {
 }
 
 func testServe(t *testing.T, env map[string]string) {
-	addr := freeAddr(t)
-	base := "http://" + addr
-	env["ADDR"] = addr
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &stdout, &stderr) }()
-	t.Cleanup(func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve exited %d after cancel; want 0\n%s", code, stderr.String())
-		}
-	})
-	waitReady(t, base)
-
+	base, stdout := serveInProcess(t, env)
 	out := stdout.String()
 	if !strings.Contains(out, base+"/playground") {
 		t.Errorf("serve output does not say where the playground is:\n%s", out)
@@ -264,13 +250,7 @@ func testServe(t *testing.T, env map[string]string) {
 // TestSIGTERM runs the real binary: on SIGTERM it stops accepting, lets a
 // request that is still being sent finish, and exits 0.
 func TestSIGTERM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary; skipped with -short")
-	}
-	bin := filepath.Join(t.TempDir(), "server")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, "serve", "--addr", addr)
 	cmd.Env = append(os.Environ(), "DATABASE_URL=sqlite://"+filepath.Join(t.TempDir(), "c.db"), "UPLOAD_DIR="+t.TempDir())
@@ -345,12 +325,13 @@ func TestCORS(t *testing.T) {
 		req := httptest.NewRequest(http.MethodOptions, path, nil)
 		req.Header.Set("Origin", "https://shop.example.com")
 		req.Header.Set("Access-Control-Request-Method", http.MethodPost)
-		req.Header.Set("Access-Control-Request-Headers", "authorization, content-type")
+		req.Header.Set("Access-Control-Request-Headers", "authorization, content-type, idempotency-key")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code != http.StatusNoContent || rec.Header().Get("Access-Control-Allow-Origin") != "*" ||
-			!strings.Contains(rec.Header().Get("Access-Control-Allow-Headers"), "Authorization") {
-			t.Errorf("preflight %s = %d %v; want 204 allowing any origin and the Authorization header", path, rec.Code, rec.Header())
+			!strings.Contains(rec.Header().Get("Access-Control-Allow-Headers"), "Authorization") ||
+			!strings.Contains(rec.Header().Get("Access-Control-Allow-Headers"), "Idempotency-Key") {
+			t.Errorf("preflight %s = %d %v; want 204 allowing any origin and the Authorization and Idempotency-Key headers", path, rec.Code, rec.Header())
 		}
 	}
 	req := httptest.NewRequest(http.MethodGet, "/api/open-api/v1/orders", nil)
@@ -359,6 +340,9 @@ func TestCORS(t *testing.T) {
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusUnauthorized || rec.Header().Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("cross-origin GET without a token = %d, ACAO %q; want 401 readable by the page", rec.Code, rec.Header().Get("Access-Control-Allow-Origin"))
+	}
+	if exposed := rec.Header().Get("Access-Control-Expose-Headers"); !strings.Contains(exposed, "Retry-After") || !strings.Contains(exposed, "Idempotent-Replayed") {
+		t.Errorf("cross-origin answers expose %q; want Retry-After and Idempotent-Replayed readable by the page", exposed)
 	}
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))

@@ -72,16 +72,7 @@ func TestRevokeWhileServing(t *testing.T) {
 				waitListening(t, dbURL, appName)
 			}
 
-			status := func() int {
-				req, _ := http.NewRequest(http.MethodGet, base+"/graphql?query=%7B%20viewer%20%7B%20ownerID%20%7D%20%7D", nil)
-				req.Header.Set("Authorization", "Bearer "+tok)
-				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res.Body.Close()
-				return res.StatusCode
-			}
+			status := func() int { return viewerStatus(t, base, tok) }
 			for range 3 {
 				if got := status(); got != http.StatusOK {
 					t.Fatalf("GET with a fresh token: %d; want 200", got)
@@ -110,6 +101,19 @@ func TestRevokeWhileServing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// viewerStatus is the status of a GraphQL viewer query with token.
+func viewerStatus(t *testing.T, base, token string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/graphql?query=%7B%20viewer%20%7B%20ownerID%20%7D%20%7D", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
 }
 
 // waitListening waits until the server connected as appName listens for

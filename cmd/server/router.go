@@ -13,9 +13,11 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/buildinfo"
 	"github.com/configurator/catalogue/internal/config"
+	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/metrics"
 	"github.com/configurator/catalogue/internal/playground"
 	"github.com/configurator/catalogue/internal/requestid"
@@ -42,7 +44,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	res := graph.NewResolver(c, opts...)
 	r := chi.NewRouter()
 	r.Use(observe(m, log)...)
-	r.Use(middleware.Recoverer, cors)
+	r.Use(middleware.Recoverer, cors, deadline(cfg.RequestTimeout))
 	if cfg.MetricsAddr == "" {
 		r.Method(http.MethodGet, "/metrics", m.Handler())
 	}
@@ -56,6 +58,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 		defer cancel()
 		if _, err := c.Setting.Query().Exist(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 			log.WarnContext(ctx, "readiness check failed", "err", err)
+			w.Header().Set("Retry-After", apperr.RetryAfter)
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
 			return
 		}
@@ -63,6 +66,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	})
 
 	gql := auth.Middleware(tokens, graph.RejectAuth)(graph.IntrospectionOnlyWithoutToken(graph.NewHandler(c, opts...)))
+	gql = graph.Outage(idempotency.Middleware(graph.Reject)(gql))
 	r.Method(http.MethodGet, "/graphql", gql)
 	r.Method(http.MethodPost, "/graphql", gql)
 	r.Method(http.MethodOptions, "/graphql", gql)
@@ -103,10 +107,10 @@ func cors(next http.Handler) http.Handler {
 		}
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Access-Control-Expose-Headers", "Link, Location, X-Total-Count, WWW-Authenticate, X-Request-Id")
+		h.Set("Access-Control-Expose-Headers", "Link, Location, X-Total-Count, WWW-Authenticate, Retry-After, Idempotent-Replayed, X-Request-Id")
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Request-Id")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, X-Request-Id")
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return

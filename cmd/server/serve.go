@@ -20,13 +20,41 @@ import (
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/demo"
+	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/telemetry"
 )
 
-// shutdownGrace is how long in-flight requests may take to finish after
-// SIGTERM before the server gives up on them.
-const shutdownGrace = 25 * time.Second
+// The server's timeouts beside the request deadline (README, "Limits and
+// guarantees").
+const (
+	// readHeaderTimeout bounds the request line and headers, so that a
+	// client trickling headers (slowloris) cannot hold a connection.
+	readHeaderTimeout = 5 * time.Second
+	// idleTimeout closes a keep-alive connection that sends nothing.
+	idleTimeout = 2 * time.Minute
+	// maxHeaderBytes bounds the request line and headers together; a
+	// bearer token and the usual headers take a few kilobytes.
+	maxHeaderBytes = 64 << 10
+	// writeSlack is how much longer than the request deadline a response
+	// may take: the 503 of a request that ran out of time still reaches
+	// the client, and the write timeout cuts off only a handler that
+	// ignores its deadline.
+	writeSlack = 5 * time.Second
+)
+
+// serverTimeouts returns the read and write timeouts of the server and
+// the shutdown grace for the request deadline d: the body must arrive
+// within the deadline, the answer is written within writeSlack after it,
+// and SIGTERM waits as long as the write timeout, so that every request
+// that started before it finishes. d <= 0 (no deadline) leaves reads and
+// writes unbounded and grants the default deadline's grace.
+func serverTimeouts(d time.Duration) (read, write, grace time.Duration) {
+	if d <= 0 {
+		return 0, 0, config.DefaultRequestTimeout + writeSlack
+	}
+	return d, d + writeSlack, d + writeSlack
+}
 
 func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io.Writer) error {
 	var cfg config.Config
@@ -76,6 +104,15 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 		}
 	}()
 
+	// Expired Idempotency-Keys are deleted every hour, until the token
+	// service's background work stops.
+	sweepDone := make(chan struct{})
+	go func() {
+		defer close(sweepDone)
+		idempotency.Sweeper(tctx, c, idempotency.SweepEvery, log)
+	}()
+	defer func() { stopTokens(); <-sweepDone }()
+
 	var demoToken string
 	if cfg.SeedDemo() {
 		if demoToken, err = demoSetup(ctx, c, tokens, log); err != nil {
@@ -97,14 +134,15 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	readTimeout, writeTimeout, shutdownGrace := serverTimeouts(cfg.RequestTimeout)
 	handler := newRouter(c, tokens, &cfg, files, log)
 	srv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute,
-		WriteTimeout:      2 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    1 << 20,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	build := buildinfo.Read()

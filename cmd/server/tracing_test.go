@@ -142,7 +142,7 @@ func testTracing(t *testing.T, b dbtest.Backend) {
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Traceparent", "00-"+callerTrace+"-"+callerSpan+"-01")
 	req.Header.Set("X-Request-Id", "rest-trace-1")
-	send(t, req, http.StatusOK)
+	expect(t, req, http.StatusOK)
 
 	// The filter's value must reach the database as a parameter and never
 	// appear in a span.
@@ -153,7 +153,7 @@ func testTracing(t *testing.T, b dbtest.Backend) {
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", "gql-trace-1")
-	if body := send(t, req, http.StatusOK); !strings.Contains(body, `"totalCount":0`) {
+	if body := expect(t, req, http.StatusOK); !strings.Contains(body, `"totalCount":0`) {
 		t.Errorf("GraphQL answered %s; want an empty page", body)
 	}
 
@@ -271,8 +271,8 @@ func testTracing(t *testing.T, b dbtest.Backend) {
 	}
 }
 
-// send does req and returns the body, failing on another status.
-func send(t *testing.T, req *http.Request, status int) string {
+// expect does req and returns the body, failing on another status.
+func expect(t *testing.T, req *http.Request, status int) string {
 	t.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

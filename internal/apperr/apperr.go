@@ -40,6 +40,12 @@ const (
 	Internal    Kind = "INTERNAL"
 )
 
+// RetryAfter is the Retry-After, in seconds, of an Unavailable answer:
+// the service reconnects to its database within a second or two of the
+// database's return, so a client that waits this long between retries
+// gets through soon after without hammering a recovering database.
+const RetryAfter = "1"
+
 // Error is an error with a kind and a message that is safe to show a
 // client.
 //

@@ -53,9 +53,12 @@ const (
 	connectTimeout = 10 * time.Second
 	// backoffMin and backoffMax bound the wait between reconnection
 	// attempts, which doubles from the first to the second after each
-	// failure (with jitter, so replicas do not reconnect in step).
+	// failure (with jitter, so replicas do not reconnect in step). The
+	// ceiling is low so that the listener, and with it the cache, is back
+	// within about two seconds of the database's return; an attempt on a
+	// database that is down costs one refused connection.
 	backoffMin = 100 * time.Millisecond
-	backoffMax = 30 * time.Second
+	backoffMax = 2 * time.Second
 )
 
 // listen keeps a connection that LISTENs for revocations, reconnecting

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Defaults of the settings.
@@ -21,6 +22,16 @@ const (
 	// SharePath is where serve shows share links when no front-end is
 	// configured (VIEWER_URL).
 	SharePath = "/share/"
+	// DefaultRequestTimeout is the deadline of one request: long enough
+	// for the largest upload over a modest link and any sane query,
+	// short enough that a client waiting on a sick database hears 503
+	// in time to retry, and the same as the common 30 s of load
+	// balancers and gateways in front of the service.
+	DefaultRequestTimeout = 30 * time.Second
+	// DefaultStatementTimeout bounds one PostgreSQL statement, well
+	// inside the request's deadline, so that a runaway statement is
+	// cancelled by the server itself and its connection is free again.
+	DefaultStatementTimeout = 10 * time.Second
 )
 
 // Config is the whole configuration of the binary.
@@ -56,6 +67,14 @@ type Config struct {
 	// (PPROF_ADDR), never on the public one, so profiles can be taken
 	// from a running service without exposing them to clients.
 	PprofAddr string
+	// RequestTimeout is the deadline of every request (REQUEST_TIMEOUT):
+	// when it passes, database work stops and the request is answered
+	// 503 with Retry-After. The server's read and write timeouts follow
+	// from it. Zero means no deadline.
+	RequestTimeout time.Duration
+	// StatementTimeout is PostgreSQL's statement_timeout on the service's
+	// connections (DB_STATEMENT_TIMEOUT); zero leaves the server's own.
+	StatementTimeout time.Duration
 	// MetricsAddr, when set, serves /metrics on its own listener
 	// (METRICS_ADDR) instead of the public address, for deployments that
 	// keep the service's internals off the public network.
@@ -97,6 +116,10 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 		"load demo data into an empty database: auto (SQLite only), true or false (env DEMO)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("PPROF_ADDR"),
 		"serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (env PPROF_ADDR; default off)")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", envDuration(env, "REQUEST_TIMEOUT", DefaultRequestTimeout),
+		"deadline of one request, answered 503 when it passes (env REQUEST_TIMEOUT)")
+	fs.DurationVar(&c.StatementTimeout, "db-statement-timeout", envDuration(env, "DB_STATEMENT_TIMEOUT", DefaultStatementTimeout),
+		"PostgreSQL statement_timeout of the service's connections, 0 leaves the server's (env DB_STATEMENT_TIMEOUT)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("METRICS_ADDR"),
 		"serve /metrics on this address only, e.g. :9090 (env METRICS_ADDR; default: on the public address)")
 }
@@ -164,6 +187,12 @@ func (c *Config) Validate() error {
 	if c.MaxUploadBytes < 0 {
 		return fmt.Errorf("--max-upload-bytes must be positive, got %d", c.MaxUploadBytes)
 	}
+	if c.RequestTimeout < 0 {
+		return fmt.Errorf("--request-timeout must be a duration such as 30s, 0 or more")
+	}
+	if c.StatementTimeout < 0 {
+		return fmt.Errorf("--db-statement-timeout must be a duration such as 10s, 0 or more")
+	}
 	if c.MaxUploadBytes == 0 {
 		c.MaxUploadBytes = DefaultMaxUploadBytes
 	}
@@ -186,6 +215,20 @@ func envInt(env Env, name string, def int64) int64 {
 		return -1
 	}
 	return n
+}
+
+// envDuration reads a duration variable (such as 30s or 1m); an
+// unparsable or negative value is kept as -1 so that Validate reports it.
+func envDuration(env Env, name string, def time.Duration) time.Duration {
+	v := env(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return -1
+	}
+	return d
 }
 
 // SeedDemo reports whether serve should load the demo data into an empty

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"io"
 	"testing"
+	"time"
 )
 
 func TestServeConfig(t *testing.T) {
@@ -16,23 +17,30 @@ func TestServeConfig(t *testing.T) {
 		demo    bool
 	}{
 		{name: "defaults", want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto",
-			StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/"}, demo: true},
+			StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
+			RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout}, demo: true},
 		{name: "env", env: map[string]string{"ADDR": "127.0.0.1:9000", "DATABASE_URL": "postgres://db/x", "PUBLIC_URL": "https://api.example.com/", "DEMO": "false",
-			"UPLOAD_DIR": "/var/lib/uploads", "MAX_UPLOAD_BYTES": "1000", "VIEWER_URL": "https://shop.example.com/c?share="},
+			"UPLOAD_DIR": "/var/lib/uploads", "MAX_UPLOAD_BYTES": "1000", "VIEWER_URL": "https://shop.example.com/c?share=",
+			"REQUEST_TIMEOUT": "5s", "DB_STATEMENT_TIMEOUT": "0"},
 			want: Config{Addr: "127.0.0.1:9000", DatabaseURL: "postgres://db/x", PublicURL: "https://api.example.com", Demo: "false",
-				StorageURL: "file:///var/lib/uploads", UploadDir: "/var/lib/uploads", MaxUploadBytes: 1000, ViewerURL: "https://shop.example.com/c?share="}},
+				StorageURL: "file:///var/lib/uploads", UploadDir: "/var/lib/uploads", MaxUploadBytes: 1000, ViewerURL: "https://shop.example.com/c?share=",
+				RequestTimeout: 5 * time.Second}},
 		{name: "flags win over env", env: map[string]string{"ADDR": ":1"}, args: []string{"--addr", ":2", "--database-url", "postgresql://db/y"},
 			want: Config{Addr: ":2", DatabaseURL: "postgresql://db/y", PublicURL: "http://localhost:2", Demo: "auto",
-				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:2/share/"}},
+				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:2/share/",
+				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout}},
 		{name: "postgres never seeds on auto", args: []string{"--database-url", "postgres://db/z"},
 			want: Config{Addr: ":8080", DatabaseURL: "postgres://db/z", PublicURL: "http://localhost:8080", Demo: "auto",
-				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/"}},
+				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
+				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout}},
 		{name: "storage url", env: map[string]string{"STORAGE_URL": "s3://files?endpoint=http://127.0.0.1:9000"},
 			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto",
-				StorageURL: "s3://files?endpoint=http://127.0.0.1:9000", MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/"}, demo: true},
+				StorageURL: "s3://files?endpoint=http://127.0.0.1:9000", MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
+				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout}, demo: true},
 		{name: "storage url flag", args: []string{"--storage-url", "file:///srv/files"},
 			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto",
-				StorageURL: "file:///srv/files", MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/"}, demo: true},
+				StorageURL: "file:///srv/files", MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
+				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout}, demo: true},
 		{name: "storage url and upload dir", env: map[string]string{"UPLOAD_DIR": "/a"}, args: []string{"--storage-url", "file:///b"}, wantErr: true},
 		{name: "storage url of another scheme", args: []string{"--storage-url", "/srv/files"}, wantErr: true},
 		{name: "bad upload limit", env: map[string]string{"MAX_UPLOAD_BYTES": "ten"}, wantErr: true},
@@ -40,6 +48,8 @@ func TestServeConfig(t *testing.T) {
 		{name: "bad database url", args: []string{"--database-url", "mysql://x"}, wantErr: true},
 		{name: "bad addr", args: []string{"--addr", "8080"}, wantErr: true},
 		{name: "relative public url", args: []string{"--public-url", "/api"}, wantErr: true},
+		{name: "bad request timeout", env: map[string]string{"REQUEST_TIMEOUT": "30"}, wantErr: true},
+		{name: "negative statement timeout", args: []string{"--db-statement-timeout", "-1s"}, wantErr: true},
 		{name: "bad demo", args: []string{"--demo", "yes"}, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -28,6 +29,7 @@ import (
 	"github.com/configurator/catalogue/ent/idempotencykey"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/metrics"
 )
 
 const (
@@ -79,20 +81,26 @@ func Middleware(reject func(http.ResponseWriter, *http.Request, error)) func(htt
 
 // parseKey reads the header's value: one value of 1 to MaxKeyLen visible
 // ASCII characters, bare or as a quoted string (the draft's sf-string).
+// Its errors name the header as their field.
 func parseKey(values []string) (string, error) {
+	bad := func(format string, args ...any) (string, error) {
+		e := apperr.E(apperr.Invalid, format, args...)
+		e.Field = Header
+		return "", e
+	}
 	if len(values) != 1 {
-		return "", apperr.E(apperr.Invalid, "send one %s header, not %d", Header, len(values))
+		return bad("send one %s header, not %d", Header, len(values))
 	}
 	key := strings.TrimSpace(values[0])
 	if len(key) >= 2 && key[0] == '"' && key[len(key)-1] == '"' {
 		key = key[1 : len(key)-1]
 	}
 	if key == "" || len(key) > MaxKeyLen {
-		return "", apperr.E(apperr.Invalid, "the %s header must be 1 to %d characters, got %d", Header, MaxKeyLen, len(key))
+		return bad("the %s header must be 1 to %d characters, got %d", Header, MaxKeyLen, len(key))
 	}
 	for i := 0; i < len(key); i++ {
 		if key[i] < 0x20 || key[i] > 0x7e {
-			return "", apperr.E(apperr.Invalid, "the %s header must be visible ASCII characters", Header)
+			return bad("the %s header must be visible ASCII characters", Header)
 		}
 	}
 	return key, nil
@@ -133,11 +141,13 @@ func Key(ctx context.Context) string {
 	return ""
 }
 
-// markReplayed notes that the answer replays a first one.
+// markReplayed notes that the answer replays a first one, for the
+// header and the metrics (http_idempotent_replays_total).
 func markReplayed(ctx context.Context) {
 	if r, ok := ctx.Value(ctxKey{}).(*request); ok {
 		r.replayed.Store(true)
 	}
+	metrics.NoteReplayed(ctx)
 }
 
 // Fingerprint digests the parts of a request that make it the same
@@ -199,9 +209,38 @@ func Record(ctx context.Context, tx *ent.Client, ownerID int, key, fingerprint s
 	return nil
 }
 
-// Sweep deletes the expired keys; serve runs it now and then so the table
-// holds about a day of keys.
+// Sweep deletes the expired keys; serve runs it every SweepEvery (Sweeper)
+// so the table holds about a day of keys.
 func Sweep(ctx context.Context, c *ent.Client) (int, error) {
 	return c.IdempotencyKey.Delete().Where(idempotencykey.ExpiresAtLT(now())).
 		Exec(privacy.DecisionContext(ctx, privacy.Allow))
+}
+
+// SweepEvery is how often serve deletes expired keys: a key lives
+// between TTL and TTL + SweepEvery, and an expired key that is still
+// there is ignored (Replay checks the expiry itself).
+const SweepEvery = time.Hour
+
+// Sweeper runs Sweep at once and then every interval until ctx is done.
+// A failed sweep (the database away) is logged and tried again at the
+// next tick; every replica sweeps, which is harmless.
+func Sweeper(ctx context.Context, c *ent.Client, every time.Duration, log *slog.Logger) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		n, err := Sweep(ctx, c)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			log.Warn("could not delete expired idempotency keys", "err", err)
+		case n > 0:
+			log.Info("deleted expired idempotency keys", "keys", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }

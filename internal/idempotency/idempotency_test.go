@@ -3,6 +3,8 @@ package idempotency
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -36,8 +38,8 @@ func TestParseKey(t *testing.T) {
 		if got != tc.want || (err == nil) != tc.ok {
 			t.Errorf("parseKey(%q) = %q, %v; want %q, ok %v", tc.in, got, err, tc.want, tc.ok)
 		}
-		if err != nil && apperr.KindOf(err) != apperr.Invalid {
-			t.Errorf("parseKey(%q) kind %s; want %s", tc.in, apperr.KindOf(err), apperr.Invalid)
+		if err != nil && (apperr.KindOf(err) != apperr.Invalid || apperr.Errors(err)[0].Field != Header) {
+			t.Errorf("parseKey(%q) kind %s, field %q; want %s naming %s", tc.in, apperr.KindOf(err), apperr.Errors(err)[0].Field, apperr.Invalid, Header)
 		}
 	}
 }
@@ -133,6 +135,43 @@ func TestRecordAndReplay(t *testing.T) {
 		}
 		if n := c.IdempotencyKey.Query().CountX(sys); n != 1 {
 			t.Errorf("%d keys after the sweep; want 1", n)
+		}
+	})
+}
+
+// TestSweeper: serve's sweeper deletes the expired keys as soon as it
+// starts, keeps the live ones, and stops with its context.
+func TestSweeper(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		ctx := context.Background()
+		sys := privacy.DecisionContext(ctx, privacy.Allow)
+		a := dbtest.Must(c.Owner.Create().SetName("A").Save(sys))
+		now = func() time.Time { return time.Now().Add(-TTL - time.Hour) }
+		err := Record(ctx, c, a.ID, "old", "fp", 1)
+		now = time.Now
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Record(ctx, c, a.ID, "new", "fp", 2); err != nil {
+			t.Fatal(err)
+		}
+		sctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			Sweeper(sctx, c, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		}()
+		deadline := time.Now().Add(10 * time.Second)
+		for c.IdempotencyKey.Query().CountX(sys) != 1 {
+			if time.Now().After(deadline) {
+				t.Fatal("the sweeper did not delete the expired key")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		stop()
+		<-done
+		if keys := c.IdempotencyKey.Query().AllX(sys); len(keys) != 1 || keys[0].Key != "new" {
+			t.Errorf("keys after the sweep: %v; want only the live one", keys)
 		}
 	})
 }

@@ -1,0 +1,78 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/configurator/catalogue/internal/apperr"
+)
+
+type outageKey struct{}
+
+// Outage answers a GraphQL request with HTTP 503 and Retry-After when one
+// of its errors is UNAVAILABLE (the database is down or restarting, or the
+// request ran out of time), instead of GraphQL's usual 200: a client, a
+// proxy or a load balancer then knows that the request failed as a whole
+// and may be retried, as REST's 503 says. The body is the GraphQL
+// response, whatever data it holds included.
+func Outage(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen := new(atomic.Bool)
+		ow := &outageWriter{ResponseWriter: w, seen: seen, ctx: r.Context()}
+		next.ServeHTTP(ow, r.WithContext(context.WithValue(r.Context(), outageKey{}, seen)))
+	})
+}
+
+// noteOutage marks the request of ctx as failed by an outage; the error
+// presenter calls it before the response is written.
+func noteOutage(ctx context.Context) {
+	if seen, ok := ctx.Value(outageKey{}).(*atomic.Bool); ok {
+		seen.Store(true)
+	}
+}
+
+// outageWriter turns the 200 of a GraphQL response into 503 when the
+// request met an outage.
+type outageWriter struct {
+	http.ResponseWriter
+	seen    *atomic.Bool
+	ctx     context.Context
+	written bool
+}
+
+func (w *outageWriter) WriteHeader(status int) {
+	if !w.written && status == http.StatusOK && w.seen.Load() {
+		w.Header().Set("Retry-After", apperr.RetryAfter)
+		status = http.StatusServiceUnavailable
+	}
+	w.written = true
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Write sends the body. gqlgen answers a request whose context ended
+// before the operation ran (its deadline passed while the body was read)
+// with a bare null; that becomes the UNAVAILABLE error it is.
+func (w *outageWriter) Write(b []byte) (int, error) {
+	if !w.written && string(b) == "null" && errors.Is(w.ctx.Err(), context.DeadlineExceeded) {
+		w.seen.Store(true)
+		ae := Classify(w.ctx.Err())
+		body, _ := json.Marshal(map[string]any{"data": nil, "errors": []map[string]any{
+			{"message": ae.Render(FieldName), "extensions": errorExtensions(w.ctx, ae.Kind)},
+		}})
+		w.WriteHeader(http.StatusOK)
+		if _, err := w.ResponseWriter.Write(body); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
+	if !w.written {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *outageWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

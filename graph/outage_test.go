@@ -1,0 +1,152 @@
+package graph_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/configurator/catalogue/ent/privacy"
+	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/viewer"
+)
+
+// TestClassifyOutage: the database down, restarting, cut off or too slow
+// is UNAVAILABLE, with a message that holds no driver text; other
+// database errors stay INTERNAL.
+func TestClassifyOutage(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		kind apperr.Kind
+	}{
+		{fmt.Errorf("load token 1: failed to connect to 10.0.0.7: %w", syscall.ECONNREFUSED), apperr.Unavailable},
+		{fmt.Errorf("create order: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}), apperr.Unavailable},
+		{&pgconn.PgError{Code: "57P03", Message: "the database system is starting up"}, apperr.Unavailable},
+		{&pgconn.PgError{Code: "53300", Message: "too many connections"}, apperr.Unavailable},
+		{fmt.Errorf("commit: %w", io.ErrUnexpectedEOF), apperr.Unavailable},
+		{&pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"}, apperr.Unavailable},
+		{fmt.Errorf("list: %w", context.DeadlineExceeded), apperr.Unavailable},
+		{&pgconn.PgError{Code: "42P01", Message: `relation "orders" does not exist`}, apperr.Internal},
+		{errors.New("something else"), apperr.Internal},
+	} {
+		got := graph.Classify(tc.err)
+		if got.Kind != tc.kind {
+			t.Errorf("Classify(%v) = %s; want %s", tc.err, got.Kind, tc.kind)
+		}
+		if msg := got.Error(); strings.Contains(msg, "10.0.0.7") || strings.Contains(msg, "SQLSTATE") || strings.Contains(msg, "terminating") {
+			t.Errorf("Classify(%v) message %q shows driver text", tc.err, msg)
+		}
+	}
+}
+
+// TestOutage: a GraphQL response with an UNAVAILABLE error is sent as 503
+// with Retry-After: a mutation whose deadline passes while the database
+// is held up (SQLite's write lock taken by another connection), and a
+// request whose deadline passed before it ran (gqlgen's bare null). One
+// with another error, or none, keeps its 200.
+func TestOutage(t *testing.T) {
+	url := dbtest.Backends()[0].URL(t)
+	c := dbtest.Open(t, url)
+	sys := privacy.DecisionContext(context.Background(), privacy.Allow)
+	owner := dbtest.Must(c.Owner.Create().SetName("A").Save(sys))
+	conf := dbtest.Must(c.Configurator.Create().SetOwnerID(owner.ID).SetName("C").Save(sys))
+	v := &viewer.Viewer{OwnerID: owner.ID, Kind: viewer.KindDashboard}
+	h := graph.Outage(graph.NewHandler(c))
+	db, _, err := database.OpenSQL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	locker, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	create := fmt.Sprintf(`mutation { createOrder(input: {configuratorID: "%d", price: 1, customerDetails: {}, configuratorSummary: {}}) { id } }`, conf.ID)
+	for _, tc := range []struct {
+		name     string
+		query    string
+		deadline time.Duration // from the start of the request; negative: passed before
+		locked   bool
+		status   int
+	}{
+		{"no error", `{ ordersPage { data { id } } }`, time.Minute, false, http.StatusOK},
+		{"not found", `{ order(id: 999) { id } }`, time.Minute, false, http.StatusOK},
+		{"database held up", create, 500 * time.Millisecond, true, http.StatusServiceUnavailable},
+		{"deadline passed before", `{ ordersPage { data { id } } }`, -time.Second, false, http.StatusServiceUnavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.locked {
+				if _, err := locker.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+					t.Fatal(err)
+				}
+				defer locker.ExecContext(context.Background(), "ROLLBACK")
+			}
+			ctx, cancel := context.WithDeadline(viewer.NewContext(context.Background(), v), time.Now().Add(tc.deadline))
+			defer cancel()
+			body, _ := json.Marshal(map[string]string{"query": tc.query})
+			req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/graphql", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			wantRetry := ""
+			if tc.status == http.StatusServiceUnavailable {
+				wantRetry = apperr.RetryAfter
+			}
+			if rec.Code != tc.status || rec.Header().Get("Retry-After") != wantRetry {
+				t.Errorf("%d, Retry-After %q: %s; want %d, %q", rec.Code, rec.Header().Get("Retry-After"), rec.Body, tc.status, wantRetry)
+			}
+			if tc.status == http.StatusServiceUnavailable && !strings.Contains(rec.Body.String(), `"code":"UNAVAILABLE"`) {
+				t.Errorf("body %s; want extensions.code UNAVAILABLE", rec.Body)
+			}
+		})
+	}
+}
+
+// TestReject: a request refused before it runs gets the status of its
+// kind and a GraphQL error body.
+func TestReject(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		status int
+		code   apperr.Kind
+		header string
+	}{
+		{apperr.E(apperr.Unauthenticated, "invalid token"), http.StatusUnauthorized, apperr.Unauthenticated, "WWW-Authenticate"},
+		{apperr.E(apperr.Invalid, "the Idempotency-Key header must be 1 to 255 characters, got 300"), http.StatusBadRequest, apperr.Invalid, ""},
+		{fmt.Errorf("load token 1: %w", syscall.ECONNREFUSED), http.StatusServiceUnavailable, apperr.Unavailable, "Retry-After"},
+		{errors.New("disk on fire"), http.StatusInternalServerError, apperr.Internal, ""},
+	} {
+		rec := httptest.NewRecorder()
+		graph.Reject(rec, httptest.NewRequest(http.MethodPost, "/graphql", nil), tc.err)
+		var body struct {
+			Errors []struct {
+				Message    string
+				Extensions struct{ Code apperr.Kind }
+			}
+		}
+		json.Unmarshal(rec.Body.Bytes(), &body)
+		if rec.Code != tc.status || len(body.Errors) != 1 || body.Errors[0].Extensions.Code != tc.code {
+			t.Errorf("Reject(%v) = %d %s; want %d with code %s", tc.err, rec.Code, rec.Body, tc.status, tc.code)
+		}
+		if tc.header != "" && rec.Header().Get(tc.header) == "" {
+			t.Errorf("Reject(%v) has no %s", tc.err, tc.header)
+		}
+		if strings.Contains(rec.Body.String(), "disk") || strings.Contains(rec.Body.String(), "ECONNREFUSED") {
+			t.Errorf("Reject(%v) shows the cause: %s", tc.err, rec.Body)
+		}
+	}
+}
