@@ -230,24 +230,9 @@ func (m *Metrics) httpSeriesFor(rctx *chi.Context, method string, status int) *s
 	case k.n == 1:
 		k.p0 = patterns[0]
 	}
-	if s, ok := (*m.httpSeries.Load())[k]; ok {
-		return s
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old := *m.httpSeries.Load()
-	if s, ok := old[k]; ok {
-		return s
-	}
-	labels := []string{route(rctx), k.method, statusText(status)}
-	s := &series{count: m.requests.WithLabelValues(labels...), duration: m.duration.WithLabelValues(labels...)}
-	next := make(map[httpKey]*series, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
-	next[k] = s
-	m.httpSeries.Store(&next)
-	return s
+	return seriesOf(&m.mu, &m.httpSeries, k, func() []string {
+		return []string{route(rctx), k.method, statusText(status)}
+	}, m.requests, m.duration)
 }
 
 // gqlSeriesFor returns the series of a GraphQL request. A name past the
@@ -258,23 +243,34 @@ func (m *Metrics) gqlSeriesFor(operation, opType string, status int) *series {
 		return s
 	}
 	k.operation = m.admitted(operation)
-	if s, ok := (*m.gqlSeries.Load())[k]; ok {
+	return seriesOf(&m.mu, &m.gqlSeries, k, func() []string {
+		return []string{k.operation, opType, statusText(status)}
+	}, m.gqlRequests, m.gqlDuration)
+}
+
+// seriesOf returns the series of key in the map at cache, creating them
+// (with the label values labels returns) under mu on the first request of
+// a label set: the map is copied, changed and swapped, so that readers
+// never lock.
+func seriesOf[K comparable](mu *sync.Mutex, cache *atomic.Pointer[map[K]*series], key K, labels func() []string,
+	count *prometheus.CounterVec, duration *prometheus.HistogramVec) *series {
+	if s, ok := (*cache.Load())[key]; ok {
 		return s
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old := *m.gqlSeries.Load()
-	if s, ok := old[k]; ok {
+	mu.Lock()
+	defer mu.Unlock()
+	old := *cache.Load()
+	if s, ok := old[key]; ok {
 		return s
 	}
-	labels := []string{k.operation, opType, statusText(status)}
-	s := &series{count: m.gqlRequests.WithLabelValues(labels...), duration: m.gqlDuration.WithLabelValues(labels...)}
-	next := make(map[gqlKey]*series, len(old)+1)
+	lv := labels()
+	s := &series{count: count.WithLabelValues(lv...), duration: duration.WithLabelValues(lv...)}
+	next := make(map[K]*series, len(old)+1)
 	for k, v := range old {
 		next[k] = v
 	}
-	next[k] = s
-	m.gqlSeries.Store(&next)
+	next[key] = s
+	cache.Store(&next)
 	return s
 }
 
