@@ -1,81 +1,50 @@
 package graph
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
-	"mime"
-	"net/http"
+	"context"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
-// maxAnonymousBody bounds what is read of an anonymous request to decide
-// whether it is introspection; GraphiQL's introspection query is ~2 KB.
-const maxAnonymousBody = 64 << 10
+// anonymousRule is what a request without a token may do, as a gqlgen
+// extension: read share links (sharedConfigurator, whose key is its own
+// credential) and __typename, and introspect the schema (__schema,
+// __type) only when publicIntrospection is set. Any other operation is
+// refused with UNAUTHENTICATED (401) before it is validated, so that
+// validation messages do not describe the schema to a caller who may not
+// introspect it. Requests with a token pass untouched; the ent privacy
+// rules hold below it whatever this rule lets through.
+type anonymousRule struct{ publicIntrospection bool }
 
-// IntrospectionOnlyWithoutToken answers 401 to a request without a viewer
-// unless its operation only introspects the schema (__schema, __type,
-// __typename) or reads share links (sharedConfigurator, whose key is its
-// own credential), so that the playground can load the schema before a
-// token is pasted and a share link's front-end needs no token, while any
-// other data access without a token is a 401.
-func IntrospectionOnlyWithoutToken(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if viewer.FromContext(r.Context()) != nil || r.Method == http.MethodOptions {
-			next.ServeHTTP(w, r)
-			return
-		}
-		query, operation, ok := readOperation(r)
-		if !ok || !introspectionOnly(query, operation) {
-			RejectAuth(w, r, apperr.ErrNoToken)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
+var (
+	_ graphql.HandlerExtension          = anonymousRule{}
+	_ graphql.OperationParameterMutator = anonymousRule{}
+)
 
-// readOperation returns the query and operation name of a GET or JSON POST
-// request, restoring the body for the next handler.
-func readOperation(r *http.Request) (query, operation string, ok bool) {
-	switch r.Method {
-	case http.MethodGet:
-		q := r.URL.Query()
-		return q.Get("query"), q.Get("operationName"), true
-	case http.MethodPost:
-		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-			return "", "", false
-		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxAnonymousBody+1))
-		if err != nil || len(body) > maxAnonymousBody {
-			return "", "", false
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var p struct {
-			Query         string `json:"query"`
-			OperationName string `json:"operationName"`
-		}
-		if json.Unmarshal(body, &p) != nil {
-			return "", "", false
-		}
-		return p.Query, p.OperationName, true
+// ExtensionName names the extension.
+func (anonymousRule) ExtensionName() string { return "AnonymousRule" }
+
+// Validate accepts every schema.
+func (anonymousRule) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationParameters refuses an anonymous operation that selects
+// anything else than the fields the rule allows at its root.
+func (a anonymousRule) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	if viewer.FromContext(ctx) != nil || a.allows(p.Query, p.OperationName) {
+		return nil
 	}
-	return "", "", false
+	return &gqlerror.Error{Err: apperr.ErrNoToken, Message: apperr.ErrNoToken.Error()}
 }
 
-// anonymousFields are the root query fields an operation without a token
-// may select.
-var anonymousFields = map[string]bool{
-	"__schema": true, "__type": true, "__typename": true, "sharedConfigurator": true,
-}
-
-// introspectionOnly reports whether the chosen operation of query selects
-// nothing but introspection fields at its root.
-func introspectionOnly(query, operation string) bool {
+// allows reports whether the chosen operation of query is a query that
+// selects only allowed fields at its root, fragments included.
+func (a anonymousRule) allows(query, operation string) bool {
 	doc, err := parser.ParseQuery(&ast.Source{Input: query})
 	if err != nil {
 		return false
@@ -84,13 +53,44 @@ func introspectionOnly(query, operation string) bool {
 	if op == nil && operation == "" && len(doc.Operations) == 1 {
 		op = doc.Operations[0]
 	}
-	if op == nil || op.Operation != ast.Query || len(op.SelectionSet) == 0 {
+	if op == nil || op.Operation != ast.Query {
 		return false
 	}
-	for _, sel := range op.SelectionSet {
-		f, ok := sel.(*ast.Field)
-		if !ok || !anonymousFields[f.Name] {
-			return false
+	return a.rootAllowed(doc, op.SelectionSet, map[string]bool{})
+}
+
+func (a anonymousRule) rootAllowed(doc *ast.QueryDocument, set ast.SelectionSet, seen map[string]bool) bool {
+	if len(set) == 0 {
+		return false
+	}
+	for _, sel := range set {
+		switch sel := sel.(type) {
+		case *ast.Field:
+			switch sel.Name {
+			case "__typename", "sharedConfigurator":
+			case "__schema", "__type":
+				if !a.publicIntrospection {
+					return false
+				}
+			default:
+				return false
+			}
+		case *ast.InlineFragment:
+			if !a.rootAllowed(doc, sel.SelectionSet, seen) {
+				return false
+			}
+		case *ast.FragmentSpread:
+			if seen[sel.Name] {
+				continue // checked already (or a cycle, which validation refuses)
+			}
+			seen[sel.Name] = true
+			fd := doc.Fragments.ForName(sel.Name)
+			if fd == nil {
+				return false
+			}
+			if !a.rootAllowed(doc, fd.SelectionSet, seen) {
+				return false
+			}
 		}
 	}
 	return true

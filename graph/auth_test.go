@@ -18,6 +18,7 @@ import (
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/valid"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -88,33 +89,59 @@ func TestAuth(t *testing.T) {
 	})
 }
 
-// TestAnonymous: without a token only introspection is answered; any
-// operation that reaches data is a 401, whatever its shape.
+// TestAnonymous: without a token only share links and __typename are
+// answered, and introspection when it is public; any other operation is a
+// 401, whatever its shape.
 func TestAnonymous(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
+		public := graph.NewHandler(graph.NewResolver(c), w.tokens, graph.HandlerOptions{PublicIntrospection: true})
 		for _, tc := range []struct {
 			name, query string
-			status      int
+			// status by default (introspection needs a token) and with
+			// GRAPHQL_INTROSPECTION=public.
+			status, public int
 		}{
-			{"schema", `{ __schema { queryType { name } } }`, http.StatusOK},
-			{"named introspection", `query IntrospectionQuery { __schema { types { name } } __type(name: "Order") { name } }`, http.StatusOK},
-			{"typename", `{ __typename }`, http.StatusOK},
-			{"data", `{ ordersPage { data { id } } }`, http.StatusUnauthorized},
-			{"data beside introspection", `{ __schema { queryType { name } } orders { totalCount } }`, http.StatusUnauthorized},
-			{"data in a fragment", `query { ...F } fragment F on Query { orders { totalCount } }`, http.StatusUnauthorized},
-			{"data in the second operation", `query A { __typename } query B { orders { totalCount } }`, http.StatusUnauthorized},
-			{"unparsable", `{`, http.StatusUnauthorized},
+			{"schema", `{ __schema { queryType { name } } }`, http.StatusUnauthorized, http.StatusOK},
+			{"named introspection", `query IntrospectionQuery { __schema { types { name } } __type(name: "Order") { name } }`, http.StatusUnauthorized, http.StatusOK},
+			{"introspection in a fragment", `query { ...F } fragment F on Query { __type(name: "Order") { name } }`, http.StatusUnauthorized, http.StatusOK},
+			{"typename", `{ __typename }`, http.StatusOK, http.StatusOK},
+			{"share link", `{ sharedConfigurator(key: "00000000000000000000000000000000") { id } }`, http.StatusOK, http.StatusOK},
+			{"data", `{ ordersPage { data { id } } }`, http.StatusUnauthorized, http.StatusUnauthorized},
+			{"data beside introspection", `{ __schema { queryType { name } } orders { totalCount } }`, http.StatusUnauthorized, http.StatusUnauthorized},
+			{"data beside a share link", `{ sharedConfigurator(key: "x") { id } viewer { ownerID } }`, http.StatusUnauthorized, http.StatusUnauthorized},
+			{"data in a fragment", `query { ...F } fragment F on Query { orders { totalCount } }`, http.StatusUnauthorized, http.StatusUnauthorized},
+			{"data in the second operation", `query A { __typename } query B { orders { totalCount } }`, http.StatusUnauthorized, http.StatusUnauthorized},
+			{"mutation", `mutation { deleteMaterial(id: 1) }`, http.StatusUnauthorized, http.StatusUnauthorized},
+			{"unparsable", `{`, http.StatusUnauthorized, http.StatusUnauthorized},
+			// Validation does not run for a refused caller, so its messages
+			// do not describe the schema.
+			{"misspelt field", `{ ordrsPage { data { id } } }`, http.StatusUnauthorized, http.StatusUnauthorized},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				r := w.query(t, "", tc.query, nil)
-				if r.Status != tc.status {
-					t.Errorf("status %d; want %d (%+v)", r.Status, tc.status, r.Errors)
-				}
-				if tc.status == http.StatusUnauthorized && r.code() != "UNAUTHENTICATED" {
-					t.Errorf("code %q; want UNAUTHENTICATED", r.code())
+				for _, h := range []struct {
+					name   string
+					h      http.Handler
+					status int
+				}{{"default", w.h, tc.status}, {"public", public, tc.public}} {
+					w := &world{h: h.h}
+					r := w.query(t, "", tc.query, nil)
+					if r.Status != h.status {
+						t.Errorf("%s: status %d; want %d (%+v)", h.name, r.Status, h.status, r.Errors)
+					}
+					if h.status == http.StatusUnauthorized && (r.code() != "UNAUTHENTICATED" || r.Data != nil) {
+						t.Errorf("%s: code %q, data %s; want UNAUTHENTICATED and no data", h.name, r.code(), r.Data)
+					}
 				}
 			})
+		}
+		// With a token, introspection is answered.
+		var schema struct {
+			Schema struct{ QueryType struct{ Name string } } `json:"__schema"`
+		}
+		w.ok(t, w.tokA, `{ __schema { queryType { name } } }`, nil, &schema)
+		if schema.Schema.QueryType.Name != "Query" {
+			t.Errorf("introspection with a token: %+v", schema)
 		}
 	})
 }
@@ -200,7 +227,7 @@ func (w *world) queryHeader(t *testing.T, header, q string) gqlResponse {
 func TestBodyLimit(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
-		big := `{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("x", graph.MaxJSONBody) + `"}}`
+		big := `{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("x", valid.MaxJSONBody) + `"}}`
 		req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(big))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+w.tokA)

@@ -2,8 +2,8 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -75,6 +75,9 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		if gerr.Extensions == nil || gerr.Extensions["code"] == nil {
 			setExt(gerr, "code", string(apperr.Invalid))
 		}
+		if field := variableField(ctx, gerr.Path); field != "" {
+			setExt(gerr, "field", field)
+		}
 		tagRequest(ctx, gerr)
 		return gerr
 	}
@@ -108,6 +111,89 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 	return gerr
 }
 
+// variableField names the input a variable's refusal is about (gqlparser
+// reports it at the path variable.NAME...): the innermost argument or
+// input field the variable fills, or the innermost field of the path
+// inside the variable's value, with the list indexes after it, such as
+// perPage, name or configuratorPrintMap[1]. It is "" when p is not a
+// variable's path.
+func variableField(ctx context.Context, p ast.Path) string {
+	if len(p) < 2 || p[0] != ast.PathName("variable") || !graphql.HasOperationContext(ctx) {
+		return ""
+	}
+	name, _ := p[1].(ast.PathName)
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil || oc.Doc == nil {
+		return ""
+	}
+	field := filledBy(oc.Doc, oc.Operation.SelectionSet, string(name), map[string]bool{})
+	for _, e := range p[2:] {
+		switch e := e.(type) {
+		case ast.PathName:
+			field = string(e)
+		case ast.PathIndex:
+			if field != "" {
+				field += fmt.Sprintf("[%d]", int(e))
+			}
+		}
+	}
+	return field
+}
+
+// filledBy returns the name of the first argument or input field of set
+// whose value is the variable name, looking into fragments once each.
+func filledBy(doc *ast.QueryDocument, set ast.SelectionSet, name string, seen map[string]bool) string {
+	for _, sel := range set {
+		switch sel := sel.(type) {
+		case *ast.Field:
+			for _, a := range sel.Arguments {
+				if f := inValue(a.Name, a.Value, name); f != "" {
+					return f
+				}
+			}
+			if f := filledBy(doc, sel.SelectionSet, name, seen); f != "" {
+				return f
+			}
+		case *ast.InlineFragment:
+			if f := filledBy(doc, sel.SelectionSet, name, seen); f != "" {
+				return f
+			}
+		case *ast.FragmentSpread:
+			if fd := doc.Fragments.ForName(sel.Name); fd != nil && !seen[sel.Name] {
+				seen[sel.Name] = true
+				if f := filledBy(doc, fd.SelectionSet, name, seen); f != "" {
+					return f
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// inValue returns the innermost name under which v, the value of the
+// argument or input field named at, holds the variable name.
+func inValue(at string, v *ast.Value, name string) string {
+	if v == nil {
+		return ""
+	}
+	if v.Kind == ast.Variable {
+		if v.Raw == name {
+			return at
+		}
+		return ""
+	}
+	for _, c := range v.Children {
+		inner := at
+		if c.Name != "" {
+			inner = c.Name
+		}
+		if f := inValue(inner, c.Value, name); f != "" {
+			return f
+		}
+	}
+	return ""
+}
+
 // lastName is the last field or argument name of a path.
 func lastName(p ast.Path) string {
 	for i := len(p) - 1; i >= 0; i-- {
@@ -132,33 +218,20 @@ func recoverPanic(ctx context.Context, p any) error {
 }
 
 // Reject answers a GraphQL request refused before it runs (its token,
-// its Idempotency-Key) as a GraphQL error response with the kind's
-// extensions.code and HTTP status: 401 with WWW-Authenticate for a refused
-// token, 400 for a malformed header, 503 with Retry-After when the
-// database could not be asked, and 500 (logged) for anything else.
+// its Idempotency-Key, its body) as a GraphQL response without data, with
+// the kind's extensions.code and HTTP status (failureStatus): 401 with
+// WWW-Authenticate for a refused token, 400 for a malformed header, 413
+// for a body over its limit, 503 with Retry-After when the database could
+// not be asked, and 500 (logged) for anything else.
 func Reject(w http.ResponseWriter, r *http.Request, err error) {
-	ae := Classify(err)
-	var status int
-	switch ae.Kind {
-	case apperr.Unauthenticated:
-		status = http.StatusUnauthorized
-		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-	case apperr.Invalid:
-		status = http.StatusBadRequest
+	switch Classify(err).Kind {
+	case apperr.Unauthenticated, apperr.Invalid, apperr.TooLarge:
 	case apperr.Unavailable:
-		status = http.StatusServiceUnavailable
-		w.Header().Set("Retry-After", apperr.RetryAfter)
 		slog.WarnContext(r.Context(), "graphql request unavailable", "err", err)
 	default:
 		slog.ErrorContext(r.Context(), "graphql request refused", "err", err)
-		ae = apperr.E(apperr.Internal, "internal server error")
-		status = http.StatusInternalServerError
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{
-		"errors": []map[string]any{{"message": ae.Render(FieldName), "extensions": errorExtensions(r.Context(), ae.Kind)}},
-	})
+	writeErrors(w, r, err)
 }
 
 // RejectAuth is Reject, for the auth middleware: a refused token is

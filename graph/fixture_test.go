@@ -143,8 +143,7 @@ func newWorld(t *testing.T, c *ent.Client) *world {
 	must(err)
 	w.store = storage.NewMemory()
 	w.files = &storage.Files{Store: w.store, BaseURL: "http://files.test/files/", MaxBytes: 64 << 10}
-	w.h = auth.Middleware(w.tokens, graph.RejectAuth)(graph.IntrospectionOnlyWithoutToken(
-		graph.NewHandler(c, graph.WithFiles(w.files), graph.WithShareBase(shareBase))))
+	w.h = graph.NewHandler(graph.NewResolver(c, graph.WithFiles(w.files), graph.WithShareBase(shareBase)), w.tokens, graph.HandlerOptions{})
 	return w
 }
 

@@ -290,7 +290,7 @@ func TestMaterialWrites(t *testing.T) {
 			{"opacity above 1", w.dashA, create, map[string]any{"in": map[string]any{"name": "x", "opacity": 1.5}}, "BAD_REQUEST", "opacity"},
 			{"empty name", w.dashA, create, map[string]any{"in": map[string]any{"name": ""}}, "BAD_REQUEST", "name"},
 			{"relative material file", w.dashA, create, map[string]any{"in": map[string]any{"name": "x", "materialFile": "x.glb"}}, "BAD_REQUEST", "materialFile"},
-			{"another owner's category", w.dashA, create, map[string]any{"in": map[string]any{"name": "x", "categoryID": catB}}, "NOT_FOUND", ""},
+			{"another owner's category", w.dashA, create, map[string]any{"in": map[string]any{"name": "x", "categoryID": catB}}, "NOT_FOUND", "categoryID"},
 			{"update another owner's material", w.dashA, `mutation($id: ID!) { updateMaterial(id: $id, input: {name: "y"}) { id } }`,
 				map[string]any{"id": matB.ID}, "NOT_FOUND", ""},
 			{"update with open api token", w.tokA, `mutation($id: ID!) { updateMaterial(id: $id, input: {name: "y"}) { id } }`,

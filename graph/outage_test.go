@@ -64,7 +64,7 @@ func TestOutage(t *testing.T) {
 	owner := dbtest.Must(c.Owner.Create().SetName("A").Save(sys))
 	conf := dbtest.Must(c.Configurator.Create().SetOwnerID(owner.ID).SetName("C").Save(sys))
 	v := &viewer.Viewer{OwnerID: owner.ID, Kind: viewer.KindDashboard}
-	h := graph.Outage(graph.NewHandler(c))
+	h := graph.Outage(graph.NewHandler(graph.NewResolver(c), nil, graph.HandlerOptions{}))
 	db, _, err := database.OpenSQL(url)
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,6 @@ import (
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/texture"
 	"github.com/configurator/catalogue/graph"
-	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/valid"
 )
@@ -293,7 +292,7 @@ func TestSortColumns(t *testing.T) {
 		"OptionSetOrderField": optionset.ValidColumn, "ConfiguratorOrderField": configurator.ValidColumn,
 	}
 	c := dbtest.Open(t, dbtest.Backends()[0].URL(t))
-	w := &world{h: graph.NewHandler(c)}
+	w := &world{h: graph.NewHandler(graph.NewResolver(c), nil, graph.HandlerOptions{PublicIntrospection: true})}
 	var schema struct {
 		Schema struct {
 			Types []struct {
@@ -333,7 +332,7 @@ func TestEagerLoading(t *testing.T) {
 			var n atomic.Int64
 			c := dbtest.Open(t, b.URL(t), ent.Log(func(...any) { n.Add(1) }))
 			w := newWorld(t, c)
-			w.h = auth.Middleware(w.tokens, graph.RejectAuth)(graph.NewHandler(c.Debug()))
+			w.h = graph.NewHandler(graph.NewResolver(c.Debug()), w.tokens, graph.HandlerOptions{})
 			for _, tc := range []struct {
 				name  string
 				query string

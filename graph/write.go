@@ -22,9 +22,7 @@ func (r *Resolver) visible(ctx context.Context, q interface {
 		return fmt.Errorf("find %s %d: %w", what, id, err)
 	}
 	if !ok {
-		e := apperr.E(apperr.NotFound, "%s %d not found", what, id)
-		e.Field = field
-		return e
+		return apperr.E(apperr.NotFound, "%s %d not found", what, id).At(field)
 	}
 	return nil
 }

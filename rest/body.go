@@ -16,21 +16,14 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
-// Request body limits: a JSON body is small; a multipart body carries
-// images, each limited by the file store, and is bounded as a whole by the
-// same limit as GraphQL's multipart requests.
-const (
-	MaxJSONBody      = 1 << 20
-	MaxMultipartBody = graph.MaxMultipartBody
-	// maxFormMemory is how much of a multipart body is held in memory;
-	// the rest of its files is spooled to temporary files.
-	maxFormMemory = 8 << 20
-)
+// maxFormMemory is how much of a multipart body is held in memory; the
+// rest of its files is spooled to temporary files. The limits of whole
+// bodies are valid's, the same as GraphQL's.
+const maxFormMemory = 8 << 20
 
 // mediaType returns the media type of the request body, lower-cased.
 func mediaType(r *http.Request) string {
@@ -47,16 +40,11 @@ func unsupported(r *http.Request, want ...string) error {
 	return apperr.E(apperr.Unsupported, "%s %s takes %s, got %s", r.Method, r.URL.Path, strings.Join(want, " or "), got)
 }
 
-// tooLarge is the 413 for a body over limit.
-func tooLarge(limit int64) error {
-	return apperr.E(apperr.TooLarge, "the request body is larger than the limit of %d bytes", limit)
-}
-
 // limit refuses a body whose declared length is over n at once, without
 // reading it, and cuts off one that turns out longer while it is read.
 func limit(w http.ResponseWriter, r *http.Request, n int64) error {
 	if r.ContentLength > n {
-		return tooLarge(n)
+		return valid.TooLarge(n)
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, n)
 	return nil
@@ -68,7 +56,7 @@ func limit(w http.ResponseWriter, r *http.Request, n int64) error {
 func readErr(err error, n int64) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return tooLarge(n)
+		return valid.TooLarge(n)
 	}
 	if errors.Is(err, multipart.ErrMessageTooLarge) {
 		// The text fields of a form are held in memory, within a budget
@@ -90,7 +78,7 @@ type form struct {
 }
 
 // parseForm reads a multipart/form-data body, or with urlencoded also an
-// application/x-www-form-urlencoded one, within MaxMultipartBody.
+// application/x-www-form-urlencoded one, within valid.MaxMultipartBody.
 func parseForm(w http.ResponseWriter, r *http.Request, urlencoded bool) (*form, error) {
 	mt := mediaType(r)
 	switch {
@@ -102,17 +90,17 @@ func parseForm(w http.ResponseWriter, r *http.Request, urlencoded bool) (*form, 
 		}
 		return nil, unsupported(r, "multipart/form-data")
 	}
-	if err := limit(w, r, MaxMultipartBody); err != nil {
+	if err := limit(w, r, valid.MaxMultipartBody); err != nil {
 		return nil, err
 	}
 	if mt == "multipart/form-data" {
 		if err := r.ParseMultipartForm(maxFormMemory); err != nil {
-			return nil, readErr(err, MaxMultipartBody)
+			return nil, readErr(err, valid.MaxMultipartBody)
 		}
 		return &form{values: r.MultipartForm.Value, files: r.MultipartForm.File}, nil
 	}
 	if err := r.ParseForm(); err != nil {
-		return nil, readErr(err, MaxMultipartBody)
+		return nil, readErr(err, valid.MaxMultipartBody)
 	}
 	return &form{values: r.PostForm}, nil
 }
@@ -190,7 +178,8 @@ func (f *form) float(name string) float64 {
 	return n
 }
 
-// id reads a positive integer; required says whether it must be there.
+// id reads a record id (valid.ID), white space around it aside;
+// required says whether it must be there.
 func (f *form) id(name string, required bool) *int {
 	var s string
 	var ok bool
@@ -202,13 +191,9 @@ func (f *form) id(name string, required bool) *int {
 	if !ok {
 		return nil
 	}
-	n, err := valid.Int(name, strings.TrimSpace(s), 64)
+	n, err := valid.ID(name, strings.TrimSpace(s))
 	if err != nil {
-		f.errs = append(f.errs, err.(*apperr.Error))
-		return nil
-	}
-	if n < 1 {
-		f.fail(name, "{} must be a positive integer, got %d", n)
+		f.errs = append(f.errs, apperr.Errors(err)...)
 		return nil
 	}
 	return &n
@@ -398,7 +383,7 @@ func (f *form) open(name string, h *multipart.FileHeader) *graphql.Upload {
 }
 
 // decodeJSON reads a JSON object body into v strictly: application/json
-// only (415), within MaxJSONBody (413), no unknown fields, no trailing
+// only (415), within valid.MaxJSONBody (413), no unknown fields, no trailing
 // data; faults name the field. It returns the top-level members as raw
 // JSON too, so that a partial update can tell null from absent.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) (map[string]json.RawMessage, error) {
@@ -432,14 +417,14 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) (map[string]json.
 	return members, nil
 }
 
-// readJSON reads a JSON body within MaxJSONBody.
+// readJSON reads a JSON body within valid.MaxJSONBody.
 func readJSON(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if err := limit(w, r, MaxJSONBody); err != nil {
+	if err := limit(w, r, valid.MaxJSONBody); err != nil {
 		return nil, err
 	}
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
-		return nil, readErr(err, MaxJSONBody)
+		return nil, readErr(err, valid.MaxJSONBody)
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, apperr.E(apperr.Invalid, "the body is empty; send a JSON object")

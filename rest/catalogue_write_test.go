@@ -13,6 +13,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // fullMaterial is a POST /materials body that sets every field; category
@@ -188,7 +189,7 @@ func TestCreateMaterial(t *testing.T) {
 			}
 		}
 
-		big := `{"name":"` + strings.Repeat("x", MaxJSONBody) + `"}`
+		big := `{"name":"` + strings.Repeat("x", valid.MaxJSONBody) + `"}`
 		for _, tc := range []writeRefusal{
 			{name: "unknown field", body: `{"name":"x","shine":1}`, status: 400, fields: []string{"shine"}},
 			{name: "id in the body", body: `{"id":5,"name":"x"}`, status: 400, fields: []string{"id"}},
@@ -306,7 +307,7 @@ func TestUpdateMaterial(t *testing.T) {
 			{name: "no content type", ctype: "-", body: `{"name":"x"}`, status: 415},
 			{name: "malformed", body: `{"name"`, status: 400},
 			{name: "null", body: `null`, status: 400},
-			{name: "body over 1 MiB", body: `{"name":"` + strings.Repeat("x", MaxJSONBody) + `"}`, status: 413},
+			{name: "body over 1 MiB", body: `{"name":"` + strings.Repeat("x", valid.MaxJSONBody) + `"}`, status: 413},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				_, _, before := f.get(t, f.owner1, path)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/requestid"
 )
 
@@ -133,14 +134,9 @@ func challenge(w http.ResponseWriter, r *http.Request, status int) {
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", apperr.RetryAfter)
 	}
-	if status != http.StatusUnauthorized {
-		return
+	if status == http.StatusUnauthorized {
+		auth.Challenge(w, r)
 	}
-	if r.Header.Get("Authorization") == "" {
-		w.Header().Set("WWW-Authenticate", "Bearer")
-		return
-	}
-	w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 }
 
 // writeJSON answers v as application/json with status.

@@ -86,12 +86,13 @@ func newFixture(t *testing.T, c *ent.Client) *fixture {
 	f.files = &storage.Files{Store: f.store, BaseURL: testPublicURL + "/files/", MaxBytes: testMaxFileBytes}
 	opts := []graph.Option{graph.WithFiles(f.files), graph.WithShareBase(testShareBase)}
 	r := chi.NewRouter()
-	r.Mount(Prefix, New(graph.NewResolver(c, opts...), f.tokens, Options{PublicURL: testPublicURL}))
+	res := graph.NewResolver(c, opts...)
+	r.Mount(Prefix, New(res, f.tokens, Options{PublicURL: testPublicURL}))
 	r.Handle("/files/*", http.StripPrefix("/files/", f.files.Handler()))
 	f.handler = r
 	f.srv = httptest.NewServer(r)
 	t.Cleanup(f.srv.Close)
-	f.gql = auth.Middleware(f.tokens, graph.RejectAuth)(graph.NewHandler(c, opts...))
+	f.gql = graph.NewHandler(res, f.tokens, graph.HandlerOptions{})
 	return f
 }
 

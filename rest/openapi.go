@@ -1,17 +1,18 @@
 package rest
 
 import (
+	"bytes"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
 	"net/http"
-	"slices"
-	"strings"
+	"time"
 )
 
 // openAPIDocument is the OpenAPI 3.1 description of exactly what this
-// package serves. openapi_test.go keeps it true: every route is in it and
-// nothing else, and real responses of every operation validate against it.
+// package serves: New builds the routes and reads requests from it
+// (contract.go), and openapi_test.go checks that real responses of every
+// operation validate against it.
 //
 //go:embed openapi.json
 var openAPIDocument []byte
@@ -22,34 +23,14 @@ var openAPIETag = func() string {
 	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }()
 
-// OpenAPI returns a copy of the OpenAPI document of the v1 interface, served
-// at Prefix + "/openapi.json".
-func OpenAPI() []byte { return slices.Clone(openAPIDocument) }
-
 // serveOpenAPI is GET /openapi.json: the document, without a token,
-// cacheable for five minutes and revalidated by its ETag.
-func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+// cacheable for five minutes and revalidated by its ETag (conditional
+// and range requests are http.ServeContent's).
+func serveOpenAPI(w http.ResponseWriter, r *http.Request, _ struct{}) {
 	h := w.Header()
 	h.Set("Cache-Control", "public, max-age=300")
 	h.Set("ETag", openAPIETag)
-	if etagMatches(r.Header.Get("If-None-Match"), openAPIETag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	w.Write(openAPIDocument)
-}
-
-// etagMatches reports whether an If-None-Match header names etag (or is
-// *), comparing weakly as RFC 9110 asks for If-None-Match.
-func etagMatches(header, etag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == etag {
-			return true
-		}
-	}
-	return false
+	http.ServeContent(w, r, "openapi.json", time.Time{}, bytes.NewReader(openAPIDocument))
 }

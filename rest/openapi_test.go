@@ -234,20 +234,39 @@ func TestOpenAPIDocument(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	for key, names := range map[string][]string{
-		"GET /orders":                    orderSorts.names,
-		"GET /materials":                 materialSorts.names,
-		"GET /materials-categories/list": materialCategorySorts.names,
-		"GET /textures":                  textureSorts.names,
-		"GET /configurator-form-fields":  formFieldSorts.names,
-		"GET /configurator-options":      optionSorts.names,
-	} {
-		if got := enum(param(key, "order_by")); !slices.Equal(got, names) {
-			t.Errorf("%s order_by enum = %v; rest/params.go allows %v", key, got, names)
+	// order_by lists the sortable fields of the GraphQL twin's orderBy
+	// enum, in lower case.
+	gql := graph.Schema()
+	sorted := 0
+	for key, op := range operations(doc) {
+		p := op.Parameters.GetByInAndName("query", "order_by")
+		if p == nil {
+			continue
+		}
+		sorted++
+		twin, _ := op.Extensions["x-graphql"].(string)
+		f := gql.Query.Fields.ForName(twin)
+		if f == nil || f.Arguments.ForName("orderBy") == nil {
+			t.Errorf("%s: x-graphql %q is not a query field with orderBy", key, twin)
+			continue
+		}
+		var names []string
+		for _, v := range gql.Types[f.Arguments.ForName("orderBy").Type.Name()].EnumValues {
+			names = append(names, strings.ToLower(v.Name))
+		}
+		slices.Sort(names)
+		if got := enum(p.Schema.Value); !slices.Equal(got, names) {
+			t.Errorf("%s order_by enum = %v; GraphQL %s.orderBy has %v", key, got, twin, names)
 		}
 		if got := enum(param(key, "order")); !slices.Equal(got, []string{"asc", "desc"}) {
 			t.Errorf("%s order enum = %v; want asc, desc", key, got)
 		}
+	}
+	if sorted != 6 {
+		t.Errorf("%d lists take order_by; want 6", sorted)
+	}
+	if p := param("GET /orders", "page"); *p.Min != 1 || p.Default != float64(1) {
+		t.Errorf("page must be 1 or more, default 1 (valid.Page)")
 	}
 	pp := param("GET /materials", "per_page")
 	if len(pp.AnyOf) != 2 || *pp.AnyOf[0].Value.Min != 1 || *pp.AnyOf[0].Value.Max != valid.MaxPerPage ||
@@ -315,7 +334,7 @@ func TestOpenAPIServed(t *testing.T) {
 			if status != http.StatusOK || h.Get("Content-Type") != "application/json" {
 				t.Fatalf("GET /openapi.json (token %q) = %d %s; want 200 application/json", token, status, h.Get("Content-Type"))
 			}
-			if !bytes.Equal(body, onDisk) || !bytes.Equal(body, OpenAPI()) {
+			if !bytes.Equal(body, onDisk) || !bytes.Equal(body, openAPIDocument) {
 				t.Errorf("GET /openapi.json serves other bytes than rest/openapi.json")
 			}
 			if h.Get("Cache-Control") != "public, max-age=300" || h.Get("ETag") == "" {
@@ -705,7 +724,7 @@ func exerciseOrderWrites(t *testing.T, a *apiCheck, f *fixture) {
 	post(f.owner1, []byte(`{"price": 1}`), "application/json", http.StatusUnsupportedMediaType, false)
 	body, ct = order()
 	post("", body, ct, http.StatusUnauthorized, false)
-	a.declared(t, exchange{method: http.MethodPost, path: "/orders", token: f.owner1, body: body, contentType: ct, want: http.StatusRequestEntityTooLarge}, MaxMultipartBody+1)
+	a.declared(t, exchange{method: http.MethodPost, path: "/orders", token: f.owner1, body: body, contentType: ct, want: http.StatusRequestEntityTooLarge}, valid.MaxMultipartBody+1)
 
 	// Idempotency-Key: created, replayed, refused for another request,
 	// refused when malformed.
@@ -739,7 +758,7 @@ func exerciseMaterialWrites(t *testing.T, a *apiCheck, f *fixture) {
 	send(http.MethodPost, "/materials", f.dash1, js, `{"name":"x","color":"red"}`, http.StatusBadRequest)
 	send(http.MethodPost, "/materials", f.dash1, js, `{"name":"x","category_id":999999}`, http.StatusNotFound)
 	send(http.MethodPost, "/materials", f.dash1, "text/plain", walnut, http.StatusUnsupportedMediaType)
-	send(http.MethodPost, "/materials", f.dash1, js, `{"name":"`+strings.Repeat("x", MaxJSONBody)+`"}`, http.StatusRequestEntityTooLarge)
+	send(http.MethodPost, "/materials", f.dash1, js, `{"name":"`+strings.Repeat("x", valid.MaxJSONBody)+`"}`, http.StatusRequestEntityTooLarge)
 	send(http.MethodPost, "/materials", "", js, walnut, http.StatusUnauthorized)
 
 	p := fmt.Sprintf("/materials/%d", m.ID)
@@ -754,7 +773,7 @@ func exerciseMaterialWrites(t *testing.T, a *apiCheck, f *fixture) {
 	send(http.MethodPut, p, f.owner1, js, `{"name":"x"}`, http.StatusForbidden)
 	send(http.MethodPut, p, f.dash1, "text/plain", `{"name":"x"}`, http.StatusUnsupportedMediaType)
 	send(http.MethodPut, p, "", js, `{"name":"x"}`, http.StatusUnauthorized)
-	a.declared(t, exchange{method: http.MethodPut, path: p, token: f.dash1, body: []byte(`{}`), contentType: js, want: http.StatusRequestEntityTooLarge}, MaxJSONBody+1)
+	a.declared(t, exchange{method: http.MethodPut, path: p, token: f.dash1, body: []byte(`{}`), contentType: js, want: http.StatusRequestEntityTooLarge}, valid.MaxJSONBody+1)
 
 	send(http.MethodDelete, p, f.owner1, "", "", http.StatusForbidden)
 	send(http.MethodDelete, p, "", "", "", http.StatusUnauthorized)
@@ -876,7 +895,7 @@ func exerciseOverrides(t *testing.T, a *apiCheck, f *fixture) {
 	post("", body, ct, http.StatusUnauthorized)
 	post(f.revoked, body, ct, http.StatusUnauthorized)
 	post(f.owner1, raw, "application/json", http.StatusUnsupportedMediaType)
-	a.declared(t, exchange{method: http.MethodPost, path: p, token: f.owner1, body: body, contentType: ct, want: http.StatusRequestEntityTooLarge}, MaxMultipartBody+1)
+	a.declared(t, exchange{method: http.MethodPost, path: p, token: f.owner1, body: body, contentType: ct, want: http.StatusRequestEntityTooLarge}, valid.MaxMultipartBody+1)
 
 	// The share link: the key is the credential.
 	key := path.Base(env.Data)

@@ -12,28 +12,8 @@ import (
 // configurator_id, and optional configurator_snapshot and
 // configurator_print_map images. It answers 201 with the order and its
 // Location.
-func (h *handler) createOrder(w http.ResponseWriter, r *http.Request) {
-	f, err := parseForm(w, r, false)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	defer f.close(r)
-	in := model.CreateOrderInput{
-		Price:                f.float("price"),
-		CustomerDetails:      f.object("customer_details"),
-		ConfiguratorSummary:  f.object("configurator_summary"),
-		ConfiguratorSnapshot: f.file("configurator_snapshot"),
-		ConfiguratorPrintMap: f.fileArray("configurator_print_map"),
-	}
-	if id := f.id("configurator_id", true); id != nil {
-		in.ConfiguratorID = *id
-	}
-	if err := f.err(); err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	o, err := h.res.Mutation().CreateOrder(r.Context(), in)
+func (h *handler) createOrder(w http.ResponseWriter, r *http.Request, args struct{ Input model.CreateOrderInput }) {
+	o, err := h.res.Mutation().CreateOrder(r.Context(), args.Input)
 	if err != nil {
 		writeProblem(w, r, err)
 		return

@@ -28,6 +28,7 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // formPart is one part of a multipart/form-data body: a text field, or a
@@ -592,7 +593,7 @@ func TestCreateOrderBody(t *testing.T) {
 				length int64
 				status int
 			}{
-				{"over", MaxMultipartBody + 1, http.StatusRequestEntityTooLarge},
+				{"over", valid.MaxMultipartBody + 1, http.StatusRequestEntityTooLarge},
 				{"true length", int64(len(form)), http.StatusCreated},
 			} {
 				body := &countingReader{r: bytes.NewReader(form)}
@@ -624,11 +625,11 @@ func TestCreateOrderBody(t *testing.T) {
 			defer conn.Close()
 			conn.SetDeadline(time.Now().Add(10 * time.Second))
 			fmt.Fprintf(conn, "POST %s/orders HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
-				Prefix, f.owner1, formType, MaxMultipartBody+1)
+				Prefix, f.owner1, formType, valid.MaxMultipartBody+1)
 			conn.Write(form)
 			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 			if err != nil {
-				t.Fatalf("POST /orders with Content-Length %d: no answer: %v", MaxMultipartBody+1, err)
+				t.Fatalf("POST /orders with Content-Length %d: no answer: %v", valid.MaxMultipartBody+1, err)
 			}
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(resp.Body)
@@ -637,7 +638,7 @@ func TestCreateOrderBody(t *testing.T) {
 
 		// Without a declared length the body is cut off at the limit.
 		t.Run("streamed body over the limit", func(t *testing.T) {
-			parts := orderForm(filePart("configurator_snapshot", make([]byte, MaxMultipartBody)))
+			parts := orderForm(filePart("configurator_snapshot", make([]byte, valid.MaxMultipartBody)))
 			body, ct := encodeForm(t, parts)
 			cr := &countingReader{r: bytes.NewReader(body)}
 			req := httptest.NewRequest(http.MethodPost, Prefix+"/orders", cr)
@@ -647,8 +648,8 @@ func TestCreateOrderBody(t *testing.T) {
 			rec := httptest.NewRecorder()
 			f.handler.ServeHTTP(rec, req)
 			checkProblem(t, "POST /orders streamed", rec.Code, rec.Header(), rec.Body.Bytes(), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
-			if cr.n > MaxMultipartBody+64<<10 {
-				t.Errorf("POST /orders streamed: %d bytes read; want at most about the limit %d", cr.n, MaxMultipartBody)
+			if cr.n > valid.MaxMultipartBody+64<<10 {
+				t.Errorf("POST /orders streamed: %d bytes read; want at most about the limit %d", cr.n, valid.MaxMultipartBody)
 			}
 		})
 

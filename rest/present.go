@@ -3,7 +3,6 @@ package rest
 import (
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -408,16 +407,13 @@ type pageLinks struct{ next, prev *string }
 // and no neighbour at all when per_page is -1 (everything is on one
 // page). Past the end, prev points at the last page rather than at
 // another empty page.
-func (h *handler) linksOf(q url.Values, path string, pg *model.Pagination) pageLinks {
+func (h *handler) linksOf(r *http.Request, path string, pg *model.Pagination) pageLinks {
 	var l pageLinks
 	if pg.PerPage < 0 {
 		return l
 	}
 	at := func(page int) *string {
-		v := url.Values{}
-		for k, vs := range q {
-			v[k] = vs
-		}
+		v := r.URL.Query()
 		v.Set("page", strconv.Itoa(page))
 		s := h.base + path + "?" + v.Encode()
 		return &s

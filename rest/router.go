@@ -1,12 +1,15 @@
 // Package rest serves the legacy REST interface /api/open-api/v1 of the
-// spec. Its handlers parse a request strictly, call the same resolver
-// methods GraphQL uses and present the result in the v1 JSON shapes, so the
-// two transports share one path to the data; rest never builds a query.
+// spec. Requests are read strictly as its OpenAPI document describes them
+// (contract.go, bind.go) into the arguments of the GraphQL field of the
+// same meaning; the handlers call the same resolver methods GraphQL uses
+// and present the result in the v1 JSON shapes, so the two transports
+// share one path to the data; rest never builds a query.
 package rest
 
 import (
-	"context"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -30,18 +33,21 @@ type Options struct {
 }
 
 // New returns the v1 handler. It routes paths relative to Prefix, so
-// callers mount it: r.Mount(rest.Prefix, rest.New(...)). Every endpoint
-// needs a token (401 otherwise) except the OpenAPI document and share-link
-// reads, whose key is their credential; unknown paths answer 404 and known
-// paths with another method 405, both as problem+json.
+// callers mount it: r.Mount(rest.Prefix, rest.New(...)). Its routes, the
+// operations that need a token (401 otherwise: all but the OpenAPI
+// document and share-link reads, whose key is their credential) and what
+// each request may carry are read from the OpenAPI document
+// (contract.go); unknown paths answer 404 and known paths with another
+// method 405, both as problem+json. It panics when the document and the
+// handlers or the GraphQL schema disagree, which the tests would show.
 func New(res *graph.Resolver, tokens *auth.Tokens, opts Options) http.Handler {
 	h := &handler{res: res, tokens: tokens, base: strings.TrimRight(opts.PublicURL, "/") + Prefix}
 	r := chi.NewRouter()
-	routes(r, h)
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, r, apperr.E(apperr.NotFound, "no such path: %s", r.URL.Path))
-	})
-	r.MethodNotAllowed(methodNotAllowed(r))
+	if err := h.routes(r, openAPIDocument); err != nil {
+		panic("rest: " + err.Error())
+	}
+	r.NotFound(NotFound)
+	r.MethodNotAllowed(MethodNotAllowed(r))
 	return r
 }
 
@@ -54,71 +60,92 @@ type handler struct {
 	base string
 }
 
-// routes registers every endpoint. Each group authenticates with the
-// failure format of its endpoints: problem+json for most, the spec's
-// {success, message, data} envelope for option sets and overrides.
-func routes(r chi.Router, h *handler) {
-	r.Group(func(r chi.Router) {
-		r.Use(h.authenticate(writeProblem))
-
+// handlers are the handlers of the document's operations, by
+// operationId.
+func (h *handler) handlers() map[string]handlerOf {
+	return map[string]handlerOf{
 		// Read side.
-		r.Get("/orders", h.listOrders)
-		r.Get("/orders/{id}", byID(h.res.Query().Order, presentOrder))
-		r.Get("/materials", h.listMaterials)
-		r.Get("/materials/{id}", byID(h.res.Query().Material, presentMaterial))
-		r.Get("/materials-categories/list", h.listMaterialCategories)
-		r.Get("/textures", h.listTextures)
-		r.Get("/textures/{id}", byID(h.res.Query().Texture, presentTexture))
-		r.Get("/configurator-forms", h.listForms)
-		r.Get("/configurator-forms/{id}", byID(h.res.Query().ConfiguratorForm, presentForm))
-		r.Get("/configurator-form-fields", h.listFormFields)
-		r.Get("/configurator-form-fields/{id}", byID(h.res.Query().FormField, presentFormField))
-		r.Get("/configurator-options/types/list", h.listOptionTypes)
-		r.Get("/configurator-options", h.listOptions)
-		r.Get("/configurator-option/{id}", byID(h.res.Query().ConfiguratorOption, presentOption))
-		r.Get("/configurator-option-variations", h.listVariations)
+		"listOrders":              bound(h.listOrders),
+		"getOrder":                byID(h.res.Query().Order, presentOrder),
+		"listMaterials":           bound(h.listMaterials),
+		"getMaterial":             byID(h.res.Query().Material, presentMaterial),
+		"listMaterialCategories":  bound(h.listMaterialCategories),
+		"listTextures":            bound(h.listTextures),
+		"getTexture":              byID(h.res.Query().Texture, presentTexture),
+		"listConfiguratorForms":   bound(h.listForms),
+		"getConfiguratorForm":     byID(h.res.Query().ConfiguratorForm, presentForm),
+		"listFormFields":          bound(h.listFormFields),
+		"getFormField":            byID(h.res.Query().FormField, presentFormField),
+		"listOptionTypes":         bound(h.listOptionTypes),
+		"listConfiguratorOptions": bound(h.listOptions),
+		"getConfiguratorOption":   byID(h.res.Query().ConfiguratorOption, presentOption),
+		"listOptionVariations":    bound(h.listVariations),
+		"listOptionSets":          bound(h.listOptionSets),
+		"getSharedConfigurator":   bound(h.getShared),
+		"getOpenAPIDocument":      bound(serveOpenAPI),
 
 		// Write side. Materials and textures need a dashboard token (403
 		// otherwise, from the privacy rules).
-		r.With(idempotency.Middleware(writeProblem)).Post("/orders", h.createOrder)
-		r.Post("/materials", h.createMaterial)
-		r.Put("/materials/{id}", h.updateMaterial)
-		r.Delete("/materials/{id}", byID(h.res.Mutation().DeleteMaterial, deleted("material")))
-		r.Post("/textures", h.createTexture)
-		r.Put("/textures/{id}", h.updateTexture)
-		r.Delete("/textures/{id}", byID(h.res.Mutation().DeleteTexture, deleted("texture")))
-	})
-
-	// Share links: the key is the credential, no token is needed.
-	r.Get("/shared/{key}", h.getShared)
-	r.Get("/openapi.json", serveOpenAPI) // the interface description, public
-
-	r.Group(func(r chi.Router) {
-		r.Use(h.authenticate(writeEnvelopeError))
-
-		// Read side.
-		r.Get("/configurator-option-sets", h.listOptionSets)
-
-		// Write side.
-		r.Post("/configurator-options/set/new-options", h.setOptions)
-	})
+		"createOrder":        bound(h.createOrder),
+		"createMaterial":     bound(h.createMaterial),
+		"updateMaterial":     bound(h.updateMaterial),
+		"deleteMaterial":     byID(h.res.Mutation().DeleteMaterial, deleted("material")),
+		"createTexture":      bound(h.createTexture),
+		"updateTexture":      bound(h.updateTexture),
+		"deleteTexture":      byID(h.res.Mutation().DeleteTexture, deleted("texture")),
+		"setOptionOverrides": bound(h.setOptions),
+	}
 }
 
-// byID serves .../{id}: the resolver of the same meaning loads (or
-// deletes) the record, NotFound for an unknown id or another owner's, and
-// present shapes the answer.
-func byID[T, J any](load func(context.Context, int) (T, error), present func(T) J) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := pathID(r)
-		if err == nil {
-			var v T
-			if v, err = load(r.Context(), id); err == nil {
-				writeJSON(w, http.StatusOK, present(v))
-				return
-			}
-		}
-		writeProblem(w, r, err)
+// headerReaders are the middlewares that read the request headers an
+// operation documents as parameters, by header name; each refuses a
+// malformed header through the operation's failure writer.
+var headerReaders = map[string]func(reject func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler{
+	idempotency.Header: idempotency.Middleware,
+}
+
+// routes serves every operation of document with its handler, behind
+// authentication unless the operation needs no token. Authentication
+// refuses in the operation's failure format: problem+json for most, the
+// spec's {success, message, data} envelope for option sets and
+// overrides.
+func (h *handler) routes(r chi.Router, document []byte) error {
+	doc, err := readDocument(document)
+	if err != nil {
+		return fmt.Errorf("openapi.json: %w", err)
 	}
+	ops, err := doc.operations()
+	if err != nil {
+		return fmt.Errorf("openapi.json: %w", err)
+	}
+	handlers, schema := h.handlers(), graph.Schema()
+	for _, op := range ops {
+		build, ok := handlers[op.id]
+		if !ok {
+			return fmt.Errorf("openapi.json: %s %s: no handler for operation %q", op.method, op.path, op.id)
+		}
+		delete(handlers, op.id)
+		fn, err := build(op, schema)
+		if err != nil {
+			return fmt.Errorf("openapi.json: %s %s (%s): %w", op.method, op.path, op.id, err)
+		}
+		var serve http.Handler = fn
+		for _, name := range slices.Backward(op.headers) {
+			read, ok := headerReaders[name]
+			if !ok {
+				return fmt.Errorf("openapi.json: %s %s: no reader of the header %s", op.method, op.path, name)
+			}
+			serve = read(op.fail)(serve)
+		}
+		if !op.public {
+			serve = h.authenticate(op.fail)(serve)
+		}
+		r.Method(op.method, op.path, serve)
+	}
+	for id := range handlers {
+		return fmt.Errorf("openapi.json has no operation %q", id)
+	}
+	return nil
 }
 
 // authenticate resolves the bearer token and refuses a request without a
@@ -136,10 +163,17 @@ func (h *handler) authenticate(fail auth.Reject) func(http.Handler) http.Handler
 	}
 }
 
-// methodNotAllowed answers 405 with the methods the path does allow; chi
+// NotFound answers a path no route claims: 404 as problem+json. The
+// server's root router answers with it too, so every unknown path gets
+// the same answer.
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	writeProblem(w, r, apperr.E(apperr.NotFound, "no such path: %s", r.URL.Path))
+}
+
+// MethodNotAllowed answers 405 with the methods the path does allow; chi
 // computes them only for its own default handler, so they are found again
-// by matching the path against the routes.
-func methodNotAllowed(routes chi.Routes) http.HandlerFunc {
+// by matching the path against routes.
+func MethodNotAllowed(routes chi.Routes) http.HandlerFunc {
 	methods := []string{
 		http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
 		http.MethodPatch, http.MethodDelete, http.MethodOptions,
@@ -156,7 +190,7 @@ func methodNotAllowed(routes chi.Routes) http.HandlerFunc {
 			}
 		}
 		if len(allowed) == 0 {
-			writeProblem(w, r, apperr.E(apperr.NotFound, "no such path: %s", r.URL.Path))
+			NotFound(w, r)
 			return
 		}
 		w.Header().Set("Allow", strings.Join(allowed, ", "))

@@ -1,35 +1,16 @@
 package rest
 
 import (
+	"encoding/json"
 	"net/http"
-
-	"github.com/go-chi/chi/v5"
-
-	"github.com/configurator/catalogue/internal/apperr"
 )
 
 // setOptions is POST /configurator-options/set/new-options: the form field
 // options holds a JSON object of override data for the options of the
 // token's home configurator. It answers the spec's envelope with the share
 // link as data; failures use the same envelope with a 4xx status.
-func (h *handler) setOptions(w http.ResponseWriter, r *http.Request) {
-	f, err := parseForm(w, r, true)
-	if err != nil {
-		writeEnvelopeError(w, r, err)
-		return
-	}
-	defer cleanup(r)
-	raw, ok := f.required("options")
-	if err := f.err(); err != nil || !ok {
-		writeEnvelopeError(w, r, err)
-		return
-	}
-	options, err := decodeObject(raw)
-	if err != nil {
-		writeEnvelopeError(w, r, apperr.List{apperr.Field("options", "{} must be a JSON object: %v", err)})
-		return
-	}
-	link, err := h.res.Mutation().SetOptionOverrides(r.Context(), options)
+func (h *handler) setOptions(w http.ResponseWriter, r *http.Request, args struct{ Options json.RawMessage }) {
+	link, err := h.res.Mutation().SetOptionOverrides(r.Context(), args.Options)
 	if err != nil {
 		writeEnvelopeError(w, r, err)
 		return
@@ -41,9 +22,9 @@ func (h *handler) setOptions(w http.ResponseWriter, r *http.Request) {
 // read without a token (the key is the credential) and with the link's
 // overrides applied. Front-ends on other origins read it, so it allows
 // any origin; it carries no credentials.
-func (h *handler) getShared(w http.ResponseWriter, r *http.Request) {
+func (h *handler) getShared(w http.ResponseWriter, r *http.Request, args struct{ Key string }) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
-	sc, err := h.res.Query().SharedConfigurator(r.Context(), chi.URLParam(r, "key"))
+	sc, err := h.res.Query().SharedConfigurator(r.Context(), args.Key)
 	if err != nil {
 		writeProblem(w, r, err)
 		return

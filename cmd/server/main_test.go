@@ -216,7 +216,9 @@ func testServe(t *testing.T, env map[string]string) {
 		{"/playground", "", 200, "<html"},
 		{"/graphql?query=" + "%7B%20ordersPage%20%7B%20pagination%20%7B%20total%20%7D%20%7D%20%7D", "Bearer " + token, 200, `"total":30`},
 		{"/graphql?query=%7B%20viewer%20%7B%20ownerID%20%7D%20%7D", "", 401, `"UNAUTHENTICATED"`},
-		{"/graphql?query=%7B%20__schema%20%7B%20queryType%20%7B%20name%20%7D%20%7D%20%7D", "", 200, `"Query"`},
+		// Introspection needs a token unless GRAPHQL_INTROSPECTION=public.
+		{"/graphql?query=%7B%20__schema%20%7B%20queryType%20%7B%20name%20%7D%20%7D%20%7D", "", 401, `"UNAUTHENTICATED"`},
+		{"/graphql?query=%7B%20__schema%20%7B%20queryType%20%7B%20name%20%7D%20%7D%20%7D", "Bearer " + token, 200, `"Query"`},
 		{"/graphql?query=%7B%20viewer%20%7B%20ownerID%20%7D%20%7D", "Bearer nope", 401, `"UNAUTHENTICATED"`},
 		{"/no/such/path", "", 404, "no such path"},
 	} {

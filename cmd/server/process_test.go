@@ -93,7 +93,13 @@ func startBinary(t *testing.T, env map[string]string) *process {
 		}
 	})
 	waitReady(t, p.base)
+	// The process printed its token before it listened, but the pipe of
+	// its stdout may deliver it a moment after readiness is seen.
 	m := tokenRE.FindStringSubmatch(p.stdout.String())
+	for deadline := time.Now().Add(10 * time.Second); m == nil && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		m = tokenRE.FindStringSubmatch(p.stdout.String())
+	}
 	if m == nil {
 		t.Fatalf("serve printed no demo token:\n%s", p.stdout.String())
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/metrics"
 	"github.com/configurator/catalogue/internal/playground"
-	"github.com/configurator/catalogue/internal/requestid"
 	"github.com/configurator/catalogue/internal/sharepage"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/rest"
@@ -34,14 +33,14 @@ type app struct {
 }
 
 // newRouter wires the HTTP surface: probes, the GraphQL endpoint and REST
-// v1 behind the auth middleware (both over one resolver), uploaded files,
-// share-link pages, the playground and the REST reference, and /metrics
-// unless it has an address of its own. Every request gets its id, a
-// log line, metrics and, when tracing is on, a span (observe.go).
+// v1 over one resolver, each authenticating with tokens through
+// auth.Middleware, uploaded files, share-link pages, the playground and the
+// REST reference, and /metrics unless it has an address of its own. Every
+// request gets its id, a log line, metrics and, when tracing is on, a span
+// (observe.go).
 func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger) *app {
 	m := newMetrics(c, log)
-	opts := []graph.Option{graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL), graph.WithExtensions(graphExtensions()...)}
-	res := graph.NewResolver(c, opts...)
+	res := graph.NewResolver(c, graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL), graph.WithExtensions(graphExtensions()...))
 	r := chi.NewRouter()
 	r.Use(observe(m, log)...)
 	r.Use(middleware.Recoverer, cors, deadline(cfg.RequestTimeout))
@@ -65,7 +64,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "database": "ok"})
 	})
 
-	gql := auth.Middleware(tokens, graph.RejectAuth)(graph.IntrospectionOnlyWithoutToken(graph.NewHandler(c, opts...)))
+	gql := graph.NewHandler(res, tokens, graph.HandlerOptions{PublicIntrospection: cfg.PublicIntrospection()})
 	gql = graph.Outage(idempotency.Middleware(graph.Reject)(gql))
 	r.Method(http.MethodGet, "/graphql", gql)
 	r.Method(http.MethodPost, "/graphql", gql)
@@ -86,12 +85,8 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 		http.Redirect(w, r, "/playground", http.StatusFound)
 	})
 
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, r, http.StatusNotFound, "NOT_FOUND", "no such path: "+r.URL.Path)
-	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method "+r.Method+" is not allowed on "+r.URL.Path)
-	})
+	r.NotFound(rest.NotFound)
+	r.MethodNotAllowed(rest.MethodNotAllowed(r))
 	return &app{Handler: r, metrics: m}
 }
 
@@ -116,17 +111,6 @@ func cors(next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r)
-	})
-}
-
-// writeProblem answers an RFC 9457 problem, the error format of REST v1,
-// for paths no handler claims.
-func writeProblem(w http.ResponseWriter, r *http.Request, status int, code, detail string) {
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{
-		"type": "about:blank", "title": http.StatusText(status), "status": status, "detail": detail, "code": code,
-		"instance": requestid.Instance(r.Context()),
 	})
 }
 

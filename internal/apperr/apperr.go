@@ -84,6 +84,15 @@ func Field(path, format string, args ...any) *Error {
 	return &Error{Kind: Invalid, Field: path, format: format, args: args}
 }
 
+// At returns a copy of e about the input field path, for errors of
+// another kind than Invalid that concern one input, such as a reference
+// to a record that is not found.
+func (e *Error) At(path string) *Error {
+	c := *e
+	c.Field = path
+	return &c
+}
+
 // Render returns the message with every field placeholder spelled by name,
 // the transport's mapping from domain names to its own; {} is the error's
 // own Field.

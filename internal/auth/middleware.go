@@ -12,6 +12,17 @@ import (
 // each transport passes its own (GraphQL errors, problem+json).
 type Reject func(w http.ResponseWriter, r *http.Request, err error)
 
+// Challenge sets WWW-Authenticate on a 401, as RFC 6750 asks, the same on
+// both transports: a bare Bearer challenge when no credentials were sent,
+// invalid_token when they were refused.
+func Challenge(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") == "" {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		return
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+}
+
 // Middleware resolves `Authorization: Bearer <JWT>` and puts the viewer in
 // the request context. A request without the header passes on anonymously
 // (the tenancy rules then refuse any data access as unauthenticated); a

@@ -63,6 +63,10 @@ type Config struct {
 	// into an empty database. auto means only on SQLite, never on
 	// PostgreSQL, so a production database is never seeded by accident.
 	Demo string
+	// GraphQLIntrospection is token or public (GRAPHQL_INTROSPECTION):
+	// whether introspecting the GraphQL schema needs a valid token, as
+	// every read does, or is open to anyone.
+	GraphQLIntrospection string
 	// PprofAddr, when set, serves net/http/pprof on its own listener
 	// (PPROF_ADDR), never on the public one, so profiles can be taken
 	// from a running service without exposing them to clients.
@@ -114,6 +118,8 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 		"start of share links, the key is appended (env VIEWER_URL; default PUBLIC_URL"+SharePath+")")
 	fs.StringVar(&c.Demo, "demo", or(env("DEMO"), "auto"),
 		"load demo data into an empty database: auto (SQLite only), true or false (env DEMO)")
+	fs.StringVar(&c.GraphQLIntrospection, "graphql-introspection", or(env("GRAPHQL_INTROSPECTION"), "token"),
+		"who may introspect the GraphQL schema: token (a valid token is needed) or public (env GRAPHQL_INTROSPECTION)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("PPROF_ADDR"),
 		"serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (env PPROF_ADDR; default off)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", envDuration(env, "REQUEST_TIMEOUT", DefaultRequestTimeout),
@@ -134,6 +140,11 @@ func (c *Config) Validate() error {
 	case "", "auto", "true", "false":
 	default:
 		return fmt.Errorf("--demo must be auto, true or false, not %q", c.Demo)
+	}
+	switch c.GraphQLIntrospection {
+	case "", "token", "public":
+	default:
+		return fmt.Errorf("--graphql-introspection must be token or public, not %q", c.GraphQLIntrospection)
 	}
 	if c.Addr != "" {
 		if _, _, err := net.SplitHostPort(c.Addr); err != nil {
@@ -216,6 +227,10 @@ func envInt(env Env, name string, def int64) int64 {
 	}
 	return n
 }
+
+// PublicIntrospection reports whether anyone may introspect the GraphQL
+// schema, without a token.
+func (c *Config) PublicIntrospection() bool { return c.GraphQLIntrospection == "public" }
 
 // envDuration reads a duration variable (such as 30s or 1m); an
 // unparsable or negative value is kept as -1 so that Validate reports it.

@@ -15,30 +15,31 @@ func TestServeConfig(t *testing.T) {
 		wantErr bool
 		want    Config
 		demo    bool
+		public  bool // PublicIntrospection()
 	}{
-		{name: "defaults", want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto",
+		{name: "defaults", want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
 			StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
 			RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout}, demo: true},
 		{name: "env", env: map[string]string{"ADDR": "127.0.0.1:9000", "DATABASE_URL": "postgres://db/x", "PUBLIC_URL": "https://api.example.com/", "DEMO": "false",
 			"UPLOAD_DIR": "/var/lib/uploads", "MAX_UPLOAD_BYTES": "1000", "VIEWER_URL": "https://shop.example.com/c?share=",
-			"REQUEST_TIMEOUT": "5s", "DB_STATEMENT_TIMEOUT": "0"},
-			want: Config{Addr: "127.0.0.1:9000", DatabaseURL: "postgres://db/x", PublicURL: "https://api.example.com", Demo: "false",
+			"REQUEST_TIMEOUT": "5s", "DB_STATEMENT_TIMEOUT": "0", "GRAPHQL_INTROSPECTION": "public"}, public: true,
+			want: Config{Addr: "127.0.0.1:9000", DatabaseURL: "postgres://db/x", PublicURL: "https://api.example.com", Demo: "false", GraphQLIntrospection: "public",
 				StorageURL: "file:///var/lib/uploads", UploadDir: "/var/lib/uploads", MaxUploadBytes: 1000, ViewerURL: "https://shop.example.com/c?share=",
 				RequestTimeout: 5 * time.Second}},
 		{name: "flags win over env", env: map[string]string{"ADDR": ":1"}, args: []string{"--addr", ":2", "--database-url", "postgresql://db/y"},
-			want: Config{Addr: ":2", DatabaseURL: "postgresql://db/y", PublicURL: "http://localhost:2", Demo: "auto",
+			want: Config{Addr: ":2", DatabaseURL: "postgresql://db/y", PublicURL: "http://localhost:2", Demo: "auto", GraphQLIntrospection: "token",
 				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:2/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout}},
 		{name: "postgres never seeds on auto", args: []string{"--database-url", "postgres://db/z"},
-			want: Config{Addr: ":8080", DatabaseURL: "postgres://db/z", PublicURL: "http://localhost:8080", Demo: "auto",
+			want: Config{Addr: ":8080", DatabaseURL: "postgres://db/z", PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
 				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout}},
 		{name: "storage url", env: map[string]string{"STORAGE_URL": "s3://files?endpoint=http://127.0.0.1:9000"},
-			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto",
+			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
 				StorageURL: "s3://files?endpoint=http://127.0.0.1:9000", MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout}, demo: true},
 		{name: "storage url flag", args: []string{"--storage-url", "file:///srv/files"},
-			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto",
+			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
 				StorageURL: "file:///srv/files", MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout}, demo: true},
 		{name: "storage url and upload dir", env: map[string]string{"UPLOAD_DIR": "/a"}, args: []string{"--storage-url", "file:///b"}, wantErr: true},
@@ -51,6 +52,11 @@ func TestServeConfig(t *testing.T) {
 		{name: "bad request timeout", env: map[string]string{"REQUEST_TIMEOUT": "30"}, wantErr: true},
 		{name: "negative statement timeout", args: []string{"--db-statement-timeout", "-1s"}, wantErr: true},
 		{name: "bad demo", args: []string{"--demo", "yes"}, wantErr: true},
+		{name: "introspection flag", env: map[string]string{"GRAPHQL_INTROSPECTION": "token"}, args: []string{"--graphql-introspection", "public"},
+			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "public",
+				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
+				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout}, demo: true, public: true},
+		{name: "bad introspection", env: map[string]string{"GRAPHQL_INTROSPECTION": "open"}, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c Config
@@ -69,6 +75,9 @@ func TestServeConfig(t *testing.T) {
 			}
 			if err != nil || c != tc.want {
 				t.Fatalf("config = %+v, %v; want %+v", c, err, tc.want)
+			}
+			if c.PublicIntrospection() != tc.public {
+				t.Errorf("PublicIntrospection() = %v; want %v", c.PublicIntrospection(), tc.public)
 			}
 			if c.SeedDemo() != tc.demo {
 				t.Errorf("SeedDemo() = %v; want %v", c.SeedDemo(), tc.demo)

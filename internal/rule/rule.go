@@ -75,16 +75,18 @@ func DashboardOnly() privacy.MutationRule {
 // reference is a foreign key a mutation may set, with the query that tells
 // whether the viewer can see its target.
 type reference struct {
-	name   string
-	get    func(ent.Mutation) (int, bool)
-	exists func(ctx context.Context, c *ent.Client, id int) (bool, error)
+	// name names the target in messages; field is the input that sets
+	// it (a domain field name).
+	name, field string
+	get         func(ent.Mutation) (int, bool)
+	exists      func(ctx context.Context, c *ent.Client, id int) (bool, error)
 }
 
 type clienter interface{ Client() *ent.Client }
 
 var references = []reference{
 	{
-		name: "configurator",
+		name: "configurator", field: "configurator_id",
 		get: func(m ent.Mutation) (int, bool) {
 			if r, ok := m.(interface{ ConfiguratorID() (int, bool) }); ok {
 				return r.ConfiguratorID()
@@ -96,7 +98,7 @@ var references = []reference{
 		},
 	},
 	{
-		name: "category",
+		name: "category", field: "category_id",
 		get: func(m ent.Mutation) (int, bool) {
 			if r, ok := m.(interface{ CategoryID() (int, bool) }); ok {
 				return r.CategoryID()
@@ -108,7 +110,7 @@ var references = []reference{
 		},
 	},
 	{
-		name: "texture",
+		name: "texture", field: "texture_id",
 		get: func(m ent.Mutation) (int, bool) {
 			if r, ok := m.(interface{ TextureID() (int, bool) }); ok {
 				return r.TextureID()
@@ -120,7 +122,7 @@ var references = []reference{
 		},
 	},
 	{
-		name: "configurator option",
+		name: "configurator option", field: "configurator_option_id",
 		get: func(m ent.Mutation) (int, bool) {
 			if r, ok := m.(interface{ ConfiguratorOptionID() (int, bool) }); ok {
 				return r.ConfiguratorOptionID()
@@ -132,7 +134,7 @@ var references = []reference{
 		},
 	},
 	{
-		name: "form",
+		name: "form", field: "form_id",
 		get: func(m ent.Mutation) (int, bool) {
 			if r, ok := m.(interface{ FormID() (int, bool) }); ok {
 				return r.FormID()
@@ -164,7 +166,7 @@ func ReferencesVisible() privacy.MutationRule {
 				return err
 			}
 			if !ok {
-				return apperr.E(apperr.NotFound, "%s %d not found", ref.name, id)
+				return apperr.E(apperr.NotFound, "%s %d not found", ref.name, id).At(ref.field)
 			}
 		}
 		// The options of an option set are a many-to-many edge.

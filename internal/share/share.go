@@ -208,26 +208,15 @@ type Option struct {
 	ParameterList []*Variation
 }
 
-// Variation is a variation of a shared option, overrides applied.
+// Variation is a variation of a shared option, overrides applied: the
+// fields the override engine returned, and those no override changes.
 type Variation struct {
-	ID                   int
+	override.Variation
 	ConfiguratorOptionID int
 	Name                 string
 	Position             int
-	Selected             bool
-	ModelID              *int
-	MaterialID           *int
-	MaterialCategoryID   *int
-	TextValue            *string
-	CustomColor          *bool
-	TextFontSize         *string
-	TextFontFamily       *string
-	TextColorCategoryID  *int
-	NumericalDefault     *int
-	// SelectedParts are the model parts a material override applies to.
-	SelectedParts []string
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
 }
 
 // ErrNotFound answers every key that does not open a configurator, whatever
@@ -290,10 +279,7 @@ func sharedOption(o *ent.ConfiguratorOption, applied []override.Variation) *Opti
 	for i, a := range applied {
 		v := o.Edges.Variations[i]
 		so.ParameterList[i] = &Variation{
-			ID: v.ID, ConfiguratorOptionID: v.ConfiguratorOptionID, Name: v.Name, Position: v.Position,
-			Selected: a.Selected, ModelID: a.ModelID, MaterialID: a.MaterialID, MaterialCategoryID: a.MaterialCategoryID,
-			TextValue: a.TextValue, CustomColor: a.CustomColor, TextFontSize: a.TextFontSize, TextFontFamily: a.TextFontFamily,
-			TextColorCategoryID: a.TextColorCategoryID, NumericalDefault: a.NumericalDefault, SelectedParts: a.SelectedParts,
+			Variation: a, ConfiguratorOptionID: v.ConfiguratorOptionID, Name: v.Name, Position: v.Position,
 			CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
 		}
 	}

@@ -7,22 +7,34 @@
 package valid
 
 import (
-	"regexp"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/configurator/catalogue/internal/apperr"
 )
 
-// plainInt is a base-10 integer without sign noise, exponent or fraction.
-var plainInt = regexp.MustCompile(`^-?[0-9]+$`)
+// plainInt reports whether s is a base-10 integer without sign noise,
+// exponent or fraction: an optional minus and digits.
+func plainInt(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // Int reads field as a plain base-10 integer that fits in bits bits: 1.5,
 // 1e3, +1, 0x10 and the empty string are refused, so that every client
 // writes numbers one way.
 func Int(field, s string, bits int) (int, error) {
-	if !plainInt.MatchString(s) {
+	if !plainInt(s) {
 		return 0, apperr.Field(field, "{} must be a base-10 integer, got %q", Clip(s))
 	}
 	n, err := strconv.ParseInt(s, 10, bits)

@@ -82,7 +82,13 @@ func TextureUpdate(name *string, category, clearCategory, bumpFile, clearBumpFil
 func Nulls(in any, fields []string) error {
 	v := reflect.ValueOf(in).Elem()
 	var errs apperr.List
-	slices.Sort(fields)
+	fields = slices.Clone(fields)
+	slices.SortFunc(fields, func(a, b string) int {
+		if d := inputOrder(v.Type(), a) - inputOrder(v.Type(), b); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
 	for _, f := range fields {
 		flag := v.FieldByName("Clear" + pascal(strings.TrimSuffix(f, "_id")))
 		switch {
@@ -98,6 +104,19 @@ func Nulls(in any, fields []string) error {
 		}
 	}
 	return errs.Err()
+}
+
+// inputOrder is the position of the domain field name among the fields
+// of the input type t, so that faults are reported in the input's order;
+// names it lacks come last.
+func inputOrder(t reflect.Type, name string) int {
+	flat := strings.ReplaceAll(name, "_", "")
+	for i := range t.NumField() {
+		if strings.EqualFold(t.Field(i).Name, flat) {
+			return i
+		}
+	}
+	return t.NumField()
 }
 
 // pascal turns a snake_case name into the PascalCase of Go field names.

@@ -1,0 +1,317 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/valid"
+)
+
+// Media types of GraphQL requests and answers (GraphQL over HTTP
+// specification).
+const (
+	mediaJSON            = "application/json"
+	mediaGraphQLResponse = "application/graphql-response+json"
+)
+
+// httpTransport serves GraphQL over HTTP, GET and POST with a JSON body,
+// as the GraphQL over HTTP specification asks (the graphql-http audit
+// checks it, cmd/server TestGraphQLOverHTTPAudit):
+//
+//   - a request that is not a GraphQL request (unreadable JSON, no query,
+//     variables that are not an object) is 400, whatever the client
+//     accepts;
+//   - a request that fails before it executes (parse, validation,
+//     variable coercion) is 200 when the client accepts application/json
+//     and 4xx with application/graphql-response+json, and its answer has
+//     no data entry; an authentication failure is 401 and an over-size
+//     body 413 in both;
+//   - a request that executes is 200 with its data, errors or not;
+//   - a mutation sent with GET is 405.
+//
+// gqlgen's own GET and POST transports answer 422 to the first kind of
+// failure and always write "data": null.
+type httpTransport struct{}
+
+var _ graphql.Transport = httpTransport{}
+
+// Supports takes GET and POST with a JSON body; multipart requests go to
+// multipartTransport.
+func (httpTransport) Supports(r *http.Request) bool {
+	if r.Header.Get("Upgrade") != "" {
+		return false
+	}
+	switch r.Method {
+	case http.MethodGet:
+		return true
+	case http.MethodPost:
+		mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		return mt == mediaJSON
+	}
+	return false
+}
+
+// Do runs one request.
+func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	media := answerMedia(r)
+	w.Header().Set("Content-Type", media)
+	start := graphql.Now()
+	params, err := readParams(r)
+	if err != nil {
+		writeFailure(w, r, media, failureStatus(media, err), &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}})
+		return
+	}
+	params.Headers = r.Header
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	ctx := r.Context()
+	rc, errs := exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		resp := exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
+		writeFailure(w, r, media, failureStatus(media, errs), resp)
+		return
+	}
+	if r.Method == http.MethodGet && rc.Operation.Operation != ast.Query {
+		w.Header().Set("Allow", http.MethodPost)
+		writeFailure(w, r, media, http.StatusMethodNotAllowed, &graphql.Response{Errors: gqlerror.List{{
+			Message:    "a " + string(rc.Operation.Operation) + " must be sent with POST; GET runs queries only",
+			Extensions: map[string]any{"code": "METHOD_NOT_ALLOWED"},
+		}}})
+		return
+	}
+	responses, ctx := exec.DispatchOperation(ctx, rc)
+	writeJSONBody(w, responses(ctx))
+}
+
+// readParams reads the GraphQL request of r: from the query string of a
+// GET, from the JSON body of a POST. A request that is not a GraphQL
+// request is an Invalid error (400), a body over the limit TooLarge.
+func readParams(r *http.Request) (*graphql.RawParams, error) {
+	params := &graphql.RawParams{}
+	if r.Method == http.MethodGet {
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			return nil, apperr.E(apperr.Invalid, "the query string is malformed")
+		}
+		params.Query, params.OperationName = q.Get("query"), q.Get("operationName")
+		for name, into := range map[string]*map[string]any{"variables": &params.Variables, "extensions": &params.Extensions} {
+			if s := q.Get(name); s != "" {
+				if err := decodeJSON(strings.NewReader(s), into); err != nil {
+					return nil, apperr.E(apperr.Invalid, "%s must be a JSON object", name)
+				}
+			}
+		}
+	} else {
+		body, err := io.ReadAll(r.Body)
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, valid.TooLarge(mbe.Limit)
+		} else if err != nil {
+			return nil, apperr.E(apperr.Invalid, "the request body cannot be read")
+		}
+		if err := decodeJSON(bytes.NewReader(body), params); err != nil {
+			return nil, apperr.E(apperr.Invalid, "the body must be a JSON object with query (a string), and optionally operationName (a string), variables and extensions (objects)")
+		}
+	}
+	if params.Query == "" && params.Extensions["persistedQuery"] == nil {
+		return nil, apperr.E(apperr.Invalid, "the request has no query")
+	}
+	return params, nil
+}
+
+// decodeJSON decodes one JSON value into v, numbers as json.Number (so
+// that the scalars see what the client wrote), nothing after it.
+func decodeJSON(r io.Reader, v any) error {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("unexpected data after the JSON value")
+	}
+	return nil
+}
+
+// answerMedia is the media type of the answer: application/json when the
+// client accepts it (or anything, or says nothing), else
+// application/graphql-response+json, the specification's own.
+func answerMedia(r *http.Request) string {
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		return mediaJSON
+	}
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case mediaGraphQLResponse:
+			return mediaGraphQLResponse
+		case mediaJSON, "*/*", "application/*":
+			return mediaJSON
+		}
+	}
+	return mediaGraphQLResponse
+}
+
+// httpStatusOf is the status of a request that failed before it executed,
+// by the kind of its first error, where the kind has one whatever the
+// media type: the request is not a GraphQL request, or is refused at the
+// HTTP level.
+var httpStatusOf = map[apperr.Kind]int{
+	apperr.Unauthenticated: http.StatusUnauthorized,
+	apperr.TooLarge:        http.StatusRequestEntityTooLarge,
+	apperr.RateLimited:     http.StatusTooManyRequests,
+	apperr.Unavailable:     http.StatusServiceUnavailable,
+	apperr.Internal:        http.StatusInternalServerError,
+}
+
+// failureStatus is the status of a request that failed before it
+// executed: the kind's own (httpStatusOf), 400 for a request that is not
+// a GraphQL request, and otherwise, for a GraphQL request error, 200 with
+// application/json and 400 with application/graphql-response+json.
+func failureStatus(media string, err error) int {
+	var kind apperr.Kind
+	var gerrs gqlerror.List
+	switch {
+	case errors.As(err, &gerrs) && len(gerrs) > 0:
+		kind = codeOf(gerrs[0])
+	default:
+		kind = Classify(err).Kind
+		if kind == apperr.Invalid {
+			return http.StatusBadRequest
+		}
+	}
+	if status, ok := httpStatusOf[kind]; ok {
+		return status
+	}
+	if media == mediaGraphQLResponse {
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// codeOf is the kind of a GraphQL error: its apperr kind, or its
+// extensions.code.
+func codeOf(e *gqlerror.Error) apperr.Kind {
+	if es := apperr.Errors(e.Err); len(es) > 0 {
+		return es[0].Kind
+	}
+	if code, ok := e.Extensions["code"].(string); ok {
+		return apperr.Kind(code)
+	}
+	return apperr.Invalid
+}
+
+// asGraphQLError presents a transport error as a GraphQL error; an
+// internal one is shown generically.
+func asGraphQLError(err error) *gqlerror.Error {
+	ae := Classify(err)
+	if ae.Kind == apperr.Internal {
+		ae = apperr.E(apperr.Internal, "internal server error")
+	}
+	return &gqlerror.Error{Message: ae.Render(FieldName), Extensions: map[string]any{"code": ae.Kind}}
+}
+
+// failure is the answer to a request that did not execute: errors, and no
+// data entry at all.
+type failure struct {
+	Errors     gqlerror.List  `json:"errors"`
+	Extensions map[string]any `json:"extensions,omitempty"`
+}
+
+// writeFailure answers a request that did not execute with status and the
+// errors of resp, each with the request's id. A 401 carries
+// WWW-Authenticate, as on REST.
+func writeFailure(w http.ResponseWriter, r *http.Request, media string, status int, resp *graphql.Response) {
+	switch status {
+	case http.StatusUnauthorized:
+		auth.Challenge(w, r)
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", apperr.RetryAfter)
+	}
+	for _, e := range resp.Errors {
+		tagRequest(r.Context(), e)
+	}
+	w.Header().Set("Content-Type", media)
+	w.WriteHeader(status)
+	writeJSONBody(w, failure{Errors: resp.Errors, Extensions: resp.Extensions})
+}
+
+// writeErrors answers err as a GraphQL request that did not execute, for
+// refusals made before the executor (body size, tokens).
+func writeErrors(w http.ResponseWriter, r *http.Request, err error) {
+	media := answerMedia(r)
+	if Classify(err).Kind == apperr.TooLarge {
+		w.Header().Set("Connection", "close")
+	}
+	writeFailure(w, r, media, failureStatus(media, err), &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}})
+}
+
+func writeJSONBody(w io.Writer, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"INTERNAL"}}]}`)
+	}
+	w.Write(b)
+}
+
+// multipartTransport is gqlgen's multipart request transport (uploads)
+// with the statuses of httpTransport for requests that fail before they
+// execute.
+type multipartTransport struct{ transport.MultipartForm }
+
+// Do runs one multipart request.
+func (m multipartTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	pe := &preExecution{GraphExecutor: exec}
+	m.MultipartForm.Do(&statusWriter{ResponseWriter: w, r: r, pe: pe, media: answerMedia(r)}, r, pe)
+}
+
+// preExecution remembers the errors that stopped a request before it
+// executed.
+type preExecution struct {
+	graphql.GraphExecutor
+	errs gqlerror.List
+}
+
+// CreateOperationContext notes the errors of the wrapped executor's.
+func (p *preExecution) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	rc, errs := p.GraphExecutor.CreateOperationContext(ctx, params)
+	p.errs = errs
+	return rc, errs
+}
+
+// statusWriter replaces the status gqlgen chose for a request that failed
+// before it executed by failureStatus's.
+type statusWriter struct {
+	http.ResponseWriter
+	r     *http.Request
+	pe    *preExecution
+	media string
+}
+
+// WriteHeader writes the status.
+func (s *statusWriter) WriteHeader(status int) {
+	if len(s.pe.errs) > 0 {
+		status = failureStatus(s.media, s.pe.errs)
+		if status == http.StatusUnauthorized {
+			auth.Challenge(s.ResponseWriter, s.r)
+		}
+	}
+	s.ResponseWriter.WriteHeader(status)
+}

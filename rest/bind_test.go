@@ -1,0 +1,298 @@
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/graph/model"
+	"github.com/configurator/catalogue/internal/apperr"
+)
+
+// testBinder builds the binder of the document's operation id over A.
+func testBinder[A any](t testing.TB, id string) *binder[A] {
+	t.Helper()
+	doc, err := readDocument(openAPIDocument)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := doc.operations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		if op.id == id {
+			b, err := newBinder[A](op, graph.Schema())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+	}
+	t.Fatalf("no operation %s", id)
+	return nil
+}
+
+// faults names the fields of the faults in err ("?" for one naming none).
+func faults(err error) string {
+	var names []string
+	for _, e := range apperr.Errors(err) {
+		if e.Field == "" {
+			names = append(names, "?")
+		} else {
+			names = append(names, e.Field)
+		}
+	}
+	if err != nil && len(names) == 0 {
+		return "?"
+	}
+	return strings.Join(names, " ")
+}
+
+func deref[T any](v *T) any {
+	if v == nil {
+		return nil
+	}
+	return *v
+}
+
+// TestOrderParams reads the order list's query strings as the document
+// describes them: every value a parameter can take, the ones it cannot,
+// and the faults named.
+func TestOrderParams(t *testing.T) {
+	b := testBinder[model.OrdersPageArgs](t, "listOrders")
+	show := func(a model.OrdersPageArgs) string {
+		var conf any
+		if a.Where != nil {
+			conf = deref(a.Where.ConfiguratorID)
+		}
+		date := func(d any) any {
+			if d, ok := d.(interface{ Format(string) string }); ok {
+				return d.Format(time.DateOnly)
+			}
+			return d
+		}
+		var start, end any
+		if a.StartDate != nil {
+			start = date(a.StartDate.Time)
+		}
+		if a.EndDate != nil {
+			end = date(a.EndDate.Time)
+		}
+		return strings.TrimSpace(fmt.Sprintln(deref(a.Page), deref(a.PerPage), deref(a.OrderBy), deref(a.Order), conf, start, end))
+	}
+	const none = "<nil> <nil> <nil> <nil> <nil> <nil> <nil>"
+	for _, tc := range []struct {
+		name, query, want, fault string
+	}{
+		{"nothing", "", none, ""},
+		{"unknown parameters are ignored", "colour=red&pages=2", none, ""},
+		{"every parameter", "page=2&per_page=-1&order_by=price&order=asc&configurator_id=3&start_date=2026-03-01&end_date=2026-03-02",
+			"2 -1 PRICE ASC 3 2026-03-01 2026-03-02", ""},
+		{"leading zeros", "page=007", "7 <nil> <nil> <nil> <nil> <nil> <nil>", ""},
+		// Ranges are the resolver's (valid.Page), as on GraphQL: these read.
+		{"page 0 reads", "page=0", "0 <nil> <nil> <nil> <nil> <nil> <nil>", ""},
+		{"per_page 500 reads", "per_page=500", "<nil> 500 <nil> <nil> <nil> <nil> <nil>", ""},
+		{"page word", "page=abc", none, "page"},
+		{"page fraction", "page=1.5", none, "page"},
+		{"page empty", "page=", none, "page"},
+		{"page exponent", "page=1e3", none, "page"},
+		{"page plus", "page=%2B2", none, "page"},
+		{"page spaces", "page=%202", none, "page"},
+		{"page hex", "page=0x10", none, "page"},
+		{"page beyond 32 bits", "page=2147483648", none, "page"},
+		{"page twice", "page=1&page=2", none, "page"},
+		{"per_page twice", "per_page=1&per_page=1", none, "per_page"},
+		{"per_page word", "per_page=all", none, "per_page"},
+		{"malformed query", "page=%zz", none, "?"},
+		{"id big", "configurator_id=9007199254740993", "<nil> <nil> <nil> <nil> 9007199254740993 <nil> <nil>", ""},
+		{"id zero", "configurator_id=0", none, "configurator_id"},
+		{"id negative", "configurator_id=-3", none, "configurator_id"},
+		{"id word", "configurator_id=wood", none, "configurator_id"},
+		{"id beyond 64 bits", "configurator_id=99999999999999999999", none, "configurator_id"},
+		{"date without zeros", "start_date=2026-3-1", none, "start_date"},
+		{"date-time, reduced to its UTC date", "start_date=2026-03-01T23:30:00-02:00", "<nil> <nil> <nil> <nil> <nil> 2026-03-02 <nil>", ""},
+		{"date-time without zone", "start_date=2026-03-01T00:00:00", none, "start_date"},
+		{"date impossible", "end_date=2026-02-30", none, "end_date"},
+		{"date word", "start_date=yesterday", none, "start_date"},
+		{"date empty", "start_date=", none, "start_date"},
+		{"order DESC", "order=DESC", "<nil> <nil> <nil> DESC <nil> <nil> <nil>", ""},
+		{"order Desc", "order=Desc", "<nil> <nil> <nil> DESC <nil> <nil> <nil>", ""},
+		{"order sideways", "order=up", none, "order"},
+		{"order empty", "order=", none, "order"},
+		{"order_by created_at", "order_by=created_at", "<nil> <nil> CREATED_AT <nil> <nil> <nil> <nil>", ""},
+		{"order_by upper", "order_by=PRICE", none, "order_by"},
+		{"order_by unknown", "order_by=name", none, "order_by"},
+		{"order_by sql", "order_by=id%3Bdrop%20table%20orders", none, "order_by"},
+		{"order_by empty", "order_by=", none, "order_by"},
+		{"refused by name", "limit=1", none, "limit"},
+		{"every fault at once", "page=a&order=b&order_by=c&limit=1&status=paid", none, "limit status page order_by order"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, done, err := b.read(nil, httptest.NewRequest("GET", "/orders?"+tc.query, nil))
+			done()
+			if show(got) != tc.want && err == nil || faults(err) != tc.fault {
+				t.Errorf("read(%q) = %s, faults %q; want %s, faults %q", tc.query, show(got), faults(err), tc.want, tc.fault)
+			}
+		})
+	}
+}
+
+// TestParamMessages checks the words of the refusals that list what is
+// allowed, and that the refused parameters point at what to use.
+func TestParamMessages(t *testing.T) {
+	b := testBinder[model.OrdersPageArgs](t, "listOrders")
+	for query, want := range map[string]string{
+		"order_by=name": `order_by must be one of created_at, id, price, status, updated_at, got "name"`,
+		"order=up":      `order must be asc or desc, got "up"`,
+		"limit=5":       "limit is not supported: use page and per_page",
+		"page=1&page=2": "page is given 2 times; give it once",
+	} {
+		_, _, _, err := b.read(nil, httptest.NewRequest("GET", "/orders?"+query, nil))
+		if err == nil || err.Error() != want {
+			t.Errorf("read(%q) = %v; want %q", query, err, want)
+		}
+	}
+}
+
+// TestPathID reads the {id} of a by-id operation.
+func TestPathID(t *testing.T) {
+	b := testBinder[struct{ ID int }](t, "getOrder")
+	for _, tc := range []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"1", 1, true}, {"42", 42, true}, {"0", 0, false}, {"-1", 0, false}, {"abc", 0, false},
+		{"1.0", 0, false}, {"1e2", 0, false}, {"", 0, false}, {"99999999999999999999", 0, false},
+	} {
+		r := httptest.NewRequest("GET", "/orders/x?%zz", nil) // a by-id read has no query parameters to read
+		rctx := chi.NewRouteContext()
+		rctx.URLParams.Add("id", tc.in)
+		r = r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, rctx))
+		got, _, _, err := b.read(nil, r)
+		if got.ID != tc.want || (err == nil) != tc.ok || (err != nil && faults(err) != "id") {
+			t.Errorf("read {id} %q = %d, %v; want %d, ok %v, a fault naming id", tc.in, got.ID, err, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestContractRefusesDrift changes the document in ways the code does not
+// follow and checks that the interface is not built from it: the
+// document and the behaviour cannot drift apart silently.
+func TestContractRefusesDrift(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(doc map[string]any)
+		want string
+	}{
+		{"a parameter of another type", func(d map[string]any) {
+			docParam(d, "/orders", "get", "configurator_id")["schema"].(map[string]any)["format"] = "int32"
+		}, "parameter configurator_id: the argument is an ID"},
+		{"a parameter GraphQL does not have", func(d map[string]any) {
+			ps := op(d, "/textures", "get")["parameters"].([]any)
+			op(d, "/textures", "get")["parameters"] = append(ps, map[string]any{"name": "colour", "in": "query", "schema": map[string]any{"type": "string"}})
+		}, "parameter colour: the GraphQL field has no argument colour"},
+		{"a sort the twin lacks", func(d map[string]any) {
+			s := docParam(d, "/orders", "get", "order_by")["schema"].(map[string]any)
+			s["enum"] = append(s["enum"].([]any), "colour")
+		}, "document a string enum of OrderOrderField's values"},
+		{"a body field of another type", func(d map[string]any) {
+			schemas := d["components"].(map[string]any)["schemas"].(map[string]any)
+			schemas["MaterialCreate"].(map[string]any)["properties"].(map[string]any)["opacity"] = map[string]any{"type": "string"}
+		}, "field opacity: a Float argument"},
+		{"a body field GraphQL does not have", func(d map[string]any) {
+			schemas := d["components"].(map[string]any)["schemas"].(map[string]any)
+			schemas["MaterialUpdate"].(map[string]any)["properties"].(map[string]any)["shine"] = map[string]any{"type": "number"}
+		}, "field shine: UpdateMaterialInput has no input field shine"},
+		{"an operation without a handler", func(d map[string]any) {
+			d["paths"].(map[string]any)["/orders/{id}"].(map[string]any)["patch"] = op(d, "/orders/{id}", "get")
+			op(d, "/orders/{id}", "patch")["operationId"] = "patchOrder"
+		}, `no handler for operation "patchOrder"`},
+		{"a handler without an operation", func(d map[string]any) {
+			delete(d["paths"].(map[string]any), "/configurator-forms")
+		}, `openapi.json has no operation "listConfiguratorForms"`},
+		{"a GraphQL twin that does not exist", func(d map[string]any) {
+			op(d, "/materials", "get")["x-graphql"] = "materialPages"
+		}, "x-graphql materialPages is not a field of Query"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d map[string]any
+			if err := json.Unmarshal(openAPIDocument, &d); err != nil {
+				t.Fatal(err)
+			}
+			tc.edit(d)
+			raw, _ := json.Marshal(d)
+			h := &handler{res: graph.NewResolver(nil)}
+			err := h.routes(chi.NewRouter(), raw)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("routes = %v; want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	h := &handler{res: graph.NewResolver(nil)}
+	if err := h.routes(chi.NewRouter(), openAPIDocument); err != nil {
+		t.Errorf("the served document: %v", err)
+	}
+}
+
+func op(d map[string]any, path, method string) map[string]any {
+	return d["paths"].(map[string]any)[path].(map[string]any)[method].(map[string]any)
+}
+
+func docParam(d map[string]any, path, method, name string) map[string]any {
+	for _, p := range op(d, path, method)["parameters"].([]any) {
+		if m := p.(map[string]any); m["name"] == name {
+			return m
+		}
+	}
+	panic("no parameter " + name)
+}
+
+// BenchmarkOrderParams measures the request validation of the hottest
+// REST list: reading GET /orders's query string, as the document
+// describes it, into the resolver's input.
+func BenchmarkOrderParams(b *testing.B) {
+	bd := testBinder[model.OrdersPageArgs](b, "listOrders")
+	r := httptest.NewRequest("GET", "/orders?per_page=15&page=2&order_by=price&order=asc&configurator_id=1&start_date=2026-03-02&end_date=2026-03-05", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, _, err := bd.read(nil, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOrderParamsNone is the default order list, without parameters.
+func BenchmarkOrderParamsNone(b *testing.B) {
+	bd := testBinder[model.OrdersPageArgs](b, "listOrders")
+	r := httptest.NewRequest("GET", "/orders", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, _, err := bd.read(nil, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkByID is the validation of a read by id: its {id}.
+func BenchmarkByID(b *testing.B) {
+	bd := testBinder[struct{ ID int }](b, "getOrder")
+	r := httptest.NewRequest("GET", "/orders/12", nil)
+	rctx := chi.NewRouteContext()
+	rctx.URLParams.Add("id", "12")
+	r = r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, rctx))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, _, err := bd.read(nil, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
