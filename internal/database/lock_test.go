@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
@@ -28,20 +29,27 @@ func TestConcurrentMigrations(t *testing.T) {
 			reference := b.URL(t)
 			dbtest.Open(t, reference)
 
+			// Each replica's client is opened first, one after the other
+			// (several processes creating one new SQLite file at the same
+			// instant is not what this tests); their migrations then start
+			// together.
 			shared := b.URL(t)
+			clients := make([]*ent.Client, replicas)
+			for i := range clients {
+				c, err := database.Open(ctx, shared)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				clients[i] = c
+			}
 			start := make(chan struct{})
 			errs := make([]error, replicas)
 			var wg sync.WaitGroup
-			for i := range replicas {
+			for i, c := range clients {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					c, err := database.Open(ctx, shared)
-					if err != nil {
-						errs[i] = err
-						return
-					}
-					defer c.Close()
 					<-start
 					errs[i] = database.Migrate(ctx, c, shared)
 				}()
