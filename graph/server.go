@@ -40,6 +40,9 @@ func NewHandler(res *Resolver, tokens *auth.Tokens, opts HandlerOptions) http.Ha
 	srv.AddTransport(httpTransport{})
 	srv.AddTransport(multipartTransport{transport.MultipartForm{MaxUploadSize: valid.MaxMultipartBody, MaxMemory: 8 << 20}})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	for _, ext := range res.extensions {
+		srv.Use(ext)
+	}
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.Use(anonymousRule{publicIntrospection: opts.PublicIntrospection})

@@ -236,13 +236,17 @@ type failure struct {
 }
 
 // writeFailure answers a request that did not execute with status and the
-// errors of resp. A 401 carries WWW-Authenticate, as on REST.
+// errors of resp, each with the request's id. A 401 carries
+// WWW-Authenticate, as on REST.
 func writeFailure(w http.ResponseWriter, r *http.Request, media string, status int, resp *graphql.Response) {
 	switch status {
 	case http.StatusUnauthorized:
 		auth.Challenge(w, r)
 	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", apperr.RetryAfter)
+	}
+	for _, e := range resp.Errors {
+		tagRequest(r.Context(), e)
 	}
 	w.Header().Set("Content-Type", media)
 	w.WriteHeader(status)

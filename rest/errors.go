@@ -11,6 +11,7 @@ import (
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/requestid"
 )
 
 // statusOf is the one table from error kind to HTTP status.
@@ -39,6 +40,9 @@ type problem struct {
 	Detail string       `json:"detail"`
 	Code   apperr.Kind  `json:"code"`
 	Errors []fieldError `json:"errors,omitempty"`
+	// Instance names the request, urn:request:ID with the id of its
+	// X-Request-Id (requestid.Instance).
+	Instance string `json:"instance,omitempty"`
 }
 
 // fieldError names one input at fault, by its REST (snake_case) name.
@@ -100,14 +104,17 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 		Detail: f.message,
 		Code:   f.kind,
 		Errors: f.fields,
+
+		Instance: requestid.Instance(r.Context()),
 	})
 }
 
 // writeStatusProblem answers a problem that no error kind describes, such
 // as 405.
-func writeStatusProblem(w http.ResponseWriter, status int, code apperr.Kind, detail string) {
+func writeStatusProblem(w http.ResponseWriter, r *http.Request, status int, code apperr.Kind, detail string) {
 	writeBody(w, status, "application/problem+json", problem{
 		Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Code: code,
+		Instance: requestid.Instance(r.Context()),
 	})
 }
 
