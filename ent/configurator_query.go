@@ -40,8 +40,8 @@ type ConfiguratorQuery struct {
 	withOptionSets      *OptionSetQuery
 	withTokens          *APITokenQuery
 	withShares          *ShareQuery
-	modifiers           []func(*sql.Selector)
 	loadTotal           []func(context.Context, []*Configurator) error
+	modifiers           []func(*sql.Selector)
 	withNamedOrders     map[string]*OrderQuery
 	withNamedForms      map[string]*ConfiguratorFormQuery
 	withNamedFormFields map[string]*FormFieldQuery
@@ -462,8 +462,9 @@ func (_q *ConfiguratorQuery) Clone() *ConfiguratorQuery {
 		withTokens:     _q.withTokens.Clone(),
 		withShares:     _q.withShares.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -1096,6 +1097,9 @@ func (_q *ConfiguratorQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -1111,6 +1115,12 @@ func (_q *ConfiguratorQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *ConfiguratorQuery) Modify(modifiers ...func(s *sql.Selector)) *ConfiguratorSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // WithNamedOrders tells the query-builder to eager-load the nodes that are connected to the "orders"
@@ -1299,4 +1309,10 @@ func (_s *ConfiguratorSelect) sqlScan(ctx context.Context, root *ConfiguratorQue
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *ConfiguratorSelect) Modify(modifiers ...func(s *sql.Selector)) *ConfiguratorSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -25,8 +25,9 @@ import (
 // ConfiguratorUpdate is the builder for updating Configurator entities.
 type ConfiguratorUpdate struct {
 	config
-	hooks    []Hook
-	mutation *ConfiguratorMutation
+	hooks     []Hook
+	mutation  *ConfiguratorMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the ConfiguratorUpdate builder.
@@ -367,6 +368,12 @@ func (_u *ConfiguratorUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ConfiguratorUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ConfiguratorUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ConfiguratorUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -700,6 +707,7 @@ func (_u *ConfiguratorUpdate) sqlSave(ctx context.Context) (_node int, err error
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{configurator.Label}
@@ -715,9 +723,10 @@ func (_u *ConfiguratorUpdate) sqlSave(ctx context.Context) (_node int, err error
 // ConfiguratorUpdateOne is the builder for updating a single Configurator entity.
 type ConfiguratorUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *ConfiguratorMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *ConfiguratorMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -1063,6 +1072,12 @@ func (_u *ConfiguratorUpdateOne) check() error {
 		return errors.New(`ent: clearing a required unique edge "Configurator.owner"`)
 	}
 	return nil
+}
+
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ConfiguratorUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ConfiguratorUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
 }
 
 func (_u *ConfiguratorUpdateOne) sqlSave(ctx context.Context) (_node *Configurator, err error) {
@@ -1415,6 +1430,7 @@ func (_u *ConfiguratorUpdateOne) sqlSave(ctx context.Context) (_node *Configurat
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Configurator{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

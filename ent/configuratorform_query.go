@@ -30,8 +30,8 @@ type ConfiguratorFormQuery struct {
 	withOwner        *OwnerQuery
 	withConfigurator *ConfiguratorQuery
 	withFields       *FormFieldQuery
-	modifiers        []func(*sql.Selector)
 	loadTotal        []func(context.Context, []*ConfiguratorForm) error
+	modifiers        []func(*sql.Selector)
 	withNamedFields  map[string]*FormFieldQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -331,8 +331,9 @@ func (_q *ConfiguratorFormQuery) Clone() *ConfiguratorFormQuery {
 		withConfigurator: _q.withConfigurator.Clone(),
 		withFields:       _q.withFields.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -679,6 +680,9 @@ func (_q *ConfiguratorFormQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -694,6 +698,12 @@ func (_q *ConfiguratorFormQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *ConfiguratorFormQuery) Modify(modifiers ...func(s *sql.Selector)) *ConfiguratorFormSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // WithNamedFields tells the query-builder to eager-load the nodes that are connected to the "fields"
@@ -798,4 +808,10 @@ func (_s *ConfiguratorFormSelect) sqlScan(ctx context.Context, root *Configurato
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *ConfiguratorFormSelect) Modify(modifiers ...func(s *sql.Selector)) *ConfiguratorFormSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

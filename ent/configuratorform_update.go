@@ -20,8 +20,9 @@ import (
 // ConfiguratorFormUpdate is the builder for updating ConfiguratorForm entities.
 type ConfiguratorFormUpdate struct {
 	config
-	hooks    []Hook
-	mutation *ConfiguratorFormMutation
+	hooks     []Hook
+	mutation  *ConfiguratorFormMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the ConfiguratorFormUpdate builder.
@@ -169,6 +170,12 @@ func (_u *ConfiguratorFormUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ConfiguratorFormUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ConfiguratorFormUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ConfiguratorFormUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -261,6 +268,7 @@ func (_u *ConfiguratorFormUpdate) sqlSave(ctx context.Context) (_node int, err e
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{configuratorform.Label}
@@ -276,9 +284,10 @@ func (_u *ConfiguratorFormUpdate) sqlSave(ctx context.Context) (_node int, err e
 // ConfiguratorFormUpdateOne is the builder for updating a single ConfiguratorForm entity.
 type ConfiguratorFormUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *ConfiguratorFormMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *ConfiguratorFormMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -433,6 +442,12 @@ func (_u *ConfiguratorFormUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ConfiguratorFormUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ConfiguratorFormUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ConfiguratorFormUpdateOne) sqlSave(ctx context.Context) (_node *ConfiguratorForm, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -542,6 +557,7 @@ func (_u *ConfiguratorFormUpdateOne) sqlSave(ctx context.Context) (_node *Config
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &ConfiguratorForm{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

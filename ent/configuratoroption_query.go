@@ -32,8 +32,8 @@ type ConfiguratorOptionQuery struct {
 	withConfigurator    *ConfiguratorQuery
 	withVariations      *OptionVariationQuery
 	withSets            *OptionSetQuery
-	modifiers           []func(*sql.Selector)
 	loadTotal           []func(context.Context, []*ConfiguratorOption) error
+	modifiers           []func(*sql.Selector)
 	withNamedVariations map[string]*OptionVariationQuery
 	withNamedSets       map[string]*OptionSetQuery
 	// intermediate query (i.e. traversal path).
@@ -357,8 +357,9 @@ func (_q *ConfiguratorOptionQuery) Clone() *ConfiguratorOptionQuery {
 		withVariations:   _q.withVariations.Clone(),
 		withSets:         _q.withSets.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -789,6 +790,9 @@ func (_q *ConfiguratorOptionQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -804,6 +808,12 @@ func (_q *ConfiguratorOptionQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *ConfiguratorOptionQuery) Modify(modifiers ...func(s *sql.Selector)) *ConfiguratorOptionSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // WithNamedVariations tells the query-builder to eager-load the nodes that are connected to the "variations"
@@ -922,4 +932,10 @@ func (_s *ConfiguratorOptionSelect) sqlScan(ctx context.Context, root *Configura
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *ConfiguratorOptionSelect) Modify(modifiers ...func(s *sql.Selector)) *ConfiguratorOptionSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

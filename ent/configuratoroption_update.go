@@ -22,8 +22,9 @@ import (
 // ConfiguratorOptionUpdate is the builder for updating ConfiguratorOption entities.
 type ConfiguratorOptionUpdate struct {
 	config
-	hooks    []Hook
-	mutation *ConfiguratorOptionMutation
+	hooks     []Hook
+	mutation  *ConfiguratorOptionMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the ConfiguratorOptionUpdate builder.
@@ -278,6 +279,12 @@ func (_u *ConfiguratorOptionUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ConfiguratorOptionUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ConfiguratorOptionUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ConfiguratorOptionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -433,6 +440,7 @@ func (_u *ConfiguratorOptionUpdate) sqlSave(ctx context.Context) (_node int, err
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{configuratoroption.Label}
@@ -448,9 +456,10 @@ func (_u *ConfiguratorOptionUpdate) sqlSave(ctx context.Context) (_node int, err
 // ConfiguratorOptionUpdateOne is the builder for updating a single ConfiguratorOption entity.
 type ConfiguratorOptionUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *ConfiguratorOptionMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *ConfiguratorOptionMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -712,6 +721,12 @@ func (_u *ConfiguratorOptionUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ConfiguratorOptionUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ConfiguratorOptionUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ConfiguratorOptionUpdateOne) sqlSave(ctx context.Context) (_node *ConfiguratorOption, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -884,6 +899,7 @@ func (_u *ConfiguratorOptionUpdateOne) sqlSave(ctx context.Context) (_node *Conf
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &ConfiguratorOption{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

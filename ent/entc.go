@@ -25,7 +25,7 @@ func main() {
 		log.Fatalf("creating entgql extension: %v", err)
 	}
 	err = entc.Generate("./schema", &gen.Config{
-		Features: []gen.Feature{gen.FeaturePrivacy, gen.FeatureEntQL, gen.FeatureUpsert, gen.FeatureExecQuery},
+		Features: []gen.Feature{gen.FeaturePrivacy, gen.FeatureEntQL, gen.FeatureUpsert, gen.FeatureExecQuery, gen.FeatureModifier},
 	}, entc.Extensions(ex))
 	if err != nil {
 		log.Fatalf("running ent codegen: %v", err)

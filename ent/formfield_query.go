@@ -29,8 +29,8 @@ type FormFieldQuery struct {
 	withOwner        *OwnerQuery
 	withConfigurator *ConfiguratorQuery
 	withForm         *ConfiguratorFormQuery
-	modifiers        []func(*sql.Selector)
 	loadTotal        []func(context.Context, []*FormField) error
+	modifiers        []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -329,8 +329,9 @@ func (_q *FormFieldQuery) Clone() *FormFieldQuery {
 		withConfigurator: _q.withConfigurator.Clone(),
 		withForm:         _q.withForm.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -671,6 +672,9 @@ func (_q *FormFieldQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -686,6 +690,12 @@ func (_q *FormFieldQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *FormFieldQuery) Modify(modifiers ...func(s *sql.Selector)) *FormFieldSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // FormFieldGroupBy is the group-by builder for FormField entities.
@@ -776,4 +786,10 @@ func (_s *FormFieldSelect) sqlScan(ctx context.Context, root *FormFieldQuery, v 
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *FormFieldSelect) Modify(modifiers ...func(s *sql.Selector)) *FormFieldSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -20,8 +20,9 @@ import (
 // FormFieldUpdate is the builder for updating FormField entities.
 type FormFieldUpdate struct {
 	config
-	hooks    []Hook
-	mutation *FormFieldMutation
+	hooks     []Hook
+	mutation  *FormFieldMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the FormFieldUpdate builder.
@@ -286,6 +287,12 @@ func (_u *FormFieldUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *FormFieldUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *FormFieldUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *FormFieldUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -389,6 +396,7 @@ func (_u *FormFieldUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{formfield.Label}
@@ -404,9 +412,10 @@ func (_u *FormFieldUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // FormFieldUpdateOne is the builder for updating a single FormField entity.
 type FormFieldUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *FormFieldMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *FormFieldMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -678,6 +687,12 @@ func (_u *FormFieldUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *FormFieldUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *FormFieldUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *FormFieldUpdateOne) sqlSave(ctx context.Context) (_node *FormField, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -798,6 +813,7 @@ func (_u *FormFieldUpdateOne) sqlSave(ctx context.Context) (_node *FormField, er
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &FormField{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

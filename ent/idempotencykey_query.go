@@ -25,8 +25,8 @@ type IdempotencyKeyQuery struct {
 	inters     []Interceptor
 	predicates []predicate.IdempotencyKey
 	withOwner  *OwnerQuery
-	modifiers  []func(*sql.Selector)
 	loadTotal  []func(context.Context, []*IdempotencyKey) error
+	modifiers  []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -279,8 +279,9 @@ func (_q *IdempotencyKeyQuery) Clone() *IdempotencyKeyQuery {
 		predicates: append([]predicate.IdempotencyKey{}, _q.predicates...),
 		withOwner:  _q.withOwner.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -518,6 +519,9 @@ func (_q *IdempotencyKeyQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -533,6 +537,12 @@ func (_q *IdempotencyKeyQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *IdempotencyKeyQuery) Modify(modifiers ...func(s *sql.Selector)) *IdempotencyKeySelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // IdempotencyKeyGroupBy is the group-by builder for IdempotencyKey entities.
@@ -623,4 +633,10 @@ func (_s *IdempotencyKeySelect) sqlScan(ctx context.Context, root *IdempotencyKe
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *IdempotencyKeySelect) Modify(modifiers ...func(s *sql.Selector)) *IdempotencyKeySelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

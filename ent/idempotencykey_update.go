@@ -17,8 +17,9 @@ import (
 // IdempotencyKeyUpdate is the builder for updating IdempotencyKey entities.
 type IdempotencyKeyUpdate struct {
 	config
-	hooks    []Hook
-	mutation *IdempotencyKeyMutation
+	hooks     []Hook
+	mutation  *IdempotencyKeyMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the IdempotencyKeyUpdate builder.
@@ -67,6 +68,12 @@ func (_u *IdempotencyKeyUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *IdempotencyKeyUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *IdempotencyKeyUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *IdempotencyKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -79,6 +86,7 @@ func (_u *IdempotencyKeyUpdate) sqlSave(ctx context.Context) (_node int, err err
 			}
 		}
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{idempotencykey.Label}
@@ -94,9 +102,10 @@ func (_u *IdempotencyKeyUpdate) sqlSave(ctx context.Context) (_node int, err err
 // IdempotencyKeyUpdateOne is the builder for updating a single IdempotencyKey entity.
 type IdempotencyKeyUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *IdempotencyKeyMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *IdempotencyKeyMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Mutation returns the IdempotencyKeyMutation object of the builder.
@@ -152,6 +161,12 @@ func (_u *IdempotencyKeyUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *IdempotencyKeyUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *IdempotencyKeyUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *IdempotencyKeyUpdateOne) sqlSave(ctx context.Context) (_node *IdempotencyKey, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -181,6 +196,7 @@ func (_u *IdempotencyKeyUpdateOne) sqlSave(ctx context.Context) (_node *Idempote
 			}
 		}
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &IdempotencyKey{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -29,8 +29,8 @@ type MaterialQuery struct {
 	withOwner    *OwnerQuery
 	withCategory *MaterialCategoryQuery
 	withTexture  *TextureQuery
-	modifiers    []func(*sql.Selector)
 	loadTotal    []func(context.Context, []*Material) error
+	modifiers    []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -329,8 +329,9 @@ func (_q *MaterialQuery) Clone() *MaterialQuery {
 		withCategory: _q.withCategory.Clone(),
 		withTexture:  _q.withTexture.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -674,6 +675,9 @@ func (_q *MaterialQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -689,6 +693,12 @@ func (_q *MaterialQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *MaterialQuery) Modify(modifiers ...func(s *sql.Selector)) *MaterialSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // MaterialGroupBy is the group-by builder for Material entities.
@@ -779,4 +789,10 @@ func (_s *MaterialSelect) sqlScan(ctx context.Context, root *MaterialQuery, v an
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *MaterialSelect) Modify(modifiers ...func(s *sql.Selector)) *MaterialSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -20,8 +20,9 @@ import (
 // MaterialUpdate is the builder for updating Material entities.
 type MaterialUpdate struct {
 	config
-	hooks    []Hook
-	mutation *MaterialMutation
+	hooks     []Hook
+	mutation  *MaterialMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the MaterialUpdate builder.
@@ -379,6 +380,12 @@ func (_u *MaterialUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *MaterialUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *MaterialUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *MaterialUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -497,6 +504,7 @@ func (_u *MaterialUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{material.Label}
@@ -512,9 +520,10 @@ func (_u *MaterialUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // MaterialUpdateOne is the builder for updating a single Material entity.
 type MaterialUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *MaterialMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *MaterialMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -879,6 +888,12 @@ func (_u *MaterialUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *MaterialUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *MaterialUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *MaterialUpdateOne) sqlSave(ctx context.Context) (_node *Material, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -1014,6 +1029,7 @@ func (_u *MaterialUpdateOne) sqlSave(ctx context.Context) (_node *Material, err 
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Material{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -30,8 +30,8 @@ type MaterialCategoryQuery struct {
 	withOwner          *OwnerQuery
 	withMaterials      *MaterialQuery
 	withTextures       *TextureQuery
-	modifiers          []func(*sql.Selector)
 	loadTotal          []func(context.Context, []*MaterialCategory) error
+	modifiers          []func(*sql.Selector)
 	withNamedMaterials map[string]*MaterialQuery
 	withNamedTextures  map[string]*TextureQuery
 	// intermediate query (i.e. traversal path).
@@ -332,8 +332,9 @@ func (_q *MaterialCategoryQuery) Clone() *MaterialCategoryQuery {
 		withMaterials: _q.withMaterials.Clone(),
 		withTextures:  _q.withTextures.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -689,6 +690,9 @@ func (_q *MaterialCategoryQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -704,6 +708,12 @@ func (_q *MaterialCategoryQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *MaterialCategoryQuery) Modify(modifiers ...func(s *sql.Selector)) *MaterialCategorySelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // WithNamedMaterials tells the query-builder to eager-load the nodes that are connected to the "materials"
@@ -822,4 +832,10 @@ func (_s *MaterialCategorySelect) sqlScan(ctx context.Context, root *MaterialCat
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *MaterialCategorySelect) Modify(modifiers ...func(s *sql.Selector)) *MaterialCategorySelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -20,8 +20,9 @@ import (
 // MaterialCategoryUpdate is the builder for updating MaterialCategory entities.
 type MaterialCategoryUpdate struct {
 	config
-	hooks    []Hook
-	mutation *MaterialCategoryMutation
+	hooks     []Hook
+	mutation  *MaterialCategoryMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the MaterialCategoryUpdate builder.
@@ -210,6 +211,12 @@ func (_u *MaterialCategoryUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *MaterialCategoryUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *MaterialCategoryUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *MaterialCategoryUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -324,6 +331,7 @@ func (_u *MaterialCategoryUpdate) sqlSave(ctx context.Context) (_node int, err e
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{materialcategory.Label}
@@ -339,9 +347,10 @@ func (_u *MaterialCategoryUpdate) sqlSave(ctx context.Context) (_node int, err e
 // MaterialCategoryUpdateOne is the builder for updating a single MaterialCategory entity.
 type MaterialCategoryUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *MaterialCategoryMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *MaterialCategoryMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -537,6 +546,12 @@ func (_u *MaterialCategoryUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *MaterialCategoryUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *MaterialCategoryUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *MaterialCategoryUpdateOne) sqlSave(ctx context.Context) (_node *MaterialCategory, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -668,6 +683,7 @@ func (_u *MaterialCategoryUpdateOne) sqlSave(ctx context.Context) (_node *Materi
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &MaterialCategory{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

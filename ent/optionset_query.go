@@ -30,8 +30,8 @@ type OptionSetQuery struct {
 	withOwner        *OwnerQuery
 	withConfigurator *ConfiguratorQuery
 	withOptions      *ConfiguratorOptionQuery
-	modifiers        []func(*sql.Selector)
 	loadTotal        []func(context.Context, []*OptionSet) error
+	modifiers        []func(*sql.Selector)
 	withNamedOptions map[string]*ConfiguratorOptionQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -331,8 +331,9 @@ func (_q *OptionSetQuery) Clone() *OptionSetQuery {
 		withConfigurator: _q.withConfigurator.Clone(),
 		withOptions:      _q.withOptions.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -707,6 +708,9 @@ func (_q *OptionSetQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -722,6 +726,12 @@ func (_q *OptionSetQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *OptionSetQuery) Modify(modifiers ...func(s *sql.Selector)) *OptionSetSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // WithNamedOptions tells the query-builder to eager-load the nodes that are connected to the "options"
@@ -826,4 +836,10 @@ func (_s *OptionSetSelect) sqlScan(ctx context.Context, root *OptionSetQuery, v 
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *OptionSetSelect) Modify(modifiers ...func(s *sql.Selector)) *OptionSetSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

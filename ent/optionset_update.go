@@ -20,8 +20,9 @@ import (
 // OptionSetUpdate is the builder for updating OptionSet entities.
 type OptionSetUpdate struct {
 	config
-	hooks    []Hook
-	mutation *OptionSetMutation
+	hooks     []Hook
+	mutation  *OptionSetMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the OptionSetUpdate builder.
@@ -174,6 +175,12 @@ func (_u *OptionSetUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *OptionSetUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *OptionSetUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *OptionSetUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -266,6 +273,7 @@ func (_u *OptionSetUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{optionset.Label}
@@ -281,9 +289,10 @@ func (_u *OptionSetUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // OptionSetUpdateOne is the builder for updating a single OptionSet entity.
 type OptionSetUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *OptionSetMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *OptionSetMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -443,6 +452,12 @@ func (_u *OptionSetUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *OptionSetUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *OptionSetUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *OptionSetUpdateOne) sqlSave(ctx context.Context) (_node *OptionSet, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -552,6 +567,7 @@ func (_u *OptionSetUpdateOne) sqlSave(ctx context.Context) (_node *OptionSet, er
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &OptionSet{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

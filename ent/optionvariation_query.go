@@ -27,8 +27,8 @@ type OptionVariationQuery struct {
 	predicates []predicate.OptionVariation
 	withOwner  *OwnerQuery
 	withOption *ConfiguratorOptionQuery
-	modifiers  []func(*sql.Selector)
 	loadTotal  []func(context.Context, []*OptionVariation) error
+	modifiers  []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -304,8 +304,9 @@ func (_q *OptionVariationQuery) Clone() *OptionVariationQuery {
 		withOwner:  _q.withOwner.Clone(),
 		withOption: _q.withOption.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -593,6 +594,9 @@ func (_q *OptionVariationQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -608,6 +612,12 @@ func (_q *OptionVariationQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *OptionVariationQuery) Modify(modifiers ...func(s *sql.Selector)) *OptionVariationSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // OptionVariationGroupBy is the group-by builder for OptionVariation entities.
@@ -698,4 +708,10 @@ func (_s *OptionVariationSelect) sqlScan(ctx context.Context, root *OptionVariat
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *OptionVariationSelect) Modify(modifiers ...func(s *sql.Selector)) *OptionVariationSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

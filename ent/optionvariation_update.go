@@ -19,8 +19,9 @@ import (
 // OptionVariationUpdate is the builder for updating OptionVariation entities.
 type OptionVariationUpdate struct {
 	config
-	hooks    []Hook
-	mutation *OptionVariationMutation
+	hooks     []Hook
+	mutation  *OptionVariationMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the OptionVariationUpdate builder.
@@ -388,6 +389,12 @@ func (_u *OptionVariationUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *OptionVariationUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *OptionVariationUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *OptionVariationUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -513,6 +520,7 @@ func (_u *OptionVariationUpdate) sqlSave(ctx context.Context) (_node int, err er
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{optionvariation.Label}
@@ -528,9 +536,10 @@ func (_u *OptionVariationUpdate) sqlSave(ctx context.Context) (_node int, err er
 // OptionVariationUpdateOne is the builder for updating a single OptionVariation entity.
 type OptionVariationUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *OptionVariationMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *OptionVariationMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -905,6 +914,12 @@ func (_u *OptionVariationUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *OptionVariationUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *OptionVariationUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *OptionVariationUpdateOne) sqlSave(ctx context.Context) (_node *OptionVariation, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -1047,6 +1062,7 @@ func (_u *OptionVariationUpdateOne) sqlSave(ctx context.Context) (_node *OptionV
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &OptionVariation{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -27,8 +27,8 @@ type OrderQuery struct {
 	predicates       []predicate.Order
 	withOwner        *OwnerQuery
 	withConfigurator *ConfiguratorQuery
-	modifiers        []func(*sql.Selector)
 	loadTotal        []func(context.Context, []*Order) error
+	modifiers        []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -304,8 +304,9 @@ func (_q *OrderQuery) Clone() *OrderQuery {
 		withOwner:        _q.withOwner.Clone(),
 		withConfigurator: _q.withConfigurator.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -593,6 +594,9 @@ func (_q *OrderQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -608,6 +612,12 @@ func (_q *OrderQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *OrderQuery) Modify(modifiers ...func(s *sql.Selector)) *OrderSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // OrderGroupBy is the group-by builder for Order entities.
@@ -698,4 +708,10 @@ func (_s *OrderSelect) sqlScan(ctx context.Context, root *OrderQuery, v any) err
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *OrderSelect) Modify(modifiers ...func(s *sql.Selector)) *OrderSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

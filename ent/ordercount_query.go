@@ -25,8 +25,8 @@ type OrderCountQuery struct {
 	inters     []Interceptor
 	predicates []predicate.OrderCount
 	withOwner  *OwnerQuery
-	modifiers  []func(*sql.Selector)
 	loadTotal  []func(context.Context, []*OrderCount) error
+	modifiers  []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -279,8 +279,9 @@ func (_q *OrderCountQuery) Clone() *OrderCountQuery {
 		predicates: append([]predicate.OrderCount{}, _q.predicates...),
 		withOwner:  _q.withOwner.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -518,6 +519,9 @@ func (_q *OrderCountQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -533,6 +537,12 @@ func (_q *OrderCountQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *OrderCountQuery) Modify(modifiers ...func(s *sql.Selector)) *OrderCountSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // OrderCountGroupBy is the group-by builder for OrderCount entities.
@@ -623,4 +633,10 @@ func (_s *OrderCountSelect) sqlScan(ctx context.Context, root *OrderCountQuery, 
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *OrderCountSelect) Modify(modifiers ...func(s *sql.Selector)) *OrderCountSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -17,8 +17,9 @@ import (
 // OrderCountUpdate is the builder for updating OrderCount entities.
 type OrderCountUpdate struct {
 	config
-	hooks    []Hook
-	mutation *OrderCountMutation
+	hooks     []Hook
+	mutation  *OrderCountMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the OrderCountUpdate builder.
@@ -88,6 +89,12 @@ func (_u *OrderCountUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *OrderCountUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *OrderCountUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *OrderCountUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -106,6 +113,7 @@ func (_u *OrderCountUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if value, ok := _u.mutation.AddedOrders(); ok {
 		_spec.AddField(ordercount.FieldOrders, field.TypeInt, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{ordercount.Label}
@@ -121,9 +129,10 @@ func (_u *OrderCountUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 // OrderCountUpdateOne is the builder for updating a single OrderCount entity.
 type OrderCountUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *OrderCountMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *OrderCountMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetOrders sets the "orders" field.
@@ -200,6 +209,12 @@ func (_u *OrderCountUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *OrderCountUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *OrderCountUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *OrderCountUpdateOne) sqlSave(ctx context.Context) (_node *OrderCount, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -235,6 +250,7 @@ func (_u *OrderCountUpdateOne) sqlSave(ctx context.Context) (_node *OrderCount, 
 	if value, ok := _u.mutation.AddedOrders(); ok {
 		_spec.AddField(ordercount.FieldOrders, field.TypeInt, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &OrderCount{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

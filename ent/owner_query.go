@@ -26,8 +26,8 @@ type OwnerQuery struct {
 	inters                 []Interceptor
 	predicates             []predicate.Owner
 	withConfigurators      *ConfiguratorQuery
-	modifiers              []func(*sql.Selector)
 	loadTotal              []func(context.Context, []*Owner) error
+	modifiers              []func(*sql.Selector)
 	withNamedConfigurators map[string]*ConfiguratorQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -281,8 +281,9 @@ func (_q *OwnerQuery) Clone() *OwnerQuery {
 		predicates:        append([]predicate.Owner{}, _q.predicates...),
 		withConfigurators: _q.withConfigurators.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -526,6 +527,9 @@ func (_q *OwnerQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -541,6 +545,12 @@ func (_q *OwnerQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *OwnerQuery) Modify(modifiers ...func(s *sql.Selector)) *OwnerSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // WithNamedConfigurators tells the query-builder to eager-load the nodes that are connected to the "configurators"
@@ -645,4 +655,10 @@ func (_s *OwnerSelect) sqlScan(ctx context.Context, root *OwnerQuery, v any) err
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *OwnerSelect) Modify(modifiers ...func(s *sql.Selector)) *OwnerSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -19,8 +19,9 @@ import (
 // OwnerUpdate is the builder for updating Owner entities.
 type OwnerUpdate struct {
 	config
-	hooks    []Hook
-	mutation *OwnerMutation
+	hooks     []Hook
+	mutation  *OwnerMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the OwnerUpdate builder.
@@ -142,6 +143,12 @@ func (_u *OwnerUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *OwnerUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *OwnerUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *OwnerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -205,6 +212,7 @@ func (_u *OwnerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{owner.Label}
@@ -220,9 +228,10 @@ func (_u *OwnerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // OwnerUpdateOne is the builder for updating a single Owner entity.
 type OwnerUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *OwnerMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *OwnerMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -351,6 +360,12 @@ func (_u *OwnerUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *OwnerUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *OwnerUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *OwnerUpdateOne) sqlSave(ctx context.Context) (_node *Owner, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -431,6 +446,7 @@ func (_u *OwnerUpdateOne) sqlSave(ctx context.Context) (_node *Owner, err error)
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Owner{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -23,8 +23,8 @@ type SettingQuery struct {
 	order      []setting.OrderOption
 	inters     []Interceptor
 	predicates []predicate.Setting
-	modifiers  []func(*sql.Selector)
 	loadTotal  []func(context.Context, []*Setting) error
+	modifiers  []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -254,8 +254,9 @@ func (_q *SettingQuery) Clone() *SettingQuery {
 		inters:     append([]Interceptor{}, _q.inters...),
 		predicates: append([]predicate.Setting{}, _q.predicates...),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -439,6 +440,9 @@ func (_q *SettingQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -454,6 +458,12 @@ func (_q *SettingQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *SettingQuery) Modify(modifiers ...func(s *sql.Selector)) *SettingSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // SettingGroupBy is the group-by builder for Setting entities.
@@ -544,4 +554,10 @@ func (_s *SettingSelect) sqlScan(ctx context.Context, root *SettingQuery, v any)
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *SettingSelect) Modify(modifiers ...func(s *sql.Selector)) *SettingSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -17,8 +17,9 @@ import (
 // SettingUpdate is the builder for updating Setting entities.
 type SettingUpdate struct {
 	config
-	hooks    []Hook
-	mutation *SettingMutation
+	hooks     []Hook
+	mutation  *SettingMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the SettingUpdate builder.
@@ -73,6 +74,12 @@ func (_u *SettingUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *SettingUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SettingUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *SettingUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	_spec := sqlgraph.NewUpdateSpec(setting.Table, setting.Columns, sqlgraph.NewFieldSpec(setting.FieldID, field.TypeInt))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
@@ -85,6 +92,7 @@ func (_u *SettingUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Value(); ok {
 		_spec.SetField(setting.FieldValue, field.TypeString, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{setting.Label}
@@ -100,9 +108,10 @@ func (_u *SettingUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // SettingUpdateOne is the builder for updating a single Setting entity.
 type SettingUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *SettingMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *SettingMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetValue sets the "value" field.
@@ -164,6 +173,12 @@ func (_u *SettingUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *SettingUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SettingUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *SettingUpdateOne) sqlSave(ctx context.Context) (_node *Setting, err error) {
 	_spec := sqlgraph.NewUpdateSpec(setting.Table, setting.Columns, sqlgraph.NewFieldSpec(setting.FieldID, field.TypeInt))
 	id, ok := _u.mutation.ID()
@@ -193,6 +208,7 @@ func (_u *SettingUpdateOne) sqlSave(ctx context.Context) (_node *Setting, err er
 	if value, ok := _u.mutation.Value(); ok {
 		_spec.SetField(setting.FieldValue, field.TypeString, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Setting{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -29,8 +29,8 @@ type ShareQuery struct {
 	withOwner        *OwnerQuery
 	withToken        *APITokenQuery
 	withConfigurator *ConfiguratorQuery
-	modifiers        []func(*sql.Selector)
 	loadTotal        []func(context.Context, []*Share) error
+	modifiers        []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -329,8 +329,9 @@ func (_q *ShareQuery) Clone() *ShareQuery {
 		withToken:        _q.withToken.Clone(),
 		withConfigurator: _q.withConfigurator.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -668,6 +669,9 @@ func (_q *ShareQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -683,6 +687,12 @@ func (_q *ShareQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *ShareQuery) Modify(modifiers ...func(s *sql.Selector)) *ShareSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // ShareGroupBy is the group-by builder for Share entities.
@@ -773,4 +783,10 @@ func (_s *ShareSelect) sqlScan(ctx context.Context, root *ShareQuery, v any) err
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *ShareSelect) Modify(modifiers ...func(s *sql.Selector)) *ShareSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -18,8 +18,9 @@ import (
 // ShareUpdate is the builder for updating Share entities.
 type ShareUpdate struct {
 	config
-	hooks    []Hook
-	mutation *ShareMutation
+	hooks     []Hook
+	mutation  *ShareMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the ShareUpdate builder.
@@ -95,6 +96,12 @@ func (_u *ShareUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ShareUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ShareUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ShareUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -110,6 +117,7 @@ func (_u *ShareUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(share.FieldUpdatedAt, field.TypeTime, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{share.Label}
@@ -125,9 +133,10 @@ func (_u *ShareUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // ShareUpdateOne is the builder for updating a single Share entity.
 type ShareUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *ShareMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *ShareMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -210,6 +219,12 @@ func (_u *ShareUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ShareUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ShareUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ShareUpdateOne) sqlSave(ctx context.Context) (_node *Share, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -242,6 +257,7 @@ func (_u *ShareUpdateOne) sqlSave(ctx context.Context) (_node *Share, err error)
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(share.FieldUpdatedAt, field.TypeTime, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Share{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -30,8 +30,8 @@ type TextureQuery struct {
 	withOwner          *OwnerQuery
 	withCategory       *MaterialCategoryQuery
 	withMaterials      *MaterialQuery
-	modifiers          []func(*sql.Selector)
 	loadTotal          []func(context.Context, []*Texture) error
+	modifiers          []func(*sql.Selector)
 	withNamedMaterials map[string]*MaterialQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -331,8 +331,9 @@ func (_q *TextureQuery) Clone() *TextureQuery {
 		withCategory:  _q.withCategory.Clone(),
 		withMaterials: _q.withMaterials.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -682,6 +683,9 @@ func (_q *TextureQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -697,6 +701,12 @@ func (_q *TextureQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *TextureQuery) Modify(modifiers ...func(s *sql.Selector)) *TextureSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // WithNamedMaterials tells the query-builder to eager-load the nodes that are connected to the "materials"
@@ -801,4 +811,10 @@ func (_s *TextureSelect) sqlScan(ctx context.Context, root *TextureQuery, v any)
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *TextureSelect) Modify(modifiers ...func(s *sql.Selector)) *TextureSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -20,8 +20,9 @@ import (
 // TextureUpdate is the builder for updating Texture entities.
 type TextureUpdate struct {
 	config
-	hooks    []Hook
-	mutation *TextureMutation
+	hooks     []Hook
+	mutation  *TextureMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the TextureUpdate builder.
@@ -257,6 +258,12 @@ func (_u *TextureUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *TextureUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *TextureUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *TextureUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -373,6 +380,7 @@ func (_u *TextureUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{texture.Label}
@@ -388,9 +396,10 @@ func (_u *TextureUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // TextureUpdateOne is the builder for updating a single Texture entity.
 type TextureUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *TextureMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *TextureMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -633,6 +642,12 @@ func (_u *TextureUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *TextureUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *TextureUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *TextureUpdateOne) sqlSave(ctx context.Context) (_node *Texture, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -766,6 +781,7 @@ func (_u *TextureUpdateOne) sqlSave(ctx context.Context) (_node *Texture, err er
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Texture{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

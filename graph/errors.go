@@ -78,6 +78,7 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		if field := variableField(ctx, gerr.Path); field != "" {
 			setExt(gerr, "field", field)
 		}
+		tagRequest(ctx, gerr)
 		return gerr
 	}
 	problems := Problems(gerr.Err)
@@ -106,6 +107,7 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 	if ae.Field != "" {
 		setExt(gerr, "field", apperr.SpellPath(ae.Field, FieldName))
 	}
+	tagRequest(ctx, gerr)
 	return gerr
 }
 

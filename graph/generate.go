@@ -3,4 +3,4 @@ package graph
 
 // gqlgen reads gqlgen.yml from the repository root; `go generate ./...` runs
 // ent's codegen (package ent) before this one.
-//go:generate sh -c "cd .. && go run -mod=mod github.com/99designs/gqlgen generate"
+//go:generate sh -c "cd .. && go run -mod=mod ./graph/gqlgen"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/configurator/catalogue/graph/cost"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/metrics"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/valid"
 	"github.com/configurator/catalogue/internal/viewer"
@@ -88,9 +89,11 @@ func (l *limits) MutateOperationParameters(ctx context.Context, p *graphql.RawPa
 }
 
 // MutateOperationContext refuses an operation over MaxComplexity, then
-// takes what it costs from the caller's budget.
+// takes what it costs from the caller's budget. Its complexity goes to
+// the metrics (graphql_operation_cost), refused or not.
 func (l *limits) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
 	points := l.weights.Complexity(op.Operation, op.Variables)
+	metrics.NoteCost(ctx, float64(points))
 	if points > MaxComplexity {
 		return tooComplex("the operation's complexity is %d; the limit is %d: ask for fewer rows (first, last, perPage) or fewer fields", points, MaxComplexity)
 	}
@@ -102,6 +105,7 @@ func (l *limits) MutateOperationContext(ctx context.Context, op *graphql.Operati
 	units := ratelimit.OperationUnits(points, writes)
 	m := ratelimit.FromContext(ctx)
 	if err := m.Take(ctx, units-ratelimit.ReadUnits); err != nil {
+		metrics.NoteRateLimited(ctx)
 		return gqlError(m.Status.Err(units))
 	}
 	return nil
@@ -136,6 +140,7 @@ func meter(lim ratelimit.Limiter, next http.Handler) http.Handler {
 		}
 		m := ratelimit.NewMeter(lim, ratelimit.Key(v.TokenID), w.Header())
 		if err := m.Take(r.Context(), ratelimit.ReadUnits); err != nil {
+			metrics.NoteRateLimited(r.Context())
 			writeErrors(w, r, err)
 			return
 		}

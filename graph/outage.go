@@ -60,7 +60,7 @@ func (w *outageWriter) Write(b []byte) (int, error) {
 		w.seen.Store(true)
 		ae := Classify(w.ctx.Err())
 		body, _ := json.Marshal(map[string]any{"data": nil, "errors": []map[string]any{
-			{"message": ae.Render(FieldName), "extensions": map[string]any{"code": ae.Kind}},
+			{"message": ae.Render(FieldName), "extensions": errorExtensions(w.ctx, ae.Kind)},
 		}})
 		w.WriteHeader(http.StatusOK)
 		if _, err := w.ResponseWriter.Write(body); err != nil {

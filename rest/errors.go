@@ -11,6 +11,7 @@ import (
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/requestid"
 )
 
 // statusOf is the one table from error kind to HTTP status.
@@ -41,6 +42,9 @@ type problem struct {
 	Detail string       `json:"detail"`
 	Code   apperr.Kind  `json:"code"`
 	Errors []fieldError `json:"errors,omitempty"`
+	// Instance names the request, urn:request:ID with the id of its
+	// X-Request-Id (requestid.Instance).
+	Instance string `json:"instance,omitempty"`
 }
 
 // fieldError names one input at fault, by its REST (snake_case) name.
@@ -102,14 +106,17 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 		Detail: f.message,
 		Code:   f.kind,
 		Errors: f.fields,
+
+		Instance: requestid.Instance(r.Context()),
 	})
 }
 
 // writeStatusProblem answers a problem that no error kind describes, such
 // as 405.
-func writeStatusProblem(w http.ResponseWriter, status int, code apperr.Kind, detail string) {
+func writeStatusProblem(w http.ResponseWriter, r *http.Request, status int, code apperr.Kind, detail string) {
 	writeBody(w, status, "application/problem+json", problem{
 		Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Code: code,
+		Instance: requestid.Instance(r.Context()),
 	})
 }
 
@@ -146,7 +153,17 @@ func writeBody(w http.ResponseWriter, status int, contentType string, v any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	var err error
+	if a := fastShape(v); a != nil {
+		b, ok := a.appendJSON(make([]byte, 0, 4096))
+		if !ok {
+			err = &json.UnsupportedValueError{Str: "NaN or infinite number"}
+		}
+		buf = *bytes.NewBuffer(append(b, '\n'))
+	} else {
+		err = enc.Encode(v)
+	}
+	if err != nil {
 		slog.Error("rest: encode response", "err", err)
 		status, contentType = http.StatusInternalServerError, "application/problem+json"
 		buf.Reset()

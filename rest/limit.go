@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/configurator/catalogue/internal/metrics"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/valid"
 	"github.com/configurator/catalogue/internal/viewer"
@@ -19,7 +20,8 @@ import (
 // reports its rows: the difference refunded, or for a longer list charged
 // on top (into debt if need be: the list is answered whole, and the
 // token's next requests wait). Over budget is a RateLimited error (429,
-// with Retry-After); every answer carries the RateLimit-* headers.
+// with Retry-After, counted in http_rate_limited_total); every answer
+// carries the RateLimit-* headers.
 func (h *handler) charge(w http.ResponseWriter, r *http.Request, v *viewer.Viewer) (*http.Request, error) {
 	if h.limiter == nil {
 		return r, nil
@@ -43,7 +45,11 @@ func (h *handler) charge(w http.ResponseWriter, r *http.Request, v *viewer.Viewe
 	default:
 		units += ratelimit.WriteUnits
 	}
-	return r, m.Take(r.Context(), units)
+	err := m.Take(r.Context(), units)
+	if err != nil {
+		metrics.NoteRateLimited(r.Context())
+	}
+	return r, err
 }
 
 // allPages reports whether the query string asks for per_page=-1, as the

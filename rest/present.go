@@ -441,7 +441,14 @@ func writePage[J any](w http.ResponseWriter, items []J, pg *model.Pagination, li
 	if len(link) > 0 {
 		w.Header().Set("Link", strings.Join(link, ", "))
 	}
-	writeJSON(w, http.StatusOK, items)
+	var body any = items
+	switch items := any(items).(type) {
+	case []materialJSON:
+		body = array[materialJSON](items)
+	case []optionJSON:
+		body = array[optionJSON](items)
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // sharedJSON is a configurator as a share link shows it.

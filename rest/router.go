@@ -231,7 +231,7 @@ func MethodNotAllowed(routes chi.Routes) http.HandlerFunc {
 			return
 		}
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		writeStatusProblem(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+		writeStatusProblem(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
 			"method "+r.Method+" is not allowed on "+r.URL.Path+"; allowed: "+strings.Join(allowed, ", "))
 	}
 }

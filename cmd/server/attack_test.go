@@ -376,6 +376,23 @@ func (tg *target) costs() {
 	if o := tg.rest("REST: another token meanwhile", http.MethodGet, "/materials/1", tg.owner1, "", nil); o.status != http.StatusOK {
 		tg.t.Errorf("another token: %d; want 200, its budget is its own", o.status)
 	}
+
+	// The refusals and the operations' complexity are in the metrics.
+	req, _ := http.NewRequest(http.MethodGet, tg.base+"/metrics", nil)
+	scrape := string(tg.send("GET /metrics", req).body)
+	for _, series := range []string{
+		`http_rate_limited_total{route="/graphql"} `, `http_rate_limited_total{route="/api/open-api/v1/orders"} `,
+		`graphql_operation_cost_count{operation="anonymous",type="query"} `,
+	} {
+		i := strings.Index(scrape, series)
+		if i < 0 {
+			tg.t.Errorf("metrics: no %s", series)
+			continue
+		}
+		if n, err := strconv.ParseFloat(strings.Fields(scrape[i+len(series):])[0], 64); err != nil || n < 1 {
+			tg.t.Errorf("metrics: %s%v; want 1 or more", series, n)
+		}
+	}
 }
 
 // revoke: `server token revoke ID --database-url URL`, the order its

@@ -18,6 +18,7 @@ import (
 	"github.com/configurator/catalogue/internal/buildinfo"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/idempotency"
+	"github.com/configurator/catalogue/internal/metrics"
 	"github.com/configurator/catalogue/internal/playground"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/sharepage"
@@ -25,18 +26,33 @@ import (
 	"github.com/configurator/catalogue/rest"
 )
 
+// app is the service's HTTP handler and the metrics it records, which
+// serve exposes on a listener of their own when METRICS_ADDR is set.
+type app struct {
+	http.Handler
+	metrics *metrics.Metrics
+}
+
 // newRouter wires the HTTP surface: probes, the GraphQL endpoint and REST
 // v1 over one resolver, each authenticating with tokens through
 // auth.Middleware, uploaded files, share-link pages, the playground and the
-// REST reference.
-func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger) http.Handler {
+// REST reference, and /metrics unless it has an address of its own. Every
+// request gets its id, a log line, metrics and, when tracing is on, a span
+// (observe.go). One rate limiter (off when RateLimit is 0) charges both
+// transports.
+func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger) *app {
+	m := newMetrics(c, log)
 	var limiter ratelimit.Limiter // nil: off
 	if cfg.RateLimit > 0 {
 		limiter = ratelimit.NewMemory(int(cfg.RateLimit))
 	}
-	res := graph.NewResolver(c, graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL))
+	res := graph.NewResolver(c, graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL), graph.WithExtensions(graphExtensions()...))
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, requestLog(log), middleware.Recoverer, cors, deadline(cfg.RequestTimeout))
+	r.Use(observe(m, log)...)
+	r.Use(middleware.Recoverer, cors, deadline(cfg.RequestTimeout))
+	if cfg.MetricsAddr == "" {
+		r.Method(http.MethodGet, "/metrics", m.Handler())
+	}
 
 	build := buildinfo.Read()
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -77,7 +93,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 
 	r.NotFound(rest.NotFound)
 	r.MethodNotAllowed(rest.MethodNotAllowed(r))
-	return r
+	return &app{Handler: r, metrics: m}
 }
 
 // cors lets browser front-ends on other origins call the service. Every
@@ -92,10 +108,10 @@ func cors(next http.Handler) http.Handler {
 		}
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Access-Control-Expose-Headers", "Link, Location, X-Total-Count, WWW-Authenticate, Retry-After, Idempotent-Replayed, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset")
+		h.Set("Access-Control-Expose-Headers", "Link, Location, X-Total-Count, WWW-Authenticate, Retry-After, Idempotent-Replayed, X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset")
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, X-Request-Id")
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -108,18 +124,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
-}
-
-// requestLog logs one line per request with its id, status and duration.
-func requestLog(log *slog.Logger) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			start := time.Now()
-			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-			next.ServeHTTP(ww, r)
-			log.InfoContext(r.Context(), "request",
-				"id", middleware.GetReqID(r.Context()), "method", r.Method, "path", r.URL.Path,
-				"status", ww.Status(), "bytes", ww.BytesWritten(), "duration", time.Since(start))
-		})
-	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/configurator/catalogue/internal/demo"
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/storage"
+	"github.com/configurator/catalogue/internal/telemetry"
 )
 
 // The server's timeouts beside the request deadline (README, "Limits and
@@ -62,8 +63,23 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := slog.New(telemetry.LogHandler(slog.NewTextHandler(stderr, nil)))
 	slog.SetDefault(log)
+	tuneGC(env)
+
+	// Tracing starts before the database opens, whose driver it wraps,
+	// and stops last, sending the spans still buffered.
+	stopTracing, err := telemetry.Setup(ctx, env, buildinfo.Read().Version, log)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(fctx); err != nil {
+			log.Warn("could not send the last spans", "err", err)
+		}
+	}()
 
 	c, err := openDB(ctx, &cfg)
 	if err != nil {
@@ -120,8 +136,9 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	readTimeout, writeTimeout, shutdownGrace := serverTimeouts(cfg.RequestTimeout)
+	handler := newRouter(c, tokens, &cfg, files, log)
 	srv := &http.Server{
-		Handler:           newRouter(c, tokens, &cfg, files, log),
+		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -143,6 +160,13 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 			return err
 		}
 		defer stopPprof()
+	}
+	if cfg.MetricsAddr != "" {
+		stopMetrics, err := serveMetrics(cfg.MetricsAddr, handler.metrics.Handler(), log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
 	}
 
 	errc := make(chan error, 1)
@@ -183,6 +207,21 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	log.Info("pprof listening", "addr", ln.Addr().String())
+	return func() { srv.Close() }, nil
+}
+
+// serveMetrics serves /metrics alone on its own listener (METRICS_ADDR),
+// for deployments that keep it off the public address.
+func serveMetrics(addr string, metrics http.Handler, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on metrics address %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	log.Info("metrics listening", "addr", ln.Addr().String())
 	return func() { srv.Close() }, nil
 }
 

@@ -82,6 +82,10 @@ type Config struct {
 	// StatementTimeout is PostgreSQL's statement_timeout on the service's
 	// connections (DB_STATEMENT_TIMEOUT); zero leaves the server's own.
 	StatementTimeout time.Duration
+	// MetricsAddr, when set, serves /metrics on its own listener
+	// (METRICS_ADDR) instead of the public address, for deployments that
+	// keep the service's internals off the public network.
+	MetricsAddr string
 }
 
 // Env looks up an environment variable; os.Getenv in production.
@@ -127,6 +131,8 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 		"deadline of one request, answered 503 when it passes (env REQUEST_TIMEOUT)")
 	fs.DurationVar(&c.StatementTimeout, "db-statement-timeout", envDuration(env, "DB_STATEMENT_TIMEOUT", DefaultStatementTimeout),
 		"PostgreSQL statement_timeout of the service's connections, 0 leaves the server's (env DB_STATEMENT_TIMEOUT)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("METRICS_ADDR"),
+		"serve /metrics on this address only, e.g. :9090 (env METRICS_ADDR; default: on the public address)")
 }
 
 // Validate checks the values and fills in the derived ones.
@@ -153,6 +159,11 @@ func (c *Config) Validate() error {
 	if c.PprofAddr != "" {
 		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
 			return fmt.Errorf("--pprof-addr %q: %v", c.PprofAddr, err)
+		}
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %q: %v", c.MetricsAddr, err)
 		}
 	}
 	if c.PublicURL == "" && c.Addr != "" {

@@ -37,7 +37,9 @@ func Open(ctx context.Context, rawURL string, opts ...ent.Option) (*ent.Client, 
 		drv.Close()
 		return nil, fmt.Errorf("connect to %s: %w", Redact(rawURL), err)
 	}
-	return ent.NewClient(append([]ent.Option{ent.Driver(drv)}, opts...)...), nil
+	c := ent.NewClient(append([]ent.Option{ent.Driver(drv)}, opts...)...)
+	remember(c, drv.DB())
+	return c, nil
 }
 
 // OpenSQL opens the database/sql handle of url and names its ent dialect;
@@ -53,7 +55,7 @@ func OpenSQL(rawURL string) (*sql.DB, string, error) {
 func openDriver(rawURL string) (*entsql.Driver, error) {
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		db, err := sql.Open("pgx", rawURL)
+		db, err := openSQL("pgx", rawURL, dialect.Postgres)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
@@ -75,7 +77,7 @@ func openDriver(rawURL string) (*entsql.Driver, error) {
 		// concurrent writers wait instead of failing; foreign keys are off by
 		// default in SQLite.
 		dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-		db, err := sql.Open("sqlite", dsn)
+		db, err := openSQL("sqlite", dsn, dialect.SQLite)
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
@@ -91,8 +93,15 @@ func openDriver(rawURL string) (*entsql.Driver, error) {
 // indexes the schema no longer declares (a replaced index would otherwise
 // cost every write and mislead the planner); it never drops a table or a
 // column, so an existing database keeps its rows. It then installs the
-// triggers that keep derived data (order counts) exact.
+// triggers that keep derived data (order counts) exact. On PostgreSQL
+// the whole runs under an advisory lock (lockMigrations), so replicas
+// starting at once migrate one after the other.
 func Migrate(ctx context.Context, c *ent.Client, rawURL string) error {
+	unlock, err := lockMigrations(ctx, rawURL)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer unlock()
 	if err := c.Schema.Create(ctx, migrate.WithForeignKeys(true), migrate.WithDropIndex(true)); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/configurator/catalogue/ent/idempotencykey"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/metrics"
 )
 
 const (
@@ -140,11 +141,13 @@ func Key(ctx context.Context) string {
 	return ""
 }
 
-// markReplayed notes that the answer replays a first one.
+// markReplayed notes that the answer replays a first one, for the
+// header and the metrics (http_idempotent_replays_total).
 func markReplayed(ctx context.Context) {
 	if r, ok := ctx.Value(ctxKey{}).(*request); ok {
 		r.replayed.Store(true)
 	}
+	metrics.NoteReplayed(ctx)
 }
 
 // Fingerprint digests the parts of a request that make it the same

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/imaging"
+	"github.com/configurator/catalogue/internal/requestid"
 )
 
 // DefaultMaxBytes is the size limit of one file when Files.MaxBytes is zero:
@@ -163,28 +164,28 @@ func (f *Files) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeProblem(w, http.StatusMethodNotAllowed, "files are read with GET or HEAD")
+		writeProblem(w, r, http.StatusMethodNotAllowed, "files are read with GET or HEAD")
 		return
 	}
 	name := strings.TrimPrefix(r.URL.Path, "/")
 	if !ValidName(name) {
-		writeProblem(w, http.StatusNotFound, "no such file")
+		writeProblem(w, r, http.StatusNotFound, "no such file")
 		return
 	}
 	rc, err := f.Store.Open(r.Context(), name)
 	if errors.Is(err, ErrNotFound) {
-		writeProblem(w, http.StatusNotFound, "no such file")
+		writeProblem(w, r, http.StatusNotFound, "no such file")
 		return
 	}
 	if errors.Is(err, ErrUnavailable) {
 		slog.WarnContext(r.Context(), "serve file", "name", name, "err", err)
 		w.Header().Set("Retry-After", "5")
-		writeProblem(w, http.StatusServiceUnavailable, "the file store is unavailable, try again shortly")
+		writeProblem(w, r, http.StatusServiceUnavailable, "the file store is unavailable, try again shortly")
 		return
 	}
 	if err != nil {
 		slog.ErrorContext(r.Context(), "serve file", "name", name, "err", err)
-		writeProblem(w, http.StatusInternalServerError, "the file could not be read")
+		writeProblem(w, r, http.StatusInternalServerError, "the file could not be read")
 		return
 	}
 	defer rc.Close()
@@ -195,7 +196,7 @@ func (f *Files) serve(w http.ResponseWriter, r *http.Request) {
 		data, err := io.ReadAll(rc)
 		if err != nil {
 			slog.ErrorContext(r.Context(), "serve file", "name", name, "err", err)
-			writeProblem(w, http.StatusInternalServerError, "the file could not be read")
+			writeProblem(w, r, http.StatusInternalServerError, "the file could not be read")
 			return
 		}
 		content = bytes.NewReader(data)
@@ -220,20 +221,22 @@ func contentType(name string) string {
 
 // problem is an RFC 9457 problem details body.
 type problem struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Detail string `json:"detail"`
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail"`
+	Instance string `json:"instance,omitempty"`
 }
 
-func writeProblem(w http.ResponseWriter, status int, detail string) {
+func writeProblem(w http.ResponseWriter, r *http.Request, status int, detail string) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(problem{
-		Type:   "about:blank",
-		Title:  http.StatusText(status),
-		Status: status,
-		Detail: detail,
+		Type:     "about:blank",
+		Title:    http.StatusText(status),
+		Status:   status,
+		Detail:   detail,
+		Instance: requestid.Instance(r.Context()),
 	})
 }
 

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"runtime/debug"
+
+	"github.com/configurator/catalogue/internal/config"
+)
+
+// Garbage collector defaults of serve, used when neither GOGC nor
+// GOMEMLIMIT is set. The live heap of the service is small (a few MB of
+// caches and in-flight requests) while every request allocates its rows
+// and answer, so with Go's default (collect when the heap doubles) the
+// collector ran several hundred times a second under load and took a
+// tenth of the CPU. Letting the heap grow to five times the live data
+// before collecting cuts that to a fraction; the soft memory limit keeps
+// the heap within a small, fixed footprint whatever the load (the
+// collector works harder as the heap nears it), so peak RSS stays under
+// 100 MB. Either variable, when set, takes over as Go documents it.
+const (
+	defaultGCPercent   = 400
+	defaultMemoryLimit = 48 << 20
+)
+
+// tuneGC applies the defaults above unless the operator set GOGC or
+// GOMEMLIMIT.
+func tuneGC(env config.Env) {
+	if env("GOGC") != "" || env("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetGCPercent(defaultGCPercent)
+	debug.SetMemoryLimit(defaultMemoryLimit)
+}

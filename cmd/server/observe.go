@@ -1,0 +1,66 @@
+package main
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/metrics"
+	"github.com/configurator/catalogue/internal/requestid"
+	"github.com/configurator/catalogue/internal/telemetry"
+)
+
+// observe returns the middleware every request passes first, in order:
+// its id (kept from X-Request-Id or made, with the metrics' note in the
+// same context), its span when tracing is on, its log line, and its
+// metrics. The log line and the metrics share one response writer
+// wrapper.
+func observe(m *metrics.Metrics, log *slog.Logger) []func(http.Handler) http.Handler {
+	mw := []func(http.Handler) http.Handler{requestid.Middleware(metrics.NewContext)}
+	if telemetry.Enabled() {
+		mw = append(mw, telemetry.Middleware)
+	}
+	return append(mw, requestLog(log), m.Middleware)
+}
+
+// newMetrics makes the server's metrics, with the statistics of the
+// client's connection pool.
+func newMetrics(c *ent.Client, log *slog.Logger) *metrics.Metrics {
+	m := metrics.New()
+	if db := database.Pool(c); db != nil {
+		if err := m.WatchDB(db, "catalogue"); err != nil {
+			log.Warn("database pool metrics", "err", err)
+		}
+	}
+	return m
+}
+
+// graphExtensions are the gqlgen extensions of observability: the
+// operation name for the metrics, and the spans when tracing is on.
+func graphExtensions() []graphql.HandlerExtension {
+	exts := []graphql.HandlerExtension{metrics.GraphQL{}}
+	if telemetry.Enabled() {
+		exts = append(exts, telemetry.GraphQL{})
+	}
+	return exts
+}
+
+// requestLog logs one line per request with its status and duration; the
+// log handler adds its request id (and trace id) from the context.
+func requestLog(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			next.ServeHTTP(ww, r)
+			log.InfoContext(r.Context(), "request",
+				"method", r.Method, "path", r.URL.Path,
+				"status", ww.Status(), "bytes", ww.BytesWritten(), "duration", time.Since(start))
+		})
+	}
+}

@@ -1,0 +1,33 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/requestid"
+)
+
+// RequestIDExtension names the extension that carries the request's id
+// (the X-Request-Id the response echoes) in every GraphQL error, so that
+// a client reporting an error can quote it and an operator find its log
+// lines and trace.
+const RequestIDExtension = "requestId"
+
+// tagRequest sets extensions.requestId of e to the id of ctx's request.
+func tagRequest(ctx context.Context, e *gqlerror.Error) {
+	if id := requestid.FromContext(ctx); id != "" {
+		setExt(e, RequestIDExtension, id)
+	}
+}
+
+// errorExtensions are the extensions of an error written outside gqlgen:
+// its code and the request's id.
+func errorExtensions(ctx context.Context, code apperr.Kind) map[string]any {
+	ext := map[string]any{"code": code}
+	if id := requestid.FromContext(ctx); id != "" {
+		ext[RequestIDExtension] = id
+	}
+	return ext
+}

@@ -1,0 +1,43 @@
+package graph
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// TestWriteResponse: writeResponse writes what encoding/json writes for a
+// graphql.Response, except that it does not re-escape <, > and & inside
+// data.
+func TestWriteResponse(t *testing.T) {
+	yes := true
+	for _, resp := range []*graphql.Response{
+		nil, // gqlgen's answer to a request whose context ended before it ran
+		{Data: json.RawMessage(`{"a":1}`)},
+		{},
+		{Data: json.RawMessage(`null`)},
+		{Errors: gqlerror.List{{Message: "no", Path: ast.Path{ast.PathName("a"), ast.PathIndex(2)}, Extensions: map[string]any{"code": "NOT_FOUND"}}}, Data: json.RawMessage(`{"a":null}`)},
+		{Data: json.RawMessage(`{"a":"b"}`), Extensions: map[string]any{"cost": 3, "x": []int{1}}},
+		{Errors: gqlerror.List{{Message: "x"}}, Data: json.RawMessage(`{}`), Extensions: map[string]any{"k": "v"}},
+		{Data: json.RawMessage(`{"a":1}`), Label: "l", Path: ast.Path{ast.PathName("p")}, HasNext: &yes},
+	} {
+		var got bytes.Buffer
+		writeResponse(&got, resp)
+		want, err := json.Marshal(resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("writeResponse = %s\nencoding/json: %s", got.Bytes(), want)
+		}
+	}
+	var got bytes.Buffer
+	writeResponse(&got, &graphql.Response{Data: json.RawMessage(`{"html":"<b>&</b>"}`)})
+	if want := `{"data":{"html":"<b>&</b>"}}`; got.String() != want {
+		t.Errorf("writeResponse = %s; want %s", got.Bytes(), want)
+	}
+}

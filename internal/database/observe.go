@@ -1,0 +1,69 @@
+package database
+
+import (
+	"context"
+	"database/sql"
+	"runtime"
+	"strings"
+	"sync"
+	"weak"
+
+	"entgo.io/ent/dialect"
+	"github.com/XSAM/otelsql"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/telemetry"
+)
+
+// openSQL opens the pool of a driver. When tracing is on (telemetry.Enabled)
+// the driver is wrapped so that each statement, transaction and new
+// connection is a span; a statement's span holds its text, in which ent
+// passes every value as a bind parameter ($1, ?), and never the values.
+// Off, the driver is not wrapped at all.
+func openSQL(driver, dsn, dialectName string) (*sql.DB, error) {
+	if !telemetry.Enabled() {
+		return sql.Open(driver, dsn)
+	}
+	system := semconv.DBSystemNamePostgreSQL
+	if dialectName == dialect.SQLite {
+		system = semconv.DBSystemNameSQLite
+	}
+	return otelsql.Open(driver, dsn,
+		otelsql.WithAttributes(system),
+		otelsql.WithSpanNameFormatter(spanName),
+		otelsql.WithSpanOptions(otelsql.SpanOptions{OmitRows: true, OmitConnResetSession: true, DisableErrSkip: true}),
+	)
+}
+
+// spanName names a statement's span by its first keyword (SELECT, INSERT,
+// BEGIN, ...), and other calls by otelsql's method name.
+func spanName(_ context.Context, method otelsql.Method, query string) string {
+	query = strings.TrimSpace(query)
+	if query == "" {
+		return string(method)
+	}
+	if i := strings.IndexAny(query, " \t\n("); i > 0 {
+		query = query[:i]
+	}
+	return strings.ToUpper(query)
+}
+
+// pools maps each client Open made (weakly, so a closed client is
+// forgotten when it is collected) to its connection pool: ent's client
+// does not expose it, and the metrics read its statistics (Pool).
+var pools sync.Map // weak.Pointer[ent.Client] -> *sql.DB
+
+func remember(c *ent.Client, db *sql.DB) {
+	k := weak.Make(c)
+	pools.Store(k, db)
+	runtime.AddCleanup(c, func(k weak.Pointer[ent.Client]) { pools.Delete(k) }, k)
+}
+
+// Pool returns the connection pool under a client Open made, for its
+// statistics (sql.DBStats); nil for any other client.
+func Pool(c *ent.Client) *sql.DB {
+	db, _ := pools.Load(weak.Make(c))
+	p, _ := db.(*sql.DB)
+	return p
+}

@@ -1,0 +1,199 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestAppendersWriteWhatEncodingJSONWrites holds every appender to
+// encoding/json (as writeBody configures it) on generated values: text
+// with every kind of character JSON escapes, invalid UTF-8, U+2028,
+// numbers at the edges of the ES6 formatting, nulls, empty lists and raw
+// JSON with and without white space.
+func TestAppendersWriteWhatEncodingJSONWrites(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(7, 8))}
+	for i := range 2000 {
+		values := []any{
+			g.material(), g.order(), g.orderPage(), g.option(),
+			array[materialJSON]{g.material(), g.material()}, array[optionJSON]{}, array[materialJSON](nil),
+		}
+		for _, v := range values {
+			want := encodingJSON(t, v)
+			a := fastShape(v)
+			if a == nil {
+				t.Fatalf("%T has no appender", v)
+			}
+			got, ok := a.appendJSON(nil)
+			if !ok {
+				t.Fatalf("case %d: %T refused a value encoding/json writes:\n%s", i, v, want)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("case %d: %T\nappender:      %s\nencoding/json: %s", i, v, got, want)
+			}
+		}
+	}
+}
+
+// TestAppendersRefuseWhatEncodingJSONRefuses: NaN and infinities are not
+// JSON; both fail, so writeBody answers its 500 either way.
+func TestAppendersRefuseWhatEncodingJSONRefuses(t *testing.T) {
+	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		for _, v := range []any{materialJSON{Opacity: f}, orderJSON{Price: f}, orderPageJSON{Data: []orderJSON{{Price: f}}}} {
+			if _, err := json.Marshal(v); err == nil {
+				t.Fatalf("encoding/json wrote %T with %v", v, f)
+			}
+			if _, ok := fastShape(v).appendJSON(nil); ok {
+				t.Errorf("appender of %T wrote %v", v, f)
+			}
+		}
+	}
+}
+
+func TestSharedShapesKeepEncodingJSON(t *testing.T) {
+	for _, v := range []any{sharedOptionJSON{}, sharedVariationJSON{}, sharedJSON{}, []sharedOptionJSON{}} {
+		if fastShape(v) != nil {
+			t.Errorf("%T borrows an appender of the shape it embeds", v)
+		}
+	}
+}
+
+func encodingJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+type gen struct{ r *rand.Rand }
+
+var pieces = []string{
+	"", "a", "Oak", " ", "\"", "\\", "/", "<b>&amp;</b>", "\n", "\r", "\t", "\b", "\f", "\x00", "\x01", "\x1f", "\x7f",
+	"é", "日本", "\u2028", "\u2029", "\xff", "\xe2\x80", "\xc3", "😀", "\ufffd", "{}", "https://x.test/a?b=c&d=e",
+}
+
+func (g gen) str() string {
+	var b strings.Builder
+	for range g.r.IntN(5) {
+		b.WriteString(pieces[g.r.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
+func (g gen) strPtr() *string {
+	if g.r.IntN(3) == 0 {
+		return nil
+	}
+	s := g.str()
+	return &s
+}
+
+func (g gen) intPtr() *int {
+	if g.r.IntN(3) == 0 {
+		return nil
+	}
+	n := g.int()
+	return &n
+}
+
+func (g gen) int() int {
+	switch g.r.IntN(4) {
+	case 0:
+		return 0
+	case 1:
+		return -g.r.IntN(1000)
+	case 2:
+		return math.MaxInt64 - g.r.IntN(10)
+	}
+	return g.r.IntN(1 << 40)
+}
+
+var floats = []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e-6, 9.99e-7, 1e-7, 1e20, 1e21, 123456789.125, 1e300, -1e-300, math.MaxFloat64, math.SmallestNonzeroFloat64}
+
+func (g gen) float() float64 {
+	if g.r.IntN(2) == 0 {
+		return floats[g.r.IntN(len(floats))]
+	}
+	return (g.r.Float64() - 0.5) * math.Pow(10, float64(g.r.IntN(60)-30))
+}
+
+var raws = []string{
+	"", `{}`, `{"a":1}`, `{ "a" : [1, 2, {"b" : "c d"}] }`, "{\n\t\"x\": \"y\\\" z\"\r\n}", `{"s":"a b\"c"}`, `[]`, `null`,
+	`{"u":"\u2028"}`, ` { "k\\" : "v \\\" w" , "n" : [ ] } `, `{"name": "Customer 1", "address": {"zip": "1", "city": "Rome"}}`,
+	`{"e":"\\\\", "f" : "\\"}`, "{\"t\":\"tab\\there\"}",
+}
+
+func (g gen) raw() json.RawMessage {
+	s := raws[g.r.IntN(len(raws))]
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
+}
+
+func (g gen) material() materialJSON {
+	return materialJSON{
+		ID: g.int(), Name: g.str(), MaterialFile: g.strPtr(), CategoryID: g.intPtr(), TextureID: g.intPtr(),
+		Status: g.r.IntN(2) == 0, MaterialType: g.str(), Surface: g.str(), Bump: g.r.IntN(2) == 0, Color: g.str(),
+		Opacity: g.float(), Specular: g.float(), Reflection: g.float(), CreatedAt: g.str(), UpdatedAt: g.str(), CreatedBy: g.str(),
+	}
+}
+
+func (g gen) order() orderJSON {
+	var print []string
+	if g.r.IntN(3) > 0 {
+		print = make([]string, g.r.IntN(3))
+		for i := range print {
+			print[i] = g.str()
+		}
+	}
+	return orderJSON{
+		ID: g.int(), Price: g.float(), Status: g.str(), CustomerDetails: g.raw(), ConfiguratorSummary: g.raw(),
+		ConfiguratorSnapshot: g.strPtr(), ConfiguratorPrintMap: print, InvoiceURL: g.strPtr(), OrderStorefront: g.strPtr(),
+		CreatedAt: g.str(), UpdatedAt: g.str(), Configurator: orderConfiguratorJSON{ID: g.int(), Name: g.str()},
+	}
+}
+
+func (g gen) orderPage() orderPageJSON {
+	var data []orderJSON
+	if g.r.IntN(4) > 0 {
+		data = make([]orderJSON, g.r.IntN(4))
+		for i := range data {
+			data[i] = g.order()
+		}
+	}
+	return orderPageJSON{Data: data, Pagination: paginationJSON{
+		CurrentPage: g.int(), PerPage: g.int(), Total: g.int(), LastPage: g.int(), NextPageURL: g.strPtr(), PrevPageURL: g.strPtr(),
+	}}
+}
+
+func (g gen) option() optionJSON {
+	var vs []variationJSON
+	if g.r.IntN(4) > 0 {
+		vs = make([]variationJSON, g.r.IntN(4))
+		for i := range vs {
+			var cc *bool
+			if g.r.IntN(2) == 0 {
+				b := g.r.IntN(2) == 0
+				cc = &b
+			}
+			vs[i] = variationJSON{
+				ID: g.int(), ConfiguratorOptionID: g.int(), Name: g.str(), Position: g.int(), Selected: g.r.IntN(2) == 0,
+				ModelID: g.intPtr(), MaterialID: g.intPtr(), MaterialCategoryID: g.intPtr(), TextValue: g.strPtr(), CustomColor: cc,
+				TextFontSize: g.strPtr(), TextFontFamily: g.strPtr(), TextColorCategoryID: g.intPtr(), NumericalDefault: g.intPtr(),
+				CreatedAt: g.str(), UpdatedAt: g.str(),
+			}
+		}
+	}
+	return optionJSON{
+		ID: g.int(), ConfiguratorID: g.int(), Title: g.str(), Type: g.str(), Settings: g.raw(), ParameterList: vs,
+		Position: g.int(), CreatedAt: g.str(), UpdatedAt: g.str(), CreatedBy: g.str(),
+	}
+}
