@@ -139,22 +139,27 @@ func (m *Meter) Take(ctx context.Context, n int) error {
 
 // Refund gives n units back.
 func (m *Meter) Refund(ctx context.Context, n int) {
-	if m == nil || n <= 0 || m.Refused {
-		return
-	}
-	if s, err := m.lim.Refund(ctx, m.key, n); err == nil {
-		m.Status = s
-		s.SetHeaders(m.header)
+	if m != nil {
+		m.settle(ctx, n, m.lim.Refund)
 	}
 }
 
 // Charge takes n more units for work already done, even beyond what the
-// budget holds (Limiter.Charge); a failing store charges nothing.
+// budget holds (Limiter.Charge).
 func (m *Meter) Charge(ctx context.Context, n int) {
-	if m == nil || n <= 0 || m.Refused {
+	if m != nil {
+		m.settle(ctx, n, m.lim.Charge)
+	}
+}
+
+// settle corrects the request's cost by n units through op (a Refund or
+// a Charge of the limiter), unless the request was refused; a failing
+// store changes nothing.
+func (m *Meter) settle(ctx context.Context, n int, op func(ctx context.Context, key string, n int) (Status, error)) {
+	if n <= 0 || m.Refused {
 		return
 	}
-	if s, err := m.lim.Charge(ctx, m.key, n); err == nil {
+	if s, err := op(ctx, m.key, n); err == nil {
 		m.Status = s
 		s.SetHeaders(m.header)
 	}
