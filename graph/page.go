@@ -158,7 +158,9 @@ func countAll(page *sql.Selector) sql.Querier {
 
 // totalOf reads the total column of a page's row.
 func totalOf(row any) (int, error) {
-	v, err := row.(interface{ Value(string) (ent.Value, error) }).Value(totalColumn)
+	v, err := row.(interface {
+		Value(string) (ent.Value, error)
+	}).Value(totalColumn)
 	if err != nil {
 		return 0, err
 	}
