@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,40 +79,49 @@ func (s sortSpec) terms() []func(*sql.Selector) {
 	return t
 }
 
-// total counts the rows of a list. nil means COUNT(*) of the filtered
-// query, which the sort indexes answer from the index alone.
-type total func(context.Context) (int, error)
+// total counts the rows of a list, for its page arithmetic. The zero
+// total is COUNT(*) of the filtered query, which the sort indexes answer
+// from the index alone.
+type total struct {
+	// of is the count as an expression of the page's own statement, given
+	// its selector with every filter applied; nil: COUNT(*) of them.
+	of func(page *sql.Selector) sql.Querier
+	// run counts in a statement of its own; nil: COUNT(*) of the query.
+	run func(context.Context) (int, error)
+}
+
+// totalColumn names the column that carries a page's total.
+const totalColumn = "page_total"
 
 // paginate runs a page-based list: one page of q in the given order, shaped
 // by load (the edges to load, see eager), with its page arithmetic. It is
 // the single implementation of the pages REST v1 presents. The total is
-// counted only when the caller will see it: always on REST (the v1 answer
-// carries it), on GraphQL only when the selection asks for pagination.
+// counted only when the caller will see it (always on REST, whose answers
+// carry it; on GraphQL only when the selection asks for pagination), and
+// in the page's own statement: an uncorrelated subquery the database
+// evaluates once, read back from the first row, so a page and its total
+// cost one round trip. Only a page with no rows (past the end) counts in
+// a statement of its own, to report the last page.
 func paginate[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx context.Context, q Q, page, perPage *int, sort sortSpec, count total, load func(Q) (Q, error)) ([]*T, *model.Pagination, error) {
 	p, pp, err := valid.Page(page, perPage)
 	if err != nil {
 		return nil, nil, err
 	}
-	info := &model.Pagination{CurrentPage: p, PerPage: pp, LastPage: 1}
-	if selected(ctx, "pagination") {
-		if count == nil {
-			count = q.Clone().Aggregate(ent.Count()).Int
-		}
-		if info.Total, err = count(ctx); err != nil {
-			return nil, nil, fmt.Errorf("count: %w", err)
-		}
-		if pp != valid.AllPages {
-			info.LastPage = max(1, (info.Total+pp-1)/pp)
-			if (p-1)*pp >= info.Total {
-				return []*T{}, info, nil
-			}
-		}
+	counted := selected(ctx, "pagination")
+	if count.run == nil {
+		count.run = q.Clone().Aggregate(ent.Count()).Int
+	}
+	if count.of == nil {
+		count.of = countAll
 	}
 	if q, err = load(q); err != nil {
 		return nil, nil, err
 	}
 	for _, t := range sort.terms() {
 		q = q.Order(O(t))
+	}
+	if counted {
+		q.Modify(func(s *sql.Selector) { s.AppendSelectExprAs(count.of(s), totalColumn) })
 	}
 	if pp != valid.AllPages {
 		q = q.Offset((p - 1) * pp).Limit(pp)
@@ -128,7 +138,49 @@ func paginate[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]]
 		// their number (ratelimit.Rows).
 		ratelimit.Rows(ctx, len(items))
 	}
+	info := &model.Pagination{CurrentPage: p, PerPage: pp, LastPage: 1}
+	if !counted {
+		return items, info, nil
+	}
+	switch {
+	case len(items) > 0:
+		info.Total, err = totalOf(items[0])
+	case p > 1:
+		info.Total, err = count.run(ctx)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("count: %w", err)
+	}
+	if pp != valid.AllPages {
+		info.LastPage = max(1, (info.Total+pp-1)/pp)
+	}
 	return items, info, nil
+}
+
+// countAll is COUNT(*) of the rows page's filters select.
+func countAll(page *sql.Selector) sql.Querier {
+	return sql.Dialect(page.Dialect()).Select(sql.Count("*")).From(sql.Table(page.TableName())).Where(page.Clone().P())
+}
+
+// totalOf reads the total column of a page's row.
+func totalOf(row any) (int, error) {
+	v, err := row.(interface {
+		Value(string) (ent.Value, error)
+	}).Value(totalColumn)
+	if err != nil {
+		return 0, err
+	}
+	switch v := v.(type) {
+	case int64:
+		return int(v), nil
+	case []byte:
+		return strconv.Atoi(string(v))
+	case string:
+		return strconv.Atoi(v)
+	case float64:
+		return int(v), nil
+	}
+	return 0, fmt.Errorf("total column of type %T", v)
 }
 
 // deferredJoin rewrites a page after the first, SELECT columns FROM t

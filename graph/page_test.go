@@ -78,6 +78,30 @@ func TestPageArithmetic(t *testing.T) {
 				}
 			})
 		}
+		// The total of a filtered list, counted in the page's statement or,
+		// for an empty page, on its own.
+		fq := `query($page: Int, $name: String) { p: materialsPage(page: $page, perPage: 2, where: {nameHasPrefix: $name}) {
+			data { id } pagination { currentPage perPage total lastPage } } }`
+		for _, tc := range []struct {
+			page int
+			name string
+			n    int
+			want pagination
+		}{
+			{1, "no such material", 0, pagination{1, 2, 0, 1}},
+			{3, "no such material", 0, pagination{3, 2, 0, 1}},
+			{1, "mat 1", 2, pagination{1, 2, 10, 5}},
+			{5, "mat 1", 2, pagination{5, 2, 10, 5}},
+			{6, "mat 1", 0, pagination{6, 2, 10, 5}},
+			{2, "mat 2", 1, pagination{2, 2, 3, 2}},
+		} {
+			var p idPage
+			w.ok(t, w.tokA, fq, map[string]any{"page": tc.page, "name": tc.name}, &p)
+			if len(p.P.Data) != tc.n || p.P.Pagination != tc.want {
+				t.Errorf("%q page %d: got %d rows %+v; want %d %+v", tc.name, tc.page, len(p.P.Data), p.P.Pagination, tc.n, tc.want)
+			}
+		}
+
 		// Pages of 10 concatenate to the whole list, in order, without overlap.
 		var paged []string
 		for page := 1; page <= 3; page++ {

@@ -287,7 +287,7 @@ func (r *queryResolver) OrdersPage(ctx context.Context, args model.OrdersPageArg
 	if err != nil {
 		return nil, err
 	}
-	data, info, err := paginate[ent.Order, order.OrderOption, *ent.OrderSelect](ctx, q, args.Page, args.PerPage, sort, r.orderTotal(args.Where, where), func(q *ent.OrderQuery) (*ent.OrderQuery, error) {
+	data, info, err := paginate[ent.Order, order.OrderOption, *ent.OrderSelect](ctx, q, args.Page, args.PerPage, sort, r.orderTotal(ctx, args.Where, where), func(q *ent.OrderQuery) (*ent.OrderQuery, error) {
 		return eager(ctx, q, restOrder, "data")
 	})
 	if err != nil {
@@ -316,7 +316,7 @@ func (r *queryResolver) MaterialsPage(ctx context.Context, args model.MaterialsP
 	if err != nil {
 		return nil, err
 	}
-	data, info, err := paginate[ent.Material, material.OrderOption, *ent.MaterialSelect](ctx, q, args.Page, args.PerPage, sort, nil, func(q *ent.MaterialQuery) (*ent.MaterialQuery, error) {
+	data, info, err := paginate[ent.Material, material.OrderOption, *ent.MaterialSelect](ctx, q, args.Page, args.PerPage, sort, total{}, func(q *ent.MaterialQuery) (*ent.MaterialQuery, error) {
 		return eager(ctx, q, noEdges, "data")
 	})
 	if err != nil {
@@ -361,7 +361,7 @@ func (r *queryResolver) TexturesPage(ctx context.Context, args model.TexturesPag
 	if err != nil {
 		return nil, err
 	}
-	data, info, err := paginate[ent.Texture, texture.OrderOption, *ent.TextureSelect](ctx, q, args.Page, args.PerPage, sort, nil, func(q *ent.TextureQuery) (*ent.TextureQuery, error) {
+	data, info, err := paginate[ent.Texture, texture.OrderOption, *ent.TextureSelect](ctx, q, args.Page, args.PerPage, sort, total{}, func(q *ent.TextureQuery) (*ent.TextureQuery, error) {
 		return eager(ctx, q, noEdges, "data")
 	})
 	if err != nil {
@@ -407,7 +407,7 @@ func (r *queryResolver) FormFieldsPage(ctx context.Context, args model.FormField
 	if err != nil {
 		return nil, err
 	}
-	data, info, err := paginate[ent.FormField, formfield.OrderOption, *ent.FormFieldSelect](ctx, q, args.Page, args.PerPage, sort, nil, func(q *ent.FormFieldQuery) (*ent.FormFieldQuery, error) {
+	data, info, err := paginate[ent.FormField, formfield.OrderOption, *ent.FormFieldSelect](ctx, q, args.Page, args.PerPage, sort, total{}, func(q *ent.FormFieldQuery) (*ent.FormFieldQuery, error) {
 		return eager(ctx, q, noEdges, "data")
 	})
 	if err != nil {
@@ -440,7 +440,7 @@ func (r *queryResolver) ConfiguratorOptionsPage(ctx context.Context, args model.
 	if err != nil {
 		return nil, err
 	}
-	data, info, err := paginate[ent.ConfiguratorOption, configuratoroption.OrderOption, *ent.ConfiguratorOptionSelect](ctx, q, args.Page, args.PerPage, sort, nil, func(q *ent.ConfiguratorOptionQuery) (*ent.ConfiguratorOptionQuery, error) {
+	data, info, err := paginate[ent.ConfiguratorOption, configuratoroption.OrderOption, *ent.ConfiguratorOptionSelect](ctx, q, args.Page, args.PerPage, sort, total{}, func(q *ent.ConfiguratorOptionQuery) (*ent.ConfiguratorOptionQuery, error) {
 		return eager(ctx, q, restOption, "data")
 	})
 	if err != nil {

@@ -276,31 +276,37 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 		writeJSONBody(w, resp)
 		return
 	}
-	b := make([]byte, 0, len(resp.Data)+16)
-	b = append(b, '{')
+	var errs, ext []byte
+	var err error
 	if len(resp.Errors) > 0 {
-		errs, err := json.Marshal(resp.Errors)
-		if err != nil {
+		if errs, err = json.Marshal(resp.Errors); err != nil {
 			writeJSONBody(w, resp)
 			return
 		}
-		b = append(append(append(b, `"errors":`...), errs...), ',')
-	}
-	b = append(b, `"data":`...)
-	if len(resp.Data) == 0 {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, resp.Data...)
 	}
 	if len(resp.Extensions) > 0 {
-		ext, err := json.Marshal(resp.Extensions)
-		if err != nil {
+		if ext, err = json.Marshal(resp.Extensions); err != nil {
 			writeJSONBody(w, resp)
 			return
 		}
-		b = append(append(b, `,"extensions":`...), ext...)
 	}
-	w.Write(append(b, '}'))
+	if errs != nil {
+		w.Write([]byte(`{"errors":`))
+		w.Write(errs)
+		w.Write([]byte(`,"data":`))
+	} else {
+		w.Write([]byte(`{"data":`))
+	}
+	if len(resp.Data) == 0 {
+		w.Write([]byte("null"))
+	} else {
+		w.Write(resp.Data)
+	}
+	if ext != nil {
+		w.Write([]byte(`,"extensions":`))
+		w.Write(ext)
+	}
+	w.Write([]byte("}"))
 }
 
 func writeJSONBody(w io.Writer, v any) {

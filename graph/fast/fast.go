@@ -24,6 +24,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -78,13 +79,18 @@ func (e *Extension) InterceptField(ctx context.Context, next graphql.Resolver) (
 		return res, err
 	}
 	oc := graphql.GetOperationContext(ctx)
-	w := &writer{oc: oc, resolvers: e.resolvers}
-	if !supported(oc, fc.Field.Definition.Type.Name(), fc.Field.Selections, 0) || !w.entry(ctx, fc.Object, &fc.Field, res) {
+	if !supported(oc, fc.Field.Definition.Type.Name(), fc.Field.Selections, 0) {
+		e.declined.Add(1)
+		return res, err
+	}
+	w := &writer{oc: oc, resolvers: e.resolvers, buf: buffers.Get().([]byte)}
+	if !w.entry(ctx, fc.Object, &fc.Field, res) {
+		buffers.Put(w.buf[:0])
 		e.declined.Add(1)
 		return res, err
 	}
 	e.rendered.Add(1)
-	return rawJSON(w.buf), nil
+	return &rendered{json: w.buf}, nil
 }
 
 // maxDepth bounds the static check's recursion; deeper selections go to
@@ -240,11 +246,26 @@ func (w *writer) leaf(m graphql.Marshaler, nonNull bool) bool {
 	return true
 }
 
-// rawJSON is a rendered value, handed to gqlgen as the field's answer.
-type rawJSON []byte
+// rendered is the JSON of a field, handed to gqlgen as its answer.
+type rendered struct{ json []byte }
 
-// MarshalGQL writes the rendered JSON.
-func (r rawJSON) MarshalGQL(w io.Writer) { w.Write(r) }
+// MarshalGQL writes the JSON into the response and gives its buffer back
+// for another request: gqlgen marshals a field's answer once, when it
+// writes the response data.
+func (r *rendered) MarshalGQL(w io.Writer) {
+	w.Write(r.json)
+	if cap(r.json) <= maxPooled {
+		buffers.Put(r.json[:0])
+	}
+	r.json = nil
+}
+
+// buffers recycles the buffers fields are written into, so that a list's
+// JSON does not grow a new buffer from nothing on every request; buffers
+// grown past maxPooled (a very large list) are left to the collector.
+var buffers = sync.Pool{New: func() any { return make([]byte, 0, 8<<10) }}
+
+const maxPooled = 1 << 20
 
 // The appending twins of gqlgen's scalar marshalers (the generator's
 // leaves): each writes exactly what its marshaler writes, and returns

@@ -37,7 +37,7 @@ func Open(ctx context.Context, rawURL string, opts ...ent.Option) (*ent.Client, 
 		drv.Close()
 		return nil, fmt.Errorf("connect to %s: %w", Redact(rawURL), err)
 	}
-	c := ent.NewClient(append([]ent.Option{ent.Driver(drv)}, opts...)...)
+	c := ent.NewClient(append([]ent.Option{ent.Driver(typedDriver{drv})}, opts...)...)
 	remember(c, drv.DB())
 	return c, nil
 }
@@ -102,7 +102,14 @@ func Migrate(ctx context.Context, c *ent.Client, rawURL string) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	defer unlock()
-	if err := c.Schema.Create(ctx, migrate.WithForeignKeys(true), migrate.WithDropIndex(true)); err != nil {
+	// The migration inspects the database through database/sql's own rows,
+	// which a client Open made wraps (typedDriver): it runs on the pool
+	// itself.
+	schema := c.Schema
+	if db := Pool(c); db != nil {
+		schema = migrate.NewSchema(entsql.OpenDB(dialectOf(rawURL), db))
+	}
+	if err := schema.Create(ctx, migrate.WithForeignKeys(true), migrate.WithDropIndex(true)); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	if err := installCounts(ctx, c, dialectOf(rawURL)); err != nil {
