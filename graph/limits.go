@@ -101,12 +101,12 @@ func (l *limits) MutateOperationContext(ctx context.Context, op *graphql.Operati
 	if op.Operation.Operation == ast.Mutation {
 		writes = len(op.Operation.SelectionSet)
 	}
-	// The request paid ReadUnits on arrival (meter).
+	// The request owes ReadUnits since its arrival (meter): they are
+	// taken with the rest, in one call of the limiter.
 	units := ratelimit.OperationUnits(points, writes)
-	m := ratelimit.FromContext(ctx)
-	if err := m.Take(ctx, units-ratelimit.ReadUnits); err != nil {
+	if err := ratelimit.FromContext(ctx).Take(ctx, units-ratelimit.ReadUnits); err != nil {
 		metrics.NoteRateLimited(ctx)
-		return gqlError(m.Status.Err(units))
+		return gqlError(err)
 	}
 	return nil
 }
@@ -122,12 +122,16 @@ func gqlError(err error) *gqlerror.Error {
 }
 
 // meter charges every GraphQL request of a token to its budget in lim:
-// ReadUnits on arrival (so that even a request refused as malformed
-// costs something), the rest of the operation's cost when it is known
-// (limits). A request over budget is answered 429 with Retry-After (the
-// transport's status of a RateLimited error), and every answer carries
-// the RateLimit-* headers. Anonymous requests (introspection, share
-// links) are not metered; a nil lim meters nothing.
+// ReadUnits at least (so that even a request refused as malformed costs
+// something), the operation's cost when it is known (limits). The
+// ReadUnits are owed from the arrival and taken with the operation's
+// cost, or, for a request that fails before it has an operation, when
+// its failure is answered (payOwed), so that a request calls the limiter
+// once (one round trip when the budgets are in Redis). A request over
+// budget is answered 429 with Retry-After (the transport's status of a
+// RateLimited error), and every answer carries the RateLimit-* headers.
+// Anonymous requests (introspection, share links) are not metered; a nil
+// lim meters nothing.
 func meter(lim ratelimit.Limiter, next http.Handler) http.Handler {
 	if lim == nil {
 		return next
@@ -139,11 +143,25 @@ func meter(lim ratelimit.Limiter, next http.Handler) http.Handler {
 			return
 		}
 		m := ratelimit.NewMeter(lim, ratelimit.Key(v.TokenID), w.Header())
-		if err := m.Take(r.Context(), ratelimit.ReadUnits); err != nil {
-			metrics.NoteRateLimited(r.Context())
-			writeErrors(w, r, err)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(ratelimit.NewContext(r.Context(), m)))
+		m.Owe(ratelimit.ReadUnits)
+		ctx := ratelimit.NewContext(r.Context(), m)
+		next.ServeHTTP(w, r.WithContext(ctx))
+		// An answer written where payOwed did not run is charged still.
+		m.Pay(ctx)
 	})
+}
+
+// payOwed takes what the request of ctx owes, if anything, before its
+// failure is answered; it returns the RateLimited error to answer instead
+// when the budget holds less.
+func payOwed(ctx context.Context) error {
+	m := ratelimit.FromContext(ctx)
+	if !m.Owed() {
+		return nil
+	}
+	err := m.Pay(ctx)
+	if err != nil {
+		metrics.NoteRateLimited(ctx)
+	}
+	return err
 }

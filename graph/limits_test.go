@@ -2,11 +2,13 @@ package graph_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/configurator/catalogue/ent"
@@ -126,13 +128,14 @@ fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofT
   kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } } } }`
 
 // TestRateLimit: every GraphQL request of a token is charged to its
-// budget, ReadUnits on arrival and the rest of its complexity's units
-// when it is known; an operation over budget is 429 RATE_LIMITED with
-// Retry-After, and tokens have budgets of their own.
+// budget, ReadUnits at least and its complexity's units when it is known,
+// in one take; an operation over budget is 429 RATE_LIMITED with
+// Retry-After and takes nothing, and tokens have budgets of their own.
 func TestRateLimit(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
-		h := graph.NewHandler(graph.NewResolver(c), w.tokens, graph.HandlerOptions{Limiter: ratelimit.NewMemory(60)})
+		lim := &countingLimiter{Limiter: ratelimit.NewMemory(60)}
+		h := graph.NewHandler(graph.NewResolver(c), w.tokens, graph.HandlerOptions{Limiter: lim})
 		remaining := func(hd http.Header) int {
 			n, err := strconv.Atoi(hd.Get("RateLimit-Remaining"))
 			if err != nil || hd.Get("RateLimit-Limit") != "60" || hd.Get("RateLimit-Reset") == "" {
@@ -155,13 +158,18 @@ func TestRateLimit(t *testing.T) {
 			{"a malformed request costs 1", `{ viewer { ownerID `, 200, 47, "GRAPHQL_PARSE_FAILED"},
 			{"a refused document costs 1", aliases(101), 200, 46, "QUERY_TOO_COMPLEX"},
 			// 1 + 1000 * (1 + (1 + 1 + 2 * (1 + 1 + (1 + 20)))) = 49001
-			// points: 50 units, 45 left after the 1 taken on arrival.
+			// points: 50 units, refused whole.
 			{"an operation over what is left", `{ orders(first: 1000) { edges { node { id
-				a: configurator { id options { id } } b: configurator { id options { id } } } } } }`, 429, 45, "RATE_LIMITED"},
+				a: configurator { id options { id } } b: configurator { id options { id } } } } } }`, 429, 46, "RATE_LIMITED"},
 			// 1 point and a write: 11 units.
-			{"a mutation costs its write", `mutation { deleteMaterial(id: 999999) }`, 200, 34, "*"},
+			{"a mutation costs its write", `mutation { deleteMaterial(id: 999999) }`, 200, 35, "*"},
 		} {
+			calls := lim.calls.Load()
 			status, r, hd := post(t, h, w.tokA, "", tc.query)
+			// One call of the limiter per request: one round trip to Redis.
+			if n := lim.calls.Load() - calls; n != 1 {
+				t.Errorf("%s: %d calls of the limiter; want 1", tc.name, n)
+			}
 			if status != tc.status || (tc.code != "*" && r.code() != tc.code) {
 				t.Errorf("%s: %d %+v; want %d %s", tc.name, status, r.Errors, tc.status, tc.code)
 			}
@@ -172,18 +180,23 @@ func TestRateLimit(t *testing.T) {
 				if ra, err := strconv.Atoi(hd.Get("Retry-After")); err != nil || ra < 1 || ra > 60 {
 					t.Errorf("%s: Retry-After %q; want 1 to 60 seconds", tc.name, hd.Get("Retry-After"))
 				}
-				if !strings.Contains(r.Errors[0].Message, "rate limit exceeded: this request costs 50 units and the token has 45 of its 60 a minute left") || !noData(r) {
+				if !strings.Contains(r.Errors[0].Message, "rate limit exceeded: this request costs 50 units and the token has 46 of its 60 a minute left") || !noData(r) {
 					t.Errorf("%s: %+v, data %s; want the cost named and no data", tc.name, r.Errors, r.Data)
 				}
 			}
 		}
-		// Spend the rest: the next request is refused on arrival.
-		for i := 0; i < 34; i++ {
+		// Spend the rest: the next request is refused, and so is a
+		// malformed one.
+		for i := 0; i < 35; i++ {
 			post(t, h, w.tokA, "", `{ viewer { ownerID } }`)
 		}
 		status, r, hd := post(t, h, w.tokA, "", `{ viewer { ownerID } }`)
 		if status != 429 || r.code() != "RATE_LIMITED" || hd.Get("Retry-After") == "" || remaining(hd) != 0 {
 			t.Errorf("after the budget is spent: %d %+v %v; want 429 RATE_LIMITED with Retry-After", status, r.Errors, hd)
+		}
+		status, r, hd = post(t, h, w.tokA, "", `{ viewer { ownerID `)
+		if status != 429 || r.code() != "RATE_LIMITED" || hd.Get("Retry-After") == "" {
+			t.Errorf("a malformed request after the budget is spent: %d %+v %v; want 429 RATE_LIMITED with Retry-After", status, r.Errors, hd)
 		}
 		if status, _, hd := post(t, h, w.tokB, "", `{ viewer { ownerID } }`); status != 200 || remaining(hd) != 59 {
 			t.Errorf("another token: %d, remaining %s; want 200 with its own budget", status, hd.Get("RateLimit-Remaining"))
@@ -197,4 +210,25 @@ func TestRateLimit(t *testing.T) {
 			t.Errorf("anonymous: %d %v; want 200 without RateLimit headers", rec.Code, rec.Header())
 		}
 	})
+}
+
+// countingLimiter counts the calls of the limiter it wraps.
+type countingLimiter struct {
+	ratelimit.Limiter
+	calls atomic.Int64
+}
+
+func (c *countingLimiter) Take(ctx context.Context, key string, n int) (ratelimit.Status, error) {
+	c.calls.Add(1)
+	return c.Limiter.Take(ctx, key, n)
+}
+
+func (c *countingLimiter) Refund(ctx context.Context, key string, n int) (ratelimit.Status, error) {
+	c.calls.Add(1)
+	return c.Limiter.Refund(ctx, key, n)
+}
+
+func (c *countingLimiter) Charge(ctx context.Context, key string, n int) (ratelimit.Status, error) {
+	c.calls.Add(1)
+	return c.Limiter.Charge(ctx, key, n)
 }

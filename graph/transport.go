@@ -239,6 +239,9 @@ type failure struct {
 // errors of resp, each with the request's id. A 401 carries
 // WWW-Authenticate, as on REST.
 func writeFailure(w http.ResponseWriter, r *http.Request, media string, status int, resp *graphql.Response) {
+	if err := payOwed(r.Context()); err != nil {
+		status, resp = failureStatus(media, err), &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}}
+	}
 	switch status {
 	case http.StatusUnauthorized:
 		auth.Challenge(w, r)
@@ -343,16 +346,23 @@ func (p *preExecution) CreateOperationContext(ctx context.Context, params *graph
 }
 
 // statusWriter replaces the status gqlgen chose for a request that failed
-// before it executed by failureStatus's.
+// before it executed by failureStatus's, and its answer by a RateLimited
+// one when what the request owes is over budget (payOwed).
 type statusWriter struct {
 	http.ResponseWriter
-	r     *http.Request
-	pe    *preExecution
-	media string
+	r       *http.Request
+	pe      *preExecution
+	media   string
+	refused bool
 }
 
 // WriteHeader writes the status.
 func (s *statusWriter) WriteHeader(status int) {
+	if err := payOwed(s.r.Context()); err != nil {
+		s.refused = true
+		writeFailure(s.ResponseWriter, s.r, s.media, failureStatus(s.media, err), &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}})
+		return
+	}
 	if len(s.pe.errs) > 0 {
 		status = failureStatus(s.media, s.pe.errs)
 		if status == http.StatusUnauthorized {
@@ -360,4 +370,12 @@ func (s *statusWriter) WriteHeader(status int) {
 		}
 	}
 	s.ResponseWriter.WriteHeader(status)
+}
+
+// Write writes the answer, unless a RateLimited one replaced it.
+func (s *statusWriter) Write(p []byte) (int, error) {
+	if s.refused {
+		return len(p), nil
+	}
+	return s.ResponseWriter.Write(p)
 }

@@ -31,6 +31,9 @@ import (
 type app struct {
 	http.Handler
 	metrics *metrics.Metrics
+	// redis is the rate limiter's Redis connection, when REDIS_URL is
+	// set, closed when serve stops.
+	redis *ratelimit.Redis
 }
 
 // newRouter wires the HTTP surface: probes, the GraphQL endpoint and REST
@@ -42,10 +45,7 @@ type app struct {
 // transports.
 func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger) *app {
 	m := newMetrics(c, log)
-	var limiter ratelimit.Limiter // nil: off
-	if cfg.RateLimit > 0 {
-		limiter = ratelimit.NewMemory(int(cfg.RateLimit))
-	}
+	limiter, shared := newLimiter(cfg, m, log) // nil: off
 	res := graph.NewResolver(c, graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL), graph.WithExtensions(graphExtensions()...))
 	r := chi.NewRouter()
 	r.Use(observe(m, log)...)
@@ -58,16 +58,29 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": build.Version, "revision": build.Revision})
 	})
+	// Ready is the database's answer. The rate limiter's Redis, when there
+	// is one, is reported beside it but does not make a replica unready:
+	// without it requests pass unmetered (ratelimit.Redis), and every
+	// replica shares it, so failing them all would turn its outage into
+	// the service's.
 	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
+		redis := make(chan string, 1)
+		if shared != nil {
+			go func() { redis <- redisState(ctx, shared) }()
+		}
+		body := map[string]string{"status": "ok", "database": "ok"}
+		status := http.StatusOK
 		if _, err := c.Setting.Query().Exist(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 			log.WarnContext(ctx, "readiness check failed", "err", err)
 			w.Header().Set("Retry-After", apperr.RetryAfter)
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
-			return
+			body["status"], body["database"], status = "unavailable", "unreachable", http.StatusServiceUnavailable
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "database": "ok"})
+		if shared != nil {
+			body["redis"] = <-redis
+		}
+		writeJSON(w, status, body)
 	})
 
 	gql := graph.NewHandler(res, tokens, graph.HandlerOptions{PublicIntrospection: cfg.PublicIntrospection(), Limiter: limiter})
@@ -93,7 +106,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 
 	r.NotFound(rest.NotFound)
 	r.MethodNotAllowed(rest.MethodNotAllowed(r))
-	return &app{Handler: r, metrics: m}
+	return &app{Handler: r, metrics: m, redis: shared}
 }
 
 // cors lets browser front-ends on other origins call the service. Every

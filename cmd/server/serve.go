@@ -137,6 +137,9 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	}
 	readTimeout, writeTimeout, shutdownGrace := serverTimeouts(cfg.RequestTimeout)
 	handler := newRouter(c, tokens, &cfg, files, log)
+	if handler.redis != nil {
+		defer handler.redis.Close()
+	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -148,7 +151,7 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	}
 	build := buildinfo.Read()
 	log.Info("listening", "addr", ln.Addr().String(), "database", database.Redact(cfg.DatabaseURL), "public_url", cfg.PublicURL, "storage", loc,
-		"version", build.Version, "revision", build.Revision)
+		"rate_limits", limiterName(&cfg), "version", build.Version, "revision", build.Revision)
 	fmt.Fprintf(stdout, "GraphQL playground: %s/playground\n", cfg.PublicURL)
 	if demoToken != "" {
 		fmt.Fprintf(stdout, "Demo token (Open API), paste it into the playground's headers as\n  {\"Authorization\": \"Bearer %s\"}\nor open %s/playground#token=%s\n", demoToken, cfg.PublicURL, demoToken)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/configurator/catalogue/internal/ratelimit"
 )
 
 // Defaults of the settings.
@@ -74,6 +76,10 @@ type Config struct {
 	// RateLimit is each token's budget in cost units per minute, shared by
 	// REST and GraphQL (RATE_LIMIT_PER_MINUTE); 0 turns rate limiting off.
 	RateLimit int64
+	// RedisURL, when set, keeps the rate-limit budgets in Redis
+	// (REDIS_URL), so that every replica charges the same budget of a
+	// token; unset, each process keeps its own in memory.
+	RedisURL string
 	// RequestTimeout is the deadline of every request (REQUEST_TIMEOUT):
 	// when it passes, database work stops and the request is answered
 	// 503 with Retry-After. The server's read and write timeouts follow
@@ -127,6 +133,8 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 		"serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (env PPROF_ADDR; default off)")
 	fs.Int64Var(&c.RateLimit, "rate-limit-per-minute", envInt(env, "RATE_LIMIT_PER_MINUTE", DefaultRateLimit),
 		"each token's budget in cost units a minute, REST and GraphQL together; 0 turns it off (env RATE_LIMIT_PER_MINUTE)")
+	fs.StringVar(&c.RedisURL, "redis-url", env("REDIS_URL"),
+		"keep the rate-limit budgets in this Redis, shared by every replica: redis://[:PASSWORD@]HOST:PORT[/DB] (env REDIS_URL; default: in memory)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", envDuration(env, "REQUEST_TIMEOUT", DefaultRequestTimeout),
 		"deadline of one request, answered 503 when it passes (env REQUEST_TIMEOUT)")
 	fs.DurationVar(&c.StatementTimeout, "db-statement-timeout", envDuration(env, "DB_STATEMENT_TIMEOUT", DefaultStatementTimeout),
@@ -205,6 +213,11 @@ func (c *Config) Validate() error {
 	}
 	if c.RateLimit < 0 {
 		return fmt.Errorf("--rate-limit-per-minute must be 0 (off) or more, got %d", c.RateLimit)
+	}
+	if c.RedisURL != "" {
+		if _, err := ratelimit.RedisOptions(c.RedisURL); err != nil {
+			return fmt.Errorf("--redis-url: %v", err)
+		}
 	}
 	if c.RequestTimeout < 0 {
 		return fmt.Errorf("--request-timeout must be a duration such as 30s, 0 or more")

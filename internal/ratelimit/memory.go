@@ -11,7 +11,7 @@ import (
 // algorithm's one timestamp per key (the time at which the bucket will be
 // full again), so a Take is a map lookup and a little arithmetic under a
 // mutex. Budgets are per process: with several replicas each keeps its
-// own, until a shared Limiter replaces it.
+// own; Redis shares them.
 type Memory struct {
 	limit int
 	// interval is the time one unit takes to refill; burst is the time

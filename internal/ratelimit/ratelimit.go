@@ -1,15 +1,14 @@
 // Package ratelimit keeps a budget of cost units per key (a token) that
 // refills continuously, shared by both transports: REST charges a request
 // what it reads, GraphQL an operation its computed complexity, against
-// the same key. The Limiter interface is small so that a shared store
-// (Redis) can stand in for the in-memory one without the callers
-// changing; Meter is the per-request side that the transports use, and
-// it sets the RateLimit-* and Retry-After headers.
+// the same key. The Limiter interface is small, with two implementations
+// the callers cannot tell apart: Memory keeps the budgets in the process,
+// Redis shares them between replicas. Meter is the per-request side that
+// the transports use, and it sets the RateLimit-* and Retry-After headers.
 package ratelimit
 
 import (
 	"context"
-	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -96,10 +95,19 @@ func (s Status) Err(n int) error {
 // and it keeps the response headers up to date. A nil *Meter (rate
 // limiting off, or an anonymous request) takes nothing and refuses
 // nothing.
+//
+// A request costs one call of the limiter (one round trip to Redis) when
+// its cost is known at once (REST), and also when it is known in two steps
+// (GraphQL: ReadUnits on arrival, the operation's complexity later): the
+// first step is owed (Owe) and taken with the second, or paid alone (Pay)
+// when the request ends without one. Only a REST list with per_page=-1
+// calls twice, to settle what its rows cost (Refund or Charge).
 type Meter struct {
 	lim    Limiter
 	key    string
 	header http.Header
+	// owed is what the next Take adds to its own units.
+	owed int
 	// Status is the budget after the last Take or Refund.
 	Status Status
 	// Refused is set when a Take was refused: the transport answers 429.
@@ -115,17 +123,34 @@ func NewMeter(lim Limiter, key string, header http.Header) *Meter {
 	return &Meter{lim: lim, key: key, header: header}
 }
 
-// Take takes n units; it returns a RateLimited error (and sets Refused and
-// Retry-After) when the budget holds fewer. A failing store lets the
-// request through: an outage of the limiter must not become one of the
-// service.
+// Owe adds n units to the next Take (or Pay) without calling the limiter.
+func (m *Meter) Owe(n int) {
+	if m != nil {
+		m.owed += n
+	}
+}
+
+// Owed reports whether units are owed that no Take has taken yet.
+func (m *Meter) Owed() bool { return m != nil && m.owed > 0 }
+
+// Pay takes what is owed, if anything, as Take does.
+func (m *Meter) Pay(ctx context.Context) error { return m.Take(ctx, 0) }
+
+// Take takes n units and whatever is owed; it returns a RateLimited error
+// naming them all (and sets Refused and Retry-After) when the budget holds
+// fewer, and then takes none of them. A failing store lets the request
+// through: an outage of the limiter must not become one of the service
+// (the limiter reports and logs its outages).
 func (m *Meter) Take(ctx context.Context, n int) error {
-	if m == nil || n <= 0 {
+	if m == nil {
+		return nil
+	}
+	n, m.owed = n+m.owed, 0
+	if n <= 0 {
 		return nil
 	}
 	s, err := m.lim.Take(ctx, m.key, n)
 	if err != nil {
-		slog.WarnContext(ctx, "rate limiter unavailable: request let through", "key", m.key, "err", err)
 		return nil
 	}
 	m.Status = s

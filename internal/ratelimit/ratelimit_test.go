@@ -3,10 +3,13 @@ package ratelimit
 import (
 	"context"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/ratelimit/redistest"
 )
 
 // clock is a settable time for the limiter.
@@ -22,7 +25,26 @@ func newTestMemory(limit int) (*Memory, *clock) {
 	return m, c
 }
 
-func TestMemory(t *testing.T) {
+// TestLimiters runs the Limiter contract against both implementations:
+// the same steps, on the same clock, must give the same statuses.
+func TestLimiters(t *testing.T) {
+	t.Run("memory", func(t *testing.T) {
+		testContract(t, func(t *testing.T, limit int) (Limiter, *clock) {
+			return newTestMemory(limit)
+		})
+	})
+	t.Run("redis", func(t *testing.T) {
+		srv := redistest.Start(t)
+		testContract(t, func(t *testing.T, limit int) (Limiter, *clock) {
+			return newTestRedis(t, srv, limit)
+		})
+	})
+}
+
+// testContract is the behaviour every Limiter has, on a clock the test
+// moves: newLimiter returns a fresh limiter of limit units a minute, with
+// no key used yet.
+func testContract(t *testing.T, newLimiter func(t *testing.T, limit int) (Limiter, *clock)) {
 	ctx := context.Background()
 	type step struct {
 		name    string
@@ -38,63 +60,122 @@ func TestMemory(t *testing.T) {
 	// 60 units a minute: one unit refills every second.
 	for _, tc := range []struct {
 		name  string
+		limit int // 60 when 0
 		steps []step
 	}{
-		{"a fresh key holds the whole budget", []step{
+		{"a fresh key holds the whole budget", 0, []step{
 			{name: "take 1", key: "a", take: 1, allowed: true, remain: 59, reset: time.Second},
 			{name: "take 59", key: "a", take: 59, allowed: true, remain: 0, reset: time.Minute},
 			{name: "take 1 more", key: "a", take: 1, allowed: false, remain: 0, reset: time.Minute, retry: time.Second},
 		}},
-		{"the budget refills continuously", []step{
+		{"the budget refills continuously", 0, []step{
 			{name: "take all", key: "a", take: 60, allowed: true, remain: 0, reset: time.Minute},
 			{name: "10 s later, 10 are back", advance: 10 * time.Second, key: "a", take: 10, allowed: true, remain: 0, reset: time.Minute},
 			{name: "2.5 s later, 3 are not", advance: 2500 * time.Millisecond, key: "a", take: 3, allowed: false, remain: 2, reset: 57500 * time.Millisecond, retry: 500 * time.Millisecond},
 			{name: "a minute later, it is whole", advance: time.Minute, key: "a", take: 60, allowed: true, remain: 0, reset: time.Minute},
 		}},
-		{"a refused take takes nothing", []step{
+		{"a refused take takes nothing", 0, []step{
 			{name: "take 50", key: "a", take: 50, allowed: true, remain: 10, reset: 50 * time.Second},
 			{name: "take 20", key: "a", take: 20, allowed: false, remain: 10, reset: 50 * time.Second, retry: 10 * time.Second},
 			{name: "take 10", key: "a", take: 10, allowed: true, remain: 0, reset: time.Minute},
 		}},
-		{"keys are independent", []step{
+		{"keys are independent", 0, []step{
 			{name: "a takes all", key: "a", take: 60, allowed: true, remain: 0, reset: time.Minute},
 			{name: "b takes 1", key: "b", take: 1, allowed: true, remain: 59, reset: time.Second},
 		}},
-		{"refunds give back, never above the limit", []step{
+		{"refunds give back, never above the limit", 0, []step{
 			{name: "take 30", key: "a", take: 30, allowed: true, remain: 30, reset: 30 * time.Second},
 			{name: "refund 20", key: "a", take: -20, allowed: true, remain: 50, reset: 10 * time.Second},
 			{name: "refund 100", key: "a", take: -100, allowed: true, remain: 60, reset: 0},
 		}},
-		{"a charge may go into debt, and takes wait until it is paid", []step{
+		{"a charge may go into debt, and takes wait until it is paid", 0, []step{
 			{name: "take 50", key: "a", take: 50, allowed: true, remain: 10, reset: 50 * time.Second},
 			{name: "charge 30", key: "a", charge: 30, allowed: true, remain: 0, reset: 80 * time.Second},
 			{name: "take 1", key: "a", take: 1, allowed: false, remain: 0, reset: 80 * time.Second, retry: 21 * time.Second},
 			{name: "21 s later, it is paid", advance: 21 * time.Second, key: "a", take: 1, allowed: true, remain: 0, reset: time.Minute},
 		}},
-		{"more than the budget takes the whole budget", []step{
+		{"more than the budget takes the whole budget", 0, []step{
 			{name: "take 1000", key: "a", take: 1000, allowed: true, remain: 0, reset: time.Minute},
 			{name: "take 1", key: "a", take: 1, allowed: false, remain: 0, reset: time.Minute, retry: time.Second},
 		}},
+		{"a refund of a fresh key changes nothing", 0, []step{
+			{name: "refund 5", key: "a", take: -5, allowed: true, remain: 60, reset: 0},
+			{name: "take 60", key: "a", take: 60, allowed: true, remain: 0, reset: time.Minute},
+		}},
+		// The default budget: a unit refills every 50 µs.
+		{"the default budget, to the microsecond", 1_200_000, []step{
+			{name: "take 1", key: "a", take: 1, allowed: true, remain: 1_199_999, reset: 50 * time.Microsecond},
+			{name: "take 1,199,999", key: "a", take: 1_199_999, allowed: true, remain: 0, reset: time.Minute},
+			{name: "take 3 after 100 µs", advance: 100 * time.Microsecond, key: "a", take: 3, allowed: false, remain: 2, reset: time.Minute - 100*time.Microsecond, retry: 50 * time.Microsecond},
+			{name: "take 2", key: "a", take: 2, allowed: true, remain: 0, reset: time.Minute},
+			{name: "refund 600,000 after 7.5 s", advance: 7500 * time.Millisecond, key: "a", take: -600_000, allowed: true, remain: 750_000, reset: 22500 * time.Millisecond},
+		}},
+		// 7 a minute: a unit refills every 8.571428571 s (the budget is
+		// 59.999999997 s long), fractions the implementations must carry
+		// alike, to the microsecond.
+		{"a budget that does not divide a minute", 7, []step{
+			{name: "take 7", key: "a", take: 7, allowed: true, remain: 0, reset: time.Minute},
+			{name: "take 1 after 8.6 s", advance: 8600 * time.Millisecond, key: "a", take: 1, allowed: true, remain: 0, reset: 59971429 * time.Microsecond},
+			{name: "take 1 after 8.5 s", advance: 8500 * time.Millisecond, key: "a", take: 1, allowed: false, remain: 0, reset: 51471429 * time.Microsecond, retry: 42857 * time.Microsecond},
+			{name: "take 1 after 43 ms", advance: 43 * time.Millisecond, key: "a", take: 1, allowed: true, remain: 0, reset: 59999857 * time.Microsecond},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, c := newTestMemory(60)
+			limit := tc.limit
+			if limit == 0 {
+				limit = 60
+			}
+			m, c := newLimiter(t, limit)
 			for _, st := range tc.steps {
 				c.advance(st.advance)
 				var s Status
+				var err error
 				if st.charge > 0 {
-					s, _ = m.Charge(ctx, st.key, st.charge)
+					s, err = m.Charge(ctx, st.key, st.charge)
 				} else if st.take > 0 {
-					s, _ = m.Take(ctx, st.key, st.take)
+					s, err = m.Take(ctx, st.key, st.take)
 				} else {
-					s, _ = m.Refund(ctx, st.key, -st.take)
+					s, err = m.Refund(ctx, st.key, -st.take)
 				}
-				want := Status{Allowed: st.allowed, Limit: 60, Remaining: st.remain, Reset: st.reset, RetryAfter: st.retry}
+				if err != nil {
+					t.Fatalf("%s: %v", st.name, err)
+				}
+				// Memory counts in nanoseconds, Redis in microseconds.
+				s.Reset, s.RetryAfter = s.Reset.Round(time.Microsecond), s.RetryAfter.Round(time.Microsecond)
+				want := Status{Allowed: st.allowed, Limit: limit, Remaining: st.remain, Reset: st.reset, RetryAfter: st.retry}
 				if s != want {
 					t.Errorf("%s: %+v; want %+v", st.name, s, want)
 				}
 			}
 		})
 	}
+
+	t.Run("takes at once take exactly the budget", func(t *testing.T) {
+		m, _ := newLimiter(t, 60)
+		var wg sync.WaitGroup
+		var allowed, refused atomic.Int64
+		for range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 10 {
+					s, err := m.Take(ctx, "a", 1)
+					switch {
+					case err != nil:
+						t.Error(err)
+					case s.Allowed:
+						allowed.Add(1)
+					default:
+						refused.Add(1)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if allowed.Load() != 60 || refused.Load() != 140 {
+			t.Errorf("200 takes of 1 at once: %d allowed, %d refused; want 60 and 140", allowed.Load(), refused.Load())
+		}
+	})
 }
 
 func TestMemoryForgetsIdleKeys(t *testing.T) {

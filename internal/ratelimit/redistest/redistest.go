@@ -1,0 +1,176 @@
+// Package redistest starts a real Redis for tests: redis-server on a free
+// loopback port, without persistence, owned by the test, which may kill it
+// (an outage) and start it again on the same port. CI installs
+// redis-server (.ci/run); elsewhere tests skip with a message when it is
+// missing, and under CI=true they fail instead.
+package redistest
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Install is what installs the server, as .ci/run does it.
+const Install = "apt-get install -y redis-server"
+
+// Server is a redis-server the test started.
+type Server struct {
+	// Addr is HOST:PORT on loopback.
+	Addr string
+
+	t   testing.TB
+	bin string
+	dir string
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+	out *bytes.Buffer
+}
+
+// Binary returns the path of redis-server, skipping the test when it is
+// missing, or failing it under CI=true.
+func Binary(t testing.TB) string {
+	t.Helper()
+	if p, err := exec.LookPath("redis-server"); err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("redis-server is not installed; CI must install it: %s", Install)
+	}
+	t.Skipf("redis-server is not installed, skipping: %s", Install)
+	return ""
+}
+
+// Start starts a server on a free port; it is killed when the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{t: t, bin: Binary(t), dir: t.TempDir()}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Addr = ln.Addr().String()
+	ln.Close()
+	s.Start()
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// URL is the server's REDIS_URL.
+func (s *Server) URL() string { return "redis://" + s.Addr }
+
+// Start starts the server again on its port after Kill (a first start is
+// Start's); it returns once the server answers PING.
+func (s *Server) Start() {
+	s.t.Helper()
+	_, port, _ := net.SplitHostPort(s.Addr)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.out = &bytes.Buffer{}
+	s.cmd = exec.Command(s.bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.dir, "--daemonize", "no", "--loglevel", "warning")
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatalf("start redis-server: %v", err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !ping(s.Addr) {
+		if time.Now().After(deadline) {
+			s.cmd.Process.Kill()
+			s.cmd.Wait()
+			s.t.Fatalf("redis-server never answered on %s:\n%s", s.Addr, s.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Kill kills the server (SIGKILL, as a crash or an outage); its data is
+// gone. It is safe to call when the server is not running.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Freeze stops the server's process (SIGSTOP): connections stay open and
+// new ones are accepted by the kernel, but nothing answers, as in a
+// network partition. Thaw resumes it.
+func (s *Server) Freeze() { s.signal(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen server (SIGCONT).
+func (s *Server) Thaw() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		s.cmd.Process.Signal(sig)
+	}
+}
+
+// Do sends one command (its words) and returns its answer as Redis
+// writes it, less the type mark: an integer's digits, a bulk string's
+// value ("" for none), a status or an error's text; for tests that look
+// into the server.
+func (s *Server) Do(t testing.TB, args ...string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", s.Addr, 2*time.Second)
+	if err != nil {
+		t.Fatalf("redis %s: %v", s.Addr, err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	var b strings.Builder
+	b.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		b.WriteString("$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n")
+	}
+	if _, err := c.Write([]byte(b.String())); err != nil {
+		t.Fatalf("redis %s: %v", s.Addr, err)
+	}
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
+	if err != nil || line == "" {
+		t.Fatalf("redis %s: %v", s.Addr, err)
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line[0] == '$' {
+		if n, _ := strconv.Atoi(line[1:]); n < 0 {
+			return ""
+		}
+		if line, err = r.ReadString('\n'); err != nil {
+			t.Fatalf("redis %s: %v", s.Addr, err)
+		}
+		return strings.TrimRight(line, "\r\n")
+	}
+	return line[1:]
+}
+
+// ping reports whether a Redis answers PING at addr.
+func ping(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return err == nil && strings.HasPrefix(line, "+PONG")
+}
