@@ -106,13 +106,22 @@ func testVersion(t *testing.T, bin string, got map[string]string, out string) {
 
 // replica is one server process.
 type replica struct {
-	base   string
-	stdout *syncBuffer
+	base           string
+	stdout, stderr *syncBuffer
 }
 
 // startReplica runs `bin serve` with env on a free port, in dir, and waits
 // until it is ready; it is stopped with SIGTERM when the test ends.
 func startReplica(t *testing.T, bin, dir string, env map[string]string) replica {
+	t.Helper()
+	r := launchReplica(t, bin, dir, env)
+	waitReady(t, r.base)
+	return r
+}
+
+// launchReplica starts `bin serve` as startReplica does, without waiting
+// for it, so that several replicas start at once.
+func launchReplica(t *testing.T, bin, dir string, env map[string]string) replica {
 	t.Helper()
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, "serve", "--addr", addr)
@@ -121,19 +130,18 @@ func startReplica(t *testing.T, bin, dir string, env map[string]string) replica 
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var stdout, stderr syncBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	r := replica{base: "http://" + addr, stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)
 		if err := cmd.Wait(); err != nil {
-			t.Errorf("replica %s: %v\n%s", addr, err, stderr.String())
+			t.Errorf("replica %s: %v\n%s", addr, err, r.stderr.String())
 		}
 	})
-	waitReady(t, "http://"+addr)
-	return replica{base: "http://" + addr, stdout: &stdout}
+	return r
 }
 
 // fetch GETs url and returns the status, content type and body.
