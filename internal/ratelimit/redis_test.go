@@ -46,8 +46,8 @@ func TestRedisOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.Addr != "cache.internal:6380" || o.DB != 2 || o.Password != "secret" || o.DialTimeout != 500*time.Millisecond ||
-		o.ReadTimeout != 500*time.Millisecond || o.MaxRetries != -1 || !o.DisableIdentity {
-		t.Errorf("options %+v; want the URL's address, db and password, 500 ms timeouts, no retries", o)
+		o.ReadTimeout != 500*time.Millisecond || o.MaxRetries != -1 || !o.DisableIdentity || o.Protocol != 2 {
+		t.Errorf("options %+v; want the URL's address, db and password, 500 ms timeouts, no retries, RESP2", o)
 	}
 	o, err = RedisOptions("redis://127.0.0.1?dial_timeout=2s&max_retries=2")
 	if err != nil || o.DialTimeout != 2*time.Second || o.MaxRetries != 2 || o.ReadTimeout != 500*time.Millisecond {
@@ -190,4 +190,24 @@ func (l *logBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// BenchmarkRedisTake is what a request pays the Redis limiter: one
+// EVALSHA round trip on loopback, from one goroutine.
+func BenchmarkRedisTake(b *testing.B) {
+	srv := redistest.Start(b)
+	opts, err := RedisOptions(srv.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := NewRedis(opts, 1<<30, slog.New(slog.DiscardHandler))
+	defer r.Close()
+	ctx := context.Background()
+	key := Key(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Take(ctx, key, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
