@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/internal/share"
 )
@@ -44,13 +45,10 @@ type orderConfiguratorJSON struct {
 	Name string `json:"configurator_name"`
 }
 
-// presentOrder presents an order. Its configurator edge should be loaded
-// (the resolvers load it); without it configurator_name is empty.
+// presentOrder presents an order. Its configurator's name comes with it
+// (graph.ConfiguratorName); without it configurator_name is empty.
 func presentOrder(o *ent.Order) orderJSON {
-	conf := orderConfiguratorJSON{ID: o.ConfiguratorID}
-	if c := o.Edges.Configurator; c != nil {
-		conf.Name = c.Name
-	}
+	conf := orderConfiguratorJSON{ID: o.ConfiguratorID, Name: graph.ConfiguratorName(o)}
 	return orderJSON{
 		ID:                   o.ID,
 		Price:                o.Price,

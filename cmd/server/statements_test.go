@@ -26,7 +26,8 @@ import (
 // TestStatementsPerRead counts the SQL statements one request sends, for
 // every list and by-id read of both transports, through the whole router
 // as serve wires it. The counts are the fewest each answer allows (a page
-// and its total in one statement, one query per edge shown, nothing for
+// and its total in one statement, an order's configurator name in the
+// order's, one query per other edge shown, nothing for
 // the token once it is cached; a page past the end counts on its own),
 // so a change that adds a round trip fails here. On SQLite
 // every request also reads its token record (there is no cache to keep
@@ -81,10 +82,10 @@ func TestStatementsPerRead(t *testing.T) {
 				path string // a REST path, or a GraphQL query
 				want int64  // statements besides the token's
 			}{
-				{"REST orders", "/api/open-api/v1/orders?per_page=20&page=2", 2},
+				{"REST orders", "/api/open-api/v1/orders?per_page=20&page=2", 1},
 				{"REST orders past the end", "/api/open-api/v1/orders?per_page=20&page=9", 2},
-				{"REST orders filtered", "/api/open-api/v1/orders?per_page=20&configurator_id=1&start_date=2026-03-01&end_date=2026-03-05&order_by=created_at&order=desc", 2},
-				{"REST order", "/api/open-api/v1/orders/1", 2},
+				{"REST orders filtered", "/api/open-api/v1/orders?per_page=20&configurator_id=1&start_date=2026-03-01&end_date=2026-03-05&order_by=created_at&order=desc", 1},
+				{"REST order", "/api/open-api/v1/orders/1", 1},
 				{"REST materials", "/api/open-api/v1/materials?per_page=50&category_id=1", 1},
 				{"REST material", "/api/open-api/v1/materials/1", 1},
 				{"REST categories", "/api/open-api/v1/materials-categories/list", 1},
