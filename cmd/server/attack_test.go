@@ -114,18 +114,7 @@ func startTarget(t *testing.T, bin, dbURL string) *target {
 	cmd := exec.Command(bin, "serve", "--addr", addr, "--database-url", dbURL)
 	cmd.Env = append(os.Environ(), "UPLOAD_DIR="+t.TempDir(), "DEMO=false", "DATABASE_URL=",
 		"RATE_LIMIT_PER_MINUTE="+strconv.Itoa(attackBudget))
-	var stderr syncBuffer
-	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("server log:\n%s", stderr.String())
-		}
-	})
+	startLogged(t, cmd, "server")
 	tg.base = "http://" + addr
 	waitReady(t, tg.base)
 	return tg

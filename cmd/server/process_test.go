@@ -128,6 +128,26 @@ func (p *process) wait(t *testing.T, d time.Duration) error {
 	}
 }
 
+// startLogged starts cmd with its output kept, kills it when the test
+// ends and then shows the output's end if the test failed; name says
+// whose output it is.
+func startLogged(t *testing.T, cmd *exec.Cmd, name string) *syncBuffer {
+	t.Helper()
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s log (last 4000 bytes):\n%s", name, tail(out.String(), 4000))
+		}
+	})
+	return &out
+}
+
 func tail(s string, n int) string {
 	if len(s) > n {
 		return s[len(s)-n:]

@@ -369,19 +369,7 @@ func startHAProxy(t *testing.T, bin, addr string, reps []replica) string {
 	if out, err := exec.Command(bin, "-c", "-f", path).CombinedOutput(); err != nil {
 		t.Fatalf("haproxy -c: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "-db", "-f", path)
-	var logs syncBuffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("haproxy log (last 3000 bytes):\n%s", tail(logs.String(), 3000))
-		}
-	})
+	logs := startLogged(t, exec.Command(bin, "-db", "-f", path), "haproxy")
 	base := "http://" + addr
 	deadline := time.Now().Add(20 * time.Second)
 	for {
