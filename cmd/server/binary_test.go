@@ -200,11 +200,7 @@ func testReplicas(t *testing.T, bin string, version map[string]string) {
 	a := startReplica(t, bin, dirA, env)
 	env["DEMO"] = "false"
 	b := startReplica(t, bin, dirB, env)
-	m := tokenRE.FindStringSubmatch(a.stdout.String())
-	if m == nil {
-		t.Fatalf("replica A printed no demo token:\n%s", a.stdout.String())
-	}
-	token := m[1]
+	token := demoToken(t, a.stdout)
 	dash, err := exec.Command(bin, "token", "create", "--dashboard", "--owner", "1", "--database-url", env["DATABASE_URL"]).Output()
 	if err != nil {
 		t.Fatalf("token create --dashboard: %v", err)

@@ -263,7 +263,7 @@ func TestSIGTERM(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	waitReady(t, "http://"+addr)
-	token := tokenRE.FindStringSubmatch(stdout.String())[1]
+	token := demoToken(t, &stdout)
 
 	// Start a request and send only half of its body.
 	body := `{"query":"{ ordersPage { pagination { total } } }"}`

@@ -93,18 +93,24 @@ func startBinary(t *testing.T, env map[string]string) *process {
 		}
 	})
 	waitReady(t, p.base)
-	// The process printed its token before it listened, but the pipe of
-	// its stdout may deliver it a moment after readiness is seen.
-	m := tokenRE.FindStringSubmatch(p.stdout.String())
+	p.token = demoToken(t, p.stdout)
+	return p
+}
+
+// demoToken returns the demo token a ready server printed on stdout. The
+// process printed it before it listened, but the pipe of its stdout may
+// deliver it a moment after readiness is seen.
+func demoToken(t *testing.T, stdout *syncBuffer) string {
+	t.Helper()
+	m := tokenRE.FindStringSubmatch(stdout.String())
 	for deadline := time.Now().Add(10 * time.Second); m == nil && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
-		m = tokenRE.FindStringSubmatch(p.stdout.String())
+		m = tokenRE.FindStringSubmatch(stdout.String())
 	}
 	if m == nil {
-		t.Fatalf("serve printed no demo token:\n%s", p.stdout.String())
+		t.Fatalf("serve printed no demo token:\n%s", stdout.String())
 	}
-	p.token = m[1]
-	return p
+	return m[1]
 }
 
 // sigterm sends SIGTERM to the process.
