@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -108,6 +109,7 @@ func testVersion(t *testing.T, bin string, got map[string]string, out string) {
 type replica struct {
 	base           string
 	stdout, stderr *syncBuffer
+	exited         chan struct{}
 }
 
 // startReplica runs `bin serve` with env on a free port, in dir, and waits
@@ -115,33 +117,62 @@ type replica struct {
 func startReplica(t *testing.T, bin, dir string, env map[string]string) replica {
 	t.Helper()
 	r := launchReplica(t, bin, dir, env)
-	waitReady(t, r.base)
+	r.wait(t)
 	return r
 }
 
 // launchReplica starts `bin serve` as startReplica does, without waiting
-// for it, so that several replicas start at once.
+// for it (wait does), so that several replicas start at once. The
+// replica listens on a port the kernel gives it (--addr 127.0.0.1:0) and
+// logs, so no other process can take the port between its choice and the
+// replica's start, which comes after the migration.
 func launchReplica(t *testing.T, bin, dir string, env map[string]string) replica {
 	t.Helper()
-	addr := freeAddr(t)
-	cmd := exec.Command(bin, "serve", "--addr", addr)
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
 	cmd.Dir = dir
 	cmd.Env = os.Environ()
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	r := replica{base: "http://" + addr, stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	r := replica{stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var err error
+	go func() { err = cmd.Wait(); close(r.exited) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("replica %s: %v\n%s", addr, err, r.stderr.String())
+		<-r.exited
+		if err != nil {
+			t.Errorf("replica: %v\n%s", err, r.stderr.String())
 		}
 	})
 	return r
+}
+
+var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
+
+// wait reads the replica's address from its log and waits until it is
+// ready.
+func (r *replica) wait(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for r.base == "" {
+		if m := listeningRE.FindStringSubmatch(r.stderr.String()); m != nil {
+			r.base = "http://" + m[1]
+			break
+		}
+		select {
+		case <-r.exited:
+			t.Fatalf("replica exited before it listened:\n%s", r.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica did not listen within a minute:\n%s", r.stderr.String())
+		}
+	}
+	waitReady(t, r.base)
 }
 
 // fetch GETs url and returns the status, content type and body.

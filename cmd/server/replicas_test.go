@@ -46,8 +46,9 @@ func TestReplicas(t *testing.T) {
 	bucket := s3.Bucket(t)
 	rds := redistest.Start(t)
 	dbURL, reference := createDatabase(t, cl.URL, "catalogue"), createDatabase(t, cl.URL, "reference")
-	lb := freeAddr(t)
-	public := "http://" + lb
+	// The balancer's public name: the test reaches it (and the replicas)
+	// by address, as a client behind DNS would.
+	const public = "http://catalogue.test"
 	const budget = 120 // units a minute: one back every 0.5 s
 	env := map[string]string{
 		"DATABASE_URL": dbURL, "STORAGE_URL": s3.URL(bucket, ""), "REDIS_URL": rds.URL(),
@@ -62,8 +63,8 @@ func TestReplicas(t *testing.T) {
 	for i := range reps {
 		reps[i] = launchReplica(t, bin, t.TempDir(), env)
 	}
-	for _, r := range reps {
-		waitReady(t, r.base)
+	for i := range reps {
+		reps[i].wait(t)
 	}
 	t.Run("all three migrated", func(t *testing.T) {
 		for i, r := range reps {
@@ -98,7 +99,7 @@ func TestReplicas(t *testing.T) {
 		return strings.TrimSpace(stdout.String()), m[1]
 	}
 
-	front := startHAProxy(t, haproxy, lb, reps)
+	front := startHAProxy(t, haproxy, reps)
 	// Every replica, then the balancer: what a client may reach.
 	everyone := append([]string{}, front)
 	for _, r := range reps {
@@ -330,12 +331,13 @@ func haproxyBinary(t *testing.T) string {
 }
 
 // startHAProxy runs haproxy in the foreground with the guide's
-// configuration (haproxyConfig), listening on addr in front of reps, and
-// returns its base URL once it passes a request on; it is stopped when
-// the test ends. Only the bind address and the server lines are
-// replaced: everything else is the file's.
-func startHAProxy(t *testing.T, bin, addr string, reps []replica) string {
+// configuration (haproxyConfig), listening on a free port in front of
+// reps, and returns its base URL once it passes a request on; it is
+// stopped when the test ends. Only the bind address and the server lines
+// are replaced: everything else is the file's.
+func startHAProxy(t *testing.T, bin string, reps []replica) string {
 	t.Helper()
+	addr := freeAddr(t)
 	src, err := os.ReadFile(haproxyConfig)
 	if err != nil {
 		t.Fatal(err)
