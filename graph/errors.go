@@ -43,7 +43,7 @@ func Problems(err error) []*apperr.Error {
 	case errors.Is(err, privacy.Deny):
 		return []*apperr.Error{apperr.E(apperr.Forbidden, "not allowed")}
 	case errors.Is(err, context.Canceled):
-		return []*apperr.Error{apperr.E(apperr.Internal, "request cancelled")}
+		return []*apperr.Error{apperr.E(apperr.Canceled, "the client closed the request")}
 	case database.Deadline(err):
 		return []*apperr.Error{apperr.E(apperr.Unavailable, "the request did not finish within its deadline; retry later")}
 	case database.Unavailable(err):

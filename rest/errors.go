@@ -27,8 +27,13 @@ var statusOf = map[apperr.Kind]int{
 	apperr.RateLimited:     http.StatusTooManyRequests,
 	apperr.KeyReused:       http.StatusUnprocessableEntity,
 	apperr.Unavailable:     http.StatusServiceUnavailable,
+	apperr.Canceled:        statusClientClosed,
 	apperr.Internal:        http.StatusInternalServerError,
 }
+
+// statusClientClosed is the status of a request its client abandoned
+// (nginx's 499); it shows in logs and metrics, never to the client.
+const statusClientClosed = 499
 
 // internalMessage is all a client learns of an internal error.
 const internalMessage = "internal server error"

@@ -24,7 +24,7 @@ func TestStatusTable(t *testing.T) {
 		apperr.Invalid: 400, apperr.Unauthenticated: 401, apperr.Forbidden: 403, apperr.NotFound: 404,
 		apperr.Conflict: 409, apperr.TooLarge: 413, apperr.Unsupported: 415, apperr.Internal: 500,
 		apperr.TooComplex: 400, apperr.RateLimited: 429,
-		apperr.KeyReused: 422, apperr.Unavailable: 503,
+		apperr.KeyReused: 422, apperr.Unavailable: 503, apperr.Canceled: 499,
 	}
 	for k, s := range want {
 		if statusOf[k] != s {
@@ -84,6 +84,7 @@ func TestWriteProblem(t *testing.T) {
 		{name: "statement timeout", err: &pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"},
 			status: 503, code: apperr.Unavailable, detail: late, retryAfter: apperr.RetryAfter},
 		{name: "request deadline", err: fmt.Errorf("list orders: %w", context.DeadlineExceeded), status: 503, code: apperr.Unavailable, detail: late, retryAfter: apperr.RetryAfter},
+		{name: "client went away", err: fmt.Errorf("load material 3: %w", context.Canceled), status: 499, code: apperr.Canceled, detail: "the client closed the request"},
 		{name: "constraint is no outage", err: &pgconn.PgError{Code: "22P02"}, status: 500, code: apperr.Internal, detail: internalMessage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

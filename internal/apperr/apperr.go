@@ -37,7 +37,12 @@ const (
 	// Unavailable is a dependency that is down or overloaded, such as the
 	// database restarting: the request may be retried (HTTP 503).
 	Unavailable Kind = "UNAVAILABLE"
-	Internal    Kind = "INTERNAL"
+	// Canceled is a request its client abandoned (it closed the
+	// connection) before the answer was ready: nobody reads the answer, and
+	// it is neither the client's fault nor the service's (HTTP 499, the
+	// status proxies such as nginx log for it).
+	Canceled Kind = "CLIENT_CLOSED_REQUEST"
+	Internal Kind = "INTERNAL"
 )
 
 // RetryAfter is the Retry-After, in seconds, of an Unavailable answer:
