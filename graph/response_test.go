@@ -3,6 +3,8 @@ package graph
 import (
 	"bytes"
 	"encoding/json"
+	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -25,19 +27,23 @@ func TestWriteResponse(t *testing.T) {
 		{Errors: gqlerror.List{{Message: "x"}}, Data: json.RawMessage(`{}`), Extensions: map[string]any{"k": "v"}},
 		{Data: json.RawMessage(`{"a":1}`), Label: "l", Path: ast.Path{ast.PathName("p")}, HasNext: &yes},
 	} {
-		var got bytes.Buffer
-		writeResponse(&got, resp)
+		got := httptest.NewRecorder()
+		writeResponse(got, resp)
 		want, err := json.Marshal(resp)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(got.Bytes(), want) {
-			t.Errorf("writeResponse = %s\nencoding/json: %s", got.Bytes(), want)
+		if !bytes.Equal(got.Body.Bytes(), want) {
+			t.Errorf("writeResponse = %s\nencoding/json: %s", got.Body.Bytes(), want)
+		}
+		// The length is declared, so the answer is not chunked.
+		if cl := got.Header().Get("Content-Length"); cl != strconv.Itoa(len(want)) {
+			t.Errorf("Content-Length %q for a body of %d bytes", cl, len(want))
 		}
 	}
-	var got bytes.Buffer
-	writeResponse(&got, &graphql.Response{Data: json.RawMessage(`{"html":"<b>&</b>"}`)})
-	if want := `{"data":{"html":"<b>&</b>"}}`; got.String() != want {
-		t.Errorf("writeResponse = %s; want %s", got.Bytes(), want)
+	got := httptest.NewRecorder()
+	writeResponse(got, &graphql.Response{Data: json.RawMessage(`{"html":"<b>&</b>"}`)})
+	if want := `{"data":{"html":"<b>&</b>"}}`; got.Body.String() != want {
+		t.Errorf("writeResponse = %s; want %s", got.Body.Bytes(), want)
 	}
 }

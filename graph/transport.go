@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/bufpool"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -252,6 +254,9 @@ func writeFailure(w http.ResponseWriter, r *http.Request, media string, status i
 		tagRequest(r.Context(), e)
 	}
 	w.Header().Set("Content-Type", media)
+	// The length is set with the body; an answer this one replaces
+	// (statusWriter) may have declared another already.
+	w.Header().Del("Content-Length")
 	w.WriteHeader(status)
 	writeJSONBody(w, failure{Errors: resp.Errors, Extensions: resp.Extensions})
 }
@@ -274,7 +279,7 @@ func writeErrors(w http.ResponseWriter, r *http.Request, err error) {
 // answers do; the answer is for JSON parsers, never for HTML. The rest of
 // the answer (errors, extensions) is small and goes through
 // encoding/json, in the field order of graphql.Response.
-func writeResponse(w io.Writer, resp *graphql.Response) {
+func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
 	if resp == nil || resp.Label != "" || resp.Path != nil || resp.HasNext != nil {
 		writeJSONBody(w, resp)
 		return
@@ -293,30 +298,43 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 			return
 		}
 	}
+	b := bufpool.Get()
 	if errs != nil {
-		w.Write([]byte(`{"errors":`))
-		w.Write(errs)
-		w.Write([]byte(`,"data":`))
+		b = append(b, `{"errors":`...)
+		b = append(b, errs...)
+		b = append(b, `,"data":`...)
 	} else {
-		w.Write([]byte(`{"data":`))
+		b = append(b, `{"data":`...)
 	}
 	if len(resp.Data) == 0 {
-		w.Write([]byte("null"))
+		b = append(b, "null"...)
 	} else {
-		w.Write(resp.Data)
+		b = append(b, resp.Data...)
 	}
 	if ext != nil {
-		w.Write([]byte(`,"extensions":`))
-		w.Write(ext)
+		b = append(b, `,"extensions":`...)
+		b = append(b, ext...)
 	}
-	w.Write([]byte("}"))
+	b = append(b, '}')
+	writeBytes(w, b)
+	bufpool.Put(b)
 }
 
-func writeJSONBody(w io.Writer, v any) {
+// writeJSONBody answers v encoded by encoding/json.
+func writeJSONBody(w http.ResponseWriter, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"INTERNAL"}}]}`)
 	}
+	writeBytes(w, b)
+}
+
+// writeBytes writes a whole answer in one call with its length declared:
+// a chunked answer costs the connection a write (and the client a read)
+// of its own for the closing chunk, and several small writes reach the
+// socket as several segments.
+func writeBytes(w http.ResponseWriter, b []byte) {
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.Write(b)
 }
 

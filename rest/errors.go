@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/bufpool"
 	"github.com/configurator/catalogue/internal/requestid"
 )
 
@@ -153,18 +155,21 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeBody encodes v before writing anything, so that an encoding
 // failure is a clean 500 rather than a cut-off body. URLs stay readable:
-// HTML escaping is off, as the body is never HTML.
+// HTML escaping is off, as the body is never HTML. The length is declared:
+// a chunked answer costs the connection a write (and the client a read)
+// of its own for the closing chunk.
 func writeBody(w http.ResponseWriter, status int, contentType string, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := bytes.NewBuffer(bufpool.Get())
+	defer func() { bufpool.Put(buf.Bytes()) }()
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	var err error
 	if a := fastShape(v); a != nil {
-		b, ok := a.appendJSON(make([]byte, 0, 4096))
+		b, ok := a.appendJSON(buf.Bytes())
 		if !ok {
 			err = &json.UnsupportedValueError{Str: "NaN or infinite number"}
 		}
-		buf = *bytes.NewBuffer(append(b, '\n'))
+		buf = bytes.NewBuffer(append(b, '\n'))
 	} else {
 		err = enc.Encode(v)
 	}
@@ -172,13 +177,15 @@ func writeBody(w http.ResponseWriter, status int, contentType string, v any) {
 		slog.Error("rest: encode response", "err", err)
 		status, contentType = http.StatusInternalServerError, "application/problem+json"
 		buf.Reset()
-		enc.Encode(problem{
+		json.NewEncoder(buf).Encode(problem{
 			Type: "about:blank", Title: http.StatusText(status), Status: status,
 			Detail: internalMessage, Code: apperr.Internal,
 		})
 	}
-	w.Header().Set("Content-Type", contentType)
-	w.Header().Set("Cache-Control", "no-store")
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }

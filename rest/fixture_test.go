@@ -138,6 +138,13 @@ func (f *fixture) do(t *testing.T, req *http.Request) (int, http.Header, []byte)
 	if err != nil {
 		t.Fatalf("%s %s: read body: %v", req.Method, req.URL, err)
 	}
+	// Every JSON answer declares its length (writeBody): a chunked one
+	// costs the connection and the client a write and a read more.
+	if ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";"); req.Method != http.MethodHead &&
+		(ct == "application/json" || ct == "application/problem+json") && resp.ContentLength != int64(len(body)) {
+		t.Errorf("%s %s: %s answer of %d bytes declares length %d (chunked: %v)",
+			req.Method, req.URL, ct, len(body), resp.ContentLength, resp.TransferEncoding)
+	}
 	return resp.StatusCode, resp.Header, body
 }
 

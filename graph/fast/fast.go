@@ -24,7 +24,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -34,6 +33,7 @@ import (
 
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/graph/scalar"
+	"github.com/configurator/catalogue/internal/bufpool"
 )
 
 // Extension is the gqlgen handler extension of the fast path.
@@ -83,9 +83,9 @@ func (e *Extension) InterceptField(ctx context.Context, next graphql.Resolver) (
 		e.declined.Add(1)
 		return res, err
 	}
-	w := &writer{oc: oc, resolvers: e.resolvers, buf: buffers.Get().([]byte)}
+	w := &writer{oc: oc, resolvers: e.resolvers, buf: bufpool.Get()}
 	if !w.entry(ctx, fc.Object, &fc.Field, res) {
-		buffers.Put(w.buf[:0])
+		bufpool.Put(w.buf)
 		e.declined.Add(1)
 		return res, err
 	}
@@ -254,18 +254,9 @@ type rendered struct{ json []byte }
 // writes the response data.
 func (r *rendered) MarshalGQL(w io.Writer) {
 	w.Write(r.json)
-	if cap(r.json) <= maxPooled {
-		buffers.Put(r.json[:0])
-	}
+	bufpool.Put(r.json)
 	r.json = nil
 }
-
-// buffers recycles the buffers fields are written into, so that a list's
-// JSON does not grow a new buffer from nothing on every request; buffers
-// grown past maxPooled (a very large list) are left to the collector.
-var buffers = sync.Pool{New: func() any { return make([]byte, 0, 8<<10) }}
-
-const maxPooled = 1 << 20
 
 // The appending twins of gqlgen's scalar marshalers (the generator's
 // leaves): each writes exactly what its marshaler writes, and returns
