@@ -50,6 +50,10 @@ func graphExtensions() []graphql.HandlerExtension {
 	return exts
 }
 
+// requestLine is the message of the per-request log line, which serve
+// writes in batches.
+const requestLine = "request"
+
 // requestLog logs one line per request with its status and duration; the
 // log handler adds its request id (and trace id) from the context.
 func requestLog(log *slog.Logger) func(http.Handler) http.Handler {
@@ -58,7 +62,7 @@ func requestLog(log *slog.Logger) func(http.Handler) http.Handler {
 			start := time.Now()
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 			next.ServeHTTP(ww, r)
-			log.InfoContext(r.Context(), "request",
+			log.InfoContext(r.Context(), requestLine,
 				"method", r.Method, "path", r.URL.Path,
 				"status", ww.Status(), "bytes", ww.BytesWritten(), "duration", time.Since(start))
 		})

@@ -21,6 +21,7 @@ import (
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/demo"
 	"github.com/configurator/catalogue/internal/idempotency"
+	"github.com/configurator/catalogue/internal/logbuf"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/telemetry"
 )
@@ -63,7 +64,13 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	log := slog.New(telemetry.LogHandler(slog.NewTextHandler(stderr, nil)))
+	// Request lines are written in batches at most 100 ms apart (and at
+	// shutdown); every other line at once (internal/logbuf).
+	logOut := logbuf.New(stderr, 100*time.Millisecond)
+	defer logOut.Close()
+	log := slog.New(telemetry.LogHandler(logbuf.Split(
+		slog.NewTextHandler(logOut, nil), slog.NewTextHandler(logOut.Direct(), nil),
+		func(r slog.Record) bool { return r.Message == requestLine })))
 	slog.SetDefault(log)
 	tuneGC(env)
 
