@@ -20,6 +20,7 @@ import (
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph/cost/costtest"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // attackBound is how long any attack may take to be answered: generous,
@@ -110,7 +111,7 @@ func startTarget(t *testing.T, bin, dbURL string) *target {
 	}
 	tg := &target{t: t, owner1: mint("--configurator", "1"), owner2: mint("--configurator", "3"), payer: mint("--configurator", "1")}
 
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	cmd := exec.Command(bin, "serve", "--addr", addr, "--database-url", dbURL)
 	cmd.Env = append(os.Environ(), "UPLOAD_DIR="+t.TempDir(), "DEMO=false", "DATABASE_URL=",
 		"RATE_LIMIT_PER_MINUTE="+strconv.Itoa(attackBudget))

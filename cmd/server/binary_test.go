@@ -25,6 +25,7 @@ import (
 
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/storage/s3test"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // TestBinary builds the real binary once (with version control stamping,
@@ -108,7 +109,7 @@ func testVersion(t *testing.T, bin string, got map[string]string, out string) {
 // replica is one server process.
 type replica struct {
 	base           string
-	stdout, stderr *syncBuffer
+	stdout, stderr *testkit.SyncBuffer
 	exited         chan struct{}
 }
 
@@ -134,7 +135,7 @@ func launchReplica(t *testing.T, bin, dir string, env map[string]string) replica
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	r := replica{stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	r := replica{stdout: &testkit.SyncBuffer{}, stderr: &testkit.SyncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -360,7 +361,7 @@ func testReplicas(t *testing.T, bin string, version map[string]string) {
 		// the test fails rather than hangs.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "serve", "--addr", freeAddr(t))
+		cmd := exec.CommandContext(ctx, bin, "serve", "--addr", testkit.FreeAddr(t))
 		cmd.Dir = t.TempDir()
 		cmd.Env = os.Environ()
 		for k, v := range env {

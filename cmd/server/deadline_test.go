@@ -11,16 +11,17 @@ import (
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // serveInProcess runs serve with env on a free loopback port until the
 // test ends, and returns its base URL and its output.
-func serveInProcess(t *testing.T, env map[string]string) (string, *syncBuffer) {
+func serveInProcess(t *testing.T, env map[string]string) (string, *testkit.SyncBuffer) {
 	t.Helper()
-	env["ADDR"] = freeAddr(t)
+	env["ADDR"] = testkit.FreeAddr(t)
 	base := "http://" + env["ADDR"]
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr testkit.SyncBuffer
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &stdout, &stderr) }()
 	t.Cleanup(func() {

@@ -20,6 +20,7 @@ import (
 	"github.com/configurator/catalogue/internal/requestid"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/telemetry"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // observed is the real router over a demo database, with a token, and
@@ -27,7 +28,7 @@ import (
 type observed struct {
 	h     http.Handler
 	token string
-	logs  *syncBuffer
+	logs  *testkit.SyncBuffer
 }
 
 func newObserved(t *testing.T, c *ent.Client) observed {
@@ -41,7 +42,7 @@ func newObserved(t *testing.T, c *ent.Client) observed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	log := slog.New(telemetry.LogHandler(slog.NewTextHandler(logs, nil)))
 	files := &storage.Files{Store: storage.NewMemory(), BaseURL: "http://localhost/files/"}
 	cfg := &config.Config{PublicURL: "http://localhost", ViewerURL: "http://localhost/share/"}
@@ -181,13 +182,13 @@ func TestMetricsEndpoint(t *testing.T) {
 // TestMetricsAddr: with METRICS_ADDR, /metrics is served there and no
 // longer on the public address.
 func TestMetricsAddr(t *testing.T) {
-	addr, metricsAddr := freeAddr(t), freeAddr(t)
+	addr, metricsAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	env := map[string]string{
 		"ADDR": addr, "METRICS_ADDR": metricsAddr, "DEMO": "false",
 		"DATABASE_URL": "sqlite://" + filepath.Join(t.TempDir(), "c.db"), "UPLOAD_DIR": t.TempDir(),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr testkit.SyncBuffer
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &stdout, &stderr) }()
 	defer func() {

@@ -18,6 +18,7 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // TestMain removes the binary the tests built.
@@ -63,7 +64,7 @@ type process struct {
 	cmd            *exec.Cmd
 	base           string
 	token          string // the demo token, owner 1's configurator 1
-	stdout, stderr *syncBuffer
+	stdout, stderr *testkit.SyncBuffer
 	exited         chan error
 }
 
@@ -73,8 +74,8 @@ type process struct {
 func startBinary(t *testing.T, env map[string]string) *process {
 	t.Helper()
 	bin := binary(t)
-	addr := freeAddr(t)
-	p := &process{base: "http://" + addr, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	addr := testkit.FreeAddr(t)
+	p := &process{base: "http://" + addr, stdout: &testkit.SyncBuffer{}, stderr: &testkit.SyncBuffer{}, exited: make(chan error, 1)}
 	p.cmd = exec.Command(bin, "serve", "--addr", addr)
 	p.cmd.Env = append(os.Environ(), "UPLOAD_DIR="+t.TempDir())
 	for k, v := range env {
@@ -100,7 +101,7 @@ func startBinary(t *testing.T, env map[string]string) *process {
 // demoToken returns the demo token a ready server printed on stdout. The
 // process printed it before it listened, but the pipe of its stdout may
 // deliver it a moment after readiness is seen.
-func demoToken(t *testing.T, stdout *syncBuffer) string {
+func demoToken(t *testing.T, stdout *testkit.SyncBuffer) string {
 	t.Helper()
 	m := tokenRE.FindStringSubmatch(stdout.String())
 	for deadline := time.Now().Add(10 * time.Second); m == nil && time.Now().Before(deadline); {
@@ -137,9 +138,9 @@ func (p *process) wait(t *testing.T, d time.Duration) error {
 // startLogged starts cmd with its output kept, kills it when the test
 // ends and then shows the output's end if the test failed; name says
 // whose output it is.
-func startLogged(t *testing.T, cmd *exec.Cmd, name string) *syncBuffer {
+func startLogged(t *testing.T, cmd *exec.Cmd, name string) *testkit.SyncBuffer {
 	t.Helper()
-	var out syncBuffer
+	var out testkit.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)

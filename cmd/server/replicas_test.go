@@ -22,6 +22,7 @@ import (
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/ratelimit/redistest"
 	"github.com/configurator/catalogue/internal/storage/s3test"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // haproxyConfig is the balancer's configuration of the deployment guide,
@@ -337,7 +338,7 @@ func haproxyBinary(t *testing.T) string {
 // are replaced: everything else is the file's.
 func startHAProxy(t *testing.T, bin string, reps []replica) string {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	src, err := os.ReadFile(haproxyConfig)
 	if err != nil {
 		t.Fatal(err)

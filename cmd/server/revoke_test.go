@@ -13,6 +13,7 @@ import (
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 var createdRE = regexp.MustCompile(`created open_api token (\d+) `)
@@ -40,7 +41,7 @@ func TestRevokeWhileServing(t *testing.T) {
 				u.RawQuery = q.Encode()
 				dbURL = u.String()
 			}
-			env := map[string]string{"DATABASE_URL": dbURL, "UPLOAD_DIR": t.TempDir(), "DEMO": "false", "ADDR": freeAddr(t)}
+			env := map[string]string{"DATABASE_URL": dbURL, "UPLOAD_DIR": t.TempDir(), "DEMO": "false", "ADDR": testkit.FreeAddr(t)}
 			if code, _, stderr := cli(t, env, "seed", "--demo"); code != 0 {
 				t.Fatalf("seed --demo: exit %d: %s", code, stderr)
 			}
@@ -52,7 +53,7 @@ func TestRevokeWhileServing(t *testing.T) {
 			tok, id := strings.TrimSpace(tok), m[1]
 
 			ctx, cancel := context.WithCancel(context.Background())
-			var stdout, serr syncBuffer
+			var stdout, serr testkit.SyncBuffer
 			done := make(chan int, 1)
 			go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &stdout, &serr) }()
 			stop := func() {

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // otlpReceiver is an OTLP/HTTP collector in the test: it decodes every
@@ -106,7 +107,7 @@ func testTracing(t *testing.T, b dbtest.Backend) {
 	collector := httptest.NewServer(recv)
 	defer collector.Close()
 
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	base := "http://" + addr
 	env := map[string]string{
 		"ADDR": addr, "DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "true",
@@ -116,7 +117,7 @@ func testTracing(t *testing.T, b dbtest.Backend) {
 		env["DATABASE_URL"] = "sqlite://" + filepath.Join(t.TempDir(), "c.db")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr testkit.SyncBuffer
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &stdout, &stderr) }()
 	stopped := false

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // Cluster is a throwaway PostgreSQL server of one test: its own data
@@ -61,7 +62,7 @@ func NewCluster(t testing.TB) *Cluster {
 			t.Fatal(err)
 		}
 	}
-	c.Port = freePort(t)
+	c.Port = testkit.FreePort(t)
 	c.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.Port)
 	c.run("initdb", "-D", c.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions")
 	conf := fmt.Sprintf("port = %d\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\nfsync = off\nmax_connections = 100\n", c.Port, dir)
@@ -226,15 +227,4 @@ func serverBinDir(t testing.TB) string {
 		}
 	}
 	return dir
-}
-
-// freePort returns a TCP port on loopback that nothing listens on.
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }

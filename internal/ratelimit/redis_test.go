@@ -1,18 +1,17 @@
 package ratelimit
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/configurator/catalogue/internal/ratelimit/redistest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // newTestRedis returns a Redis limiter of limit units a minute on srv, on
@@ -27,13 +26,13 @@ func newTestRedis(t *testing.T, srv *redistest.Server, limit int) (*Redis, *cloc
 
 // newRedis returns a Redis limiter on Redis's clock and the buffer its log
 // goes to.
-func newRedis(t *testing.T, srv *redistest.Server, limit int) (*Redis, *logBuffer) {
+func newRedis(t *testing.T, srv *redistest.Server, limit int) (*Redis, *testkit.SyncBuffer) {
 	t.Helper()
 	opts, err := RedisOptions(srv.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logBuffer{}
+	logs := &testkit.SyncBuffer{}
 	r := NewRedis(opts, limit, slog.New(slog.NewTextHandler(logs, nil)))
 	r.prefix = KeyPrefix + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
 	t.Cleanup(func() { r.Close() })
@@ -171,25 +170,6 @@ func TestRedisOutage(t *testing.T) {
 	if err == nil || time.Since(start) > 10*time.Second {
 		t.Errorf("take with Redis frozen: %v after %s; want an error at the read timeout", err, time.Since(start))
 	}
-}
-
-// logBuffer is a log's output that the test reads while the limiter
-// writes.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // BenchmarkRedisTake is what a request pays the Redis limiter: one

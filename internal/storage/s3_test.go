@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/configurator/catalogue/internal/storage/s3test"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 func TestParseURL(t *testing.T) {
@@ -209,12 +209,7 @@ func TestS3(t *testing.T) {
 
 // TestS3Unreachable needs no server: nothing listens at the endpoint.
 func TestS3Unreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	endpoint := "http://" + ln.Addr().String()
-	ln.Close()
+	endpoint := "http://" + testkit.FreeAddr(t)
 	s, err := NewS3(S3Config{Bucket: "files", Endpoint: endpoint, AccessKeyID: "k", SecretAccessKey: "s"})
 	if err != nil {
 		t.Fatal(err)

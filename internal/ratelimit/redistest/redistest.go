@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // Install is what installs the server, as .ci/run does it.
@@ -54,12 +56,7 @@ func Binary(t testing.TB) string {
 func Start(t testing.TB) *Server {
 	t.Helper()
 	s := &Server{t: t, bin: Binary(t), dir: t.TempDir()}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Addr = ln.Addr().String()
-	ln.Close()
+	s.Addr = testkit.FreeAddr(t)
 	s.Start()
 	t.Cleanup(s.Kill)
 	return s

@@ -23,6 +23,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // Install is the command that installs the server, as .ci/run runs it.
@@ -45,7 +47,7 @@ type Server struct {
 
 	client *s3.Client
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *testkit.SyncBuffer
 	once   sync.Once
 }
 
@@ -93,12 +95,12 @@ func find() (string, bool) {
 func Start(t testing.TB) *Server {
 	t.Helper()
 	bin := Binary(t)
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	s := &Server{
 		Endpoint:  "http://" + addr,
 		AccessKey: "test" + random(8),
 		SecretKey: random(20),
-		out:       &syncBuffer{},
+		out:       &testkit.SyncBuffer{},
 	}
 	s.cmd = exec.Command(bin, "--port", addr, "--region", Region, "--quiet", "posix", t.TempDir())
 	s.cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s.AccessKey, "ROOT_SECRET_ACCESS_KEY="+s.SecretKey)
@@ -200,36 +202,8 @@ func (s *Server) Object(t testing.TB, bucket, key string) []byte {
 // Log returns what the server printed, for failure messages.
 func (s *Server) Log() string { return strings.TrimSpace(s.out.String()) }
 
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func random(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)[:n]
-}
-
-// syncBuffer is an io.Writer the server and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
