@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -108,6 +109,11 @@ func TestOutage(t *testing.T) {
 			}
 			if rec.Code != tc.status || rec.Header().Get("Retry-After") != wantRetry {
 				t.Errorf("%d, Retry-After %q: %s; want %d, %q", rec.Code, rec.Header().Get("Retry-After"), rec.Body, tc.status, wantRetry)
+			}
+			// A declared length is the body's (the recorder does not
+			// enforce it; net/http would cut the body off).
+			if cl := rec.Header().Get("Content-Length"); cl != "" && cl != strconv.Itoa(rec.Body.Len()) {
+				t.Errorf("Content-Length %s for a body of %d bytes: %s", cl, rec.Body.Len(), rec.Body)
 			}
 			if tc.status == http.StatusServiceUnavailable && !strings.Contains(rec.Body.String(), `"code":"UNAVAILABLE"`) {
 				t.Errorf("body %s; want extensions.code UNAVAILABLE", rec.Body)

@@ -36,8 +36,9 @@ func TestWriteResponse(t *testing.T) {
 		if !bytes.Equal(got.Body.Bytes(), want) {
 			t.Errorf("writeResponse = %s\nencoding/json: %s", got.Body.Bytes(), want)
 		}
-		// The length is declared, so the answer is not chunked.
-		if cl := got.Header().Get("Content-Length"); cl != strconv.Itoa(len(want)) {
+		// The length is declared, so the answer is not chunked; but not
+		// for the bare null, which Outage may replace.
+		if cl := got.Header().Get("Content-Length"); resp != nil && cl != strconv.Itoa(len(want)) {
 			t.Errorf("Content-Length %q for a body of %d bytes", cl, len(want))
 		}
 	}

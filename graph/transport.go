@@ -254,11 +254,7 @@ func writeFailure(w http.ResponseWriter, r *http.Request, media string, status i
 		tagRequest(r.Context(), e)
 	}
 	w.Header().Set("Content-Type", media)
-	// The length is set with the body; an answer this one replaces
-	// (statusWriter) may have declared another already.
-	w.Header().Del("Content-Length")
-	w.WriteHeader(status)
-	writeJSONBody(w, failure{Errors: resp.Errors, Extensions: resp.Extensions})
+	writeJSONBody(w, status, failure{Errors: resp.Errors, Extensions: resp.Extensions})
 }
 
 // writeErrors answers err as a GraphQL request that did not execute, for
@@ -280,21 +276,28 @@ func writeErrors(w http.ResponseWriter, r *http.Request, err error) {
 // the answer (errors, extensions) is small and goes through
 // encoding/json, in the field order of graphql.Response.
 func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
-	if resp == nil || resp.Label != "" || resp.Path != nil || resp.HasNext != nil {
-		writeJSONBody(w, resp)
+	if resp == nil {
+		// gqlgen's answer to a request whose context ended before it ran:
+		// a bare null, with no length declared, which Outage replaces by
+		// the UNAVAILABLE error it is.
+		w.Write([]byte("null"))
+		return
+	}
+	if resp.Label != "" || resp.Path != nil || resp.HasNext != nil {
+		writeJSONBody(w, http.StatusOK, resp)
 		return
 	}
 	var errs, ext []byte
 	var err error
 	if len(resp.Errors) > 0 {
 		if errs, err = json.Marshal(resp.Errors); err != nil {
-			writeJSONBody(w, resp)
+			writeJSONBody(w, http.StatusOK, resp)
 			return
 		}
 	}
 	if len(resp.Extensions) > 0 {
 		if ext, err = json.Marshal(resp.Extensions); err != nil {
-			writeJSONBody(w, resp)
+			writeJSONBody(w, http.StatusOK, resp)
 			return
 		}
 	}
@@ -316,25 +319,26 @@ func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
 		b = append(b, ext...)
 	}
 	b = append(b, '}')
-	writeBytes(w, b)
+	writeBytes(w, http.StatusOK, b)
 	bufpool.Put(b)
 }
 
-// writeJSONBody answers v encoded by encoding/json.
-func writeJSONBody(w http.ResponseWriter, v any) {
+// writeJSONBody answers v encoded by encoding/json, with status.
+func writeJSONBody(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"INTERNAL"}}]}`)
 	}
-	writeBytes(w, b)
+	writeBytes(w, status, b)
 }
 
-// writeBytes writes a whole answer in one call with its length declared:
-// a chunked answer costs the connection a write (and the client a read)
-// of its own for the closing chunk, and several small writes reach the
-// socket as several segments.
-func writeBytes(w http.ResponseWriter, b []byte) {
+// writeBytes writes a whole answer with status in one call, its length
+// declared: a chunked answer costs the connection a write (and the client
+// a read) of its own for the closing chunk, and several small writes
+// reach the socket as several segments.
+func writeBytes(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
 	w.Write(b)
 }
 
