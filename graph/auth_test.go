@@ -15,6 +15,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
@@ -95,7 +96,7 @@ func TestAuth(t *testing.T) {
 func TestAnonymous(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
-		public := graph.NewHandler(graph.NewResolver(c), w.tokens, graph.HandlerOptions{PublicIntrospection: true})
+		public := endpoint.NewHandler(graph.NewResolver(c), w.tokens, endpoint.HandlerOptions{PublicIntrospection: true})
 		for _, tc := range []struct {
 			name, query string
 			// status by default (introspection needs a token) and with

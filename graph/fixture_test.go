@@ -14,6 +14,7 @@ import (
 	"github.com/configurator/catalogue/ent/configuratoroption"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/storage"
@@ -143,7 +144,7 @@ func newWorld(t *testing.T, c *ent.Client) *world {
 	must(err)
 	w.store = storage.NewMemory()
 	w.files = &storage.Files{Store: w.store, BaseURL: "http://files.test/files/", MaxBytes: 64 << 10}
-	w.h = graph.NewHandler(graph.NewResolver(c, graph.WithFiles(w.files), graph.WithShareBase(shareBase)), w.tokens, graph.HandlerOptions{})
+	w.h = endpoint.NewHandler(graph.NewResolver(c, graph.WithFiles(w.files), graph.WithShareBase(shareBase)), w.tokens, endpoint.HandlerOptions{})
 	return w
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/cost/costtest"
+	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/ratelimit"
 )
@@ -59,7 +60,7 @@ func TestDocumentLimits(t *testing.T) {
 			{"fragment fan-out, 10 levels of 10 spreads", costtest.FanOut(10, 10), "the query selects more than 1000 fields (fragments expanded)"},
 			{"depth 53 through order -> configurator -> orders", costtest.Cycle(13), "levels deep; the limit is 15"},
 			{"1000 aliases", aliases(1000), "more than 100 aliased fields"},
-			{"a document over 64 KiB", "{ viewer { ownerID } }" + strings.Repeat(" ", graph.MaxDocumentBytes), "the limit is 65536"},
+			{"a document over 64 KiB", "{ viewer { ownerID } }" + strings.Repeat(" ", endpoint.MaxDocumentBytes), "the limit is 65536"},
 			{"a fragment cycle", `{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }`, "spread each other in a cycle"},
 			{"an unused operation over a limit", "query Small { viewer { ownerID } } query Big " + aliases(101), "aliased fields"},
 			{"a complexity over the limit", `{ orders(first: 1000) { edges { node { configurator { orders(first: 100) { totalCount } } } } } }`,
@@ -135,7 +136,7 @@ func TestRateLimit(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
 		lim := &countingLimiter{Limiter: ratelimit.NewMemory(60)}
-		h := graph.NewHandler(graph.NewResolver(c), w.tokens, graph.HandlerOptions{Limiter: lim})
+		h := endpoint.NewHandler(graph.NewResolver(c), w.tokens, endpoint.HandlerOptions{Limiter: lim})
 		remaining := func(hd http.Header) int {
 			n, err := strconv.Atoi(hd.Get("RateLimit-Remaining"))
 			if err != nil || hd.Get("RateLimit-Limit") != "60" || hd.Get("RateLimit-Reset") == "" {

@@ -41,9 +41,9 @@ func FieldName(domain string) string {
 	return b.String()
 }
 
-// domainName is the domain spelling of a GraphQL field name, the inverse
+// DomainName is the domain spelling of a GraphQL field name, the inverse
 // of FieldName: perPage is per_page, configuratorID is configurator_id.
-func domainName(name string) string {
+func DomainName(name string) string {
 	rs := []rune(name)
 	var b strings.Builder
 	for i, r := range rs {

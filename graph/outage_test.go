@@ -19,9 +19,11 @@ import (
 
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -43,7 +45,7 @@ func TestClassifyOutage(t *testing.T) {
 		{&pgconn.PgError{Code: "42P01", Message: `relation "orders" does not exist`}, apperr.Internal},
 		{errors.New("something else"), apperr.Internal},
 	} {
-		got := graph.Classify(tc.err)
+		got := problem.Classify(tc.err)
 		if got.Kind != tc.kind {
 			t.Errorf("Classify(%v) = %s; want %s", tc.err, got.Kind, tc.kind)
 		}
@@ -65,7 +67,7 @@ func TestOutage(t *testing.T) {
 	owner := dbtest.Must(c.Owner.Create().SetName("A").Save(sys))
 	conf := dbtest.Must(c.Configurator.Create().SetOwnerID(owner.ID).SetName("C").Save(sys))
 	v := &viewer.Viewer{OwnerID: owner.ID, Kind: viewer.KindDashboard}
-	h := graph.Outage(graph.NewHandler(graph.NewResolver(c), nil, graph.HandlerOptions{}))
+	h := endpoint.Outage(endpoint.NewHandler(graph.NewResolver(c), nil, endpoint.HandlerOptions{}))
 	db, _, err := database.OpenSQL(url)
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +139,7 @@ func TestReject(t *testing.T) {
 		{errors.New("disk on fire"), http.StatusInternalServerError, apperr.Internal, ""},
 	} {
 		rec := httptest.NewRecorder()
-		graph.Reject(rec, httptest.NewRequest(http.MethodPost, "/graphql", nil), tc.err)
+		endpoint.Reject(rec, httptest.NewRequest(http.MethodPost, "/graphql", nil), tc.err)
 		var body struct {
 			Errors []struct {
 				Message    string

@@ -15,7 +15,6 @@ import (
 	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/graph/scalar"
 	"github.com/configurator/catalogue/internal/apperr"
-	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -132,11 +131,6 @@ func paginate[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]]
 	items, err := q.All(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("page: %w", err)
-	}
-	if pp == valid.AllPages {
-		// Every record, as the contract says; REST charges them by
-		// their number (ratelimit.Rows).
-		ratelimit.Rows(ctx, len(items))
 	}
 	info := &model.Pagination{CurrentPage: p, PerPage: pp, LastPage: 1}
 	if !counted {

@@ -22,6 +22,7 @@ import (
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/texture"
 	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/valid"
 )
@@ -316,7 +317,7 @@ func TestSortColumns(t *testing.T) {
 		"OptionSetOrderField": optionset.ValidColumn, "ConfiguratorOrderField": configurator.ValidColumn,
 	}
 	c := dbtest.Open(t, dbtest.Backends()[0].URL(t))
-	w := &world{h: graph.NewHandler(graph.NewResolver(c), nil, graph.HandlerOptions{PublicIntrospection: true})}
+	w := &world{h: endpoint.NewHandler(graph.NewResolver(c), nil, endpoint.HandlerOptions{PublicIntrospection: true})}
 	var schema struct {
 		Schema struct {
 			Types []struct {
@@ -356,7 +357,7 @@ func TestEagerLoading(t *testing.T) {
 			var n atomic.Int64
 			c := dbtest.Open(t, b.URL(t), ent.Log(func(...any) { n.Add(1) }))
 			w := newWorld(t, c)
-			w.h = graph.NewHandler(graph.NewResolver(c.Debug()), w.tokens, graph.HandlerOptions{})
+			w.h = endpoint.NewHandler(graph.NewResolver(c.Debug()), w.tokens, endpoint.HandlerOptions{})
 			for _, tc := range []struct {
 				name  string
 				query string

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/99designs/gqlgen/graphql"
-
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/storage"
@@ -18,9 +16,6 @@ type Resolver struct {
 	client *ent.Client
 	files  *storage.Files
 	links  *share.Links
-	// extensions are added to the GraphQL handler before its own
-	// (WithExtensions).
-	extensions []graphql.HandlerExtension
 }
 
 // Option configures a Resolver.
@@ -34,13 +29,6 @@ func WithFiles(f *storage.Files) Option { return func(r *Resolver) { r.files = f
 // front-end, such as https://shop.example.com/configurator?share=. The
 // snapshot key is appended to it as is.
 func WithShareBase(base string) Option { return func(r *Resolver) { r.links = share.New(base) } }
-
-// WithExtensions adds gqlgen extensions (metrics, tracing) to the GraphQL
-// handler, ahead of its own, so that they see every operation, including
-// those the handler's limits refuse.
-func WithExtensions(exts ...graphql.HandlerExtension) Option {
-	return func(r *Resolver) { r.extensions = append(r.extensions, exts...) }
-}
 
 // NewResolver returns the resolver root over client.
 func NewResolver(client *ent.Client, opts ...Option) *Resolver {

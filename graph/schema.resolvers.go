@@ -26,6 +26,7 @@ import (
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/upload"
@@ -90,7 +91,7 @@ func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOr
 
 // CreateMaterial is the resolver for the createMaterial field.
 func (r *mutationResolver) CreateMaterial(ctx context.Context, input ent.CreateMaterialInput) (*ent.Material, error) {
-	if err := RequireDashboard(ctx); err != nil {
+	if err := auth.RequireDashboard(ctx); err != nil {
 		return nil, err
 	}
 	var id int
@@ -109,7 +110,7 @@ func (r *mutationResolver) CreateMaterial(ctx context.Context, input ent.CreateM
 
 // UpdateMaterial is the resolver for the updateMaterial field.
 func (r *mutationResolver) UpdateMaterial(ctx context.Context, id int, input ent.UpdateMaterialInput) (*ent.Material, error) {
-	if err := RequireDashboard(ctx); err != nil {
+	if err := auth.RequireDashboard(ctx); err != nil {
 		return nil, err
 	}
 	if err := valid.Nulls(&input, explicitNulls(ctx, "input")); err != nil {
@@ -126,7 +127,7 @@ func (r *mutationResolver) UpdateMaterial(ctx context.Context, id int, input ent
 
 // DeleteMaterial is the resolver for the deleteMaterial field.
 func (r *mutationResolver) DeleteMaterial(ctx context.Context, id int) (int, error) {
-	if err := RequireDashboard(ctx); err != nil {
+	if err := auth.RequireDashboard(ctx); err != nil {
 		return 0, err
 	}
 	return id, r.withTx(ctx, func(c *ent.Client) error {
@@ -139,7 +140,7 @@ func (r *mutationResolver) CreateTexture(ctx context.Context, input model.Create
 	if err := valid.Name("name", input.Name); err != nil {
 		return nil, err
 	}
-	if err := RequireDashboard(ctx); err != nil {
+	if err := auth.RequireDashboard(ctx); err != nil {
 		return nil, err
 	}
 	files := upload.New(r.files)
@@ -184,7 +185,7 @@ func (r *mutationResolver) UpdateTexture(ctx context.Context, id int, input mode
 	if err := valid.TextureUpdate(input.Name, input.CategoryID != nil, isTrue(input.ClearCategory), input.BumpFile != nil, isTrue(input.ClearBumpFile)); err != nil {
 		return nil, err
 	}
-	if err := RequireDashboard(ctx); err != nil {
+	if err := auth.RequireDashboard(ctx); err != nil {
 		return nil, err
 	}
 	old, err := one[ent.Texture](ctx, r.client.Texture.Query().Where(texture.ID(id)), "texture", id)
@@ -238,7 +239,7 @@ func (r *mutationResolver) UpdateTexture(ctx context.Context, id int, input mode
 
 // DeleteTexture is the resolver for the deleteTexture field.
 func (r *mutationResolver) DeleteTexture(ctx context.Context, id int) (int, error) {
-	if err := RequireDashboard(ctx); err != nil {
+	if err := auth.RequireDashboard(ctx); err != nil {
 		return 0, err
 	}
 	old, err := one[ent.Texture](ctx, r.client.Texture.Query().Where(texture.ID(id)), "texture", id)

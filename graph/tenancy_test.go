@@ -16,7 +16,7 @@ import (
 // everything reads every root field and every edge, selecting __typename
 // and id on every object, so that each object returned can be checked.
 // Each root field is an operation of its own: all of them in one would be
-// over the complexity limit (graph.MaxComplexity).
+// over the complexity limit (endpoint.MaxComplexity).
 var everything = []string{
 	`{ viewer { ownerID configurator { __typename id } } }`,
 	`{ configurators(first: 10) { totalCount edges { node { __typename id

@@ -7,7 +7,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/configurator/catalogue/internal/apperr"
-	"github.com/configurator/catalogue/internal/viewer"
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // visible answers NotFound, naming field when the input named the record,
@@ -27,38 +27,13 @@ func (r *Resolver) visible(ctx context.Context, q interface {
 	return nil
 }
 
-// RequireDashboard checks the dashboard scope of catalogue writes before
-// anything else (REST before it reads the body, resolvers before any
-// lookup or stored file), so an Open API token is answered 403 whatever
-// its input names; the privacy rules check it again on the write itself.
-func RequireDashboard(ctx context.Context) error {
-	v := viewer.FromContext(ctx)
-	if v == nil {
-		return apperr.ErrNoToken
-	}
-	if !v.Dashboard() {
-		return apperr.E(apperr.Forbidden, "this write needs a dashboard token")
-	}
-	return nil
-}
-
-type nullsKey struct{}
-
-// WithNulls returns a copy of ctx that tells the mutation REST calls
-// which fields of its input the client set to null (domain names), as a
-// GraphQL operation tells it in its arguments, so that valid.Nulls decides
-// both the same way.
-func WithNulls(ctx context.Context, fields []string) context.Context {
-	return context.WithValue(ctx, nullsKey{}, fields)
-}
-
 // explicitNulls returns the fields of the input object argument arg that
 // the client set to null (domain names): from the GraphQL operation's
-// arguments and variables, or as REST passed them (WithNulls). Generated
+// arguments and variables, or as REST passed them (valid.WithNulls). Generated
 // inputs read an explicit null as absent; valid.Nulls gives it the meaning
 // REST gives it.
 func explicitNulls(ctx context.Context, arg string) []string {
-	if fields, ok := ctx.Value(nullsKey{}).([]string); ok {
+	if fields, ok := valid.NullsOf(ctx); ok {
 		return fields
 	}
 	fc := graphql.GetFieldContext(ctx)
@@ -77,7 +52,7 @@ func explicitNulls(ctx context.Context, arg string) []string {
 	var out []string
 	for k, x := range m {
 		if x == nil {
-			out = append(out, domainName(k))
+			out = append(out, DomainName(k))
 		}
 	}
 	return out

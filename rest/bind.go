@@ -103,7 +103,7 @@ func newBinder[A any](op *operation, schema *ast.Schema) (*binder[A], error) {
 }
 
 // read reads the input of r. It returns r with the nulls of the body in
-// its context (graph.WithNulls) and a function releasing the body.
+// its context (valid.WithNulls) and a function releasing the body.
 func (b *binder[A]) read(w http.ResponseWriter, r *http.Request) (A, *http.Request, func(), error) {
 	var in A
 	v := reflect.ValueOf(&in).Elem()
@@ -123,7 +123,7 @@ func (b *binder[A]) read(w http.ResponseWriter, r *http.Request) (A, *http.Reque
 		done = func() {}
 	}
 	if len(nulls) > 0 {
-		r = r.WithContext(graph.WithNulls(r.Context(), nulls))
+		r = r.WithContext(valid.WithNulls(r.Context(), nulls))
 	}
 	return in, r, done, err
 }
@@ -544,7 +544,7 @@ func bodyFields(t reflect.Type, schema *ast.Schema, args ast.ArgumentDefinitionL
 // only, within valid.MaxJSONBody, no unknown fields, no trailing data, the
 // JSON type of each field as the document declares it; faults name the
 // field. Absent and null are the same to a required field; any other null
-// is passed on to the resolver (graph.WithNulls), which clears what can be
+// is passed on to the resolver (valid.WithNulls), which clears what can be
 // cleared and refuses the rest, as it does for GraphQL.
 func jsonBody(t reflect.Type, schema *ast.Schema, args ast.ArgumentDefinitionList, s *docSchema) (bodyReader, error) {
 	fields, err := bodyFields(t, schema, args, s)

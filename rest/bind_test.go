@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/internal/apperr"
 )
@@ -29,7 +30,7 @@ func testBinder[A any](t testing.TB, id string) *binder[A] {
 	}
 	for _, op := range ops {
 		if op.id == id {
-			b, err := newBinder[A](op, graph.Schema())
+			b, err := newBinder[A](op, generated.NewExecutableSchema(generated.Config{}).Schema())
 			if err != nil {
 				t.Fatal(err)
 			}

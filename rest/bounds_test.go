@@ -14,6 +14,7 @@ import (
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -44,7 +45,7 @@ func TestInputBounds(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				status, _, body := f.sendForm(t, http.MethodPost, "/orders", f.owner1, textPart("price", tc.price),
 					textPart("configurator_id", "1"), textPart("customer_details", tc.details), textPart("configurator_summary", tc.summry))
-				var p problem
+				var p problem.Body
 				json.Unmarshal(body, &p)
 				if status != 400 || len(p.Errors) != 1 || p.Errors[0].Name != tc.field || p.Errors[0].Reason != tc.message {
 					t.Errorf("REST: %d %.300s; want 400 naming %s: %s", status, body, tc.field, tc.message)
@@ -141,7 +142,7 @@ func TestScopeBeforeBody(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				status, _, body := f.send(t, tc.method, tc.path, tc.token, tc.ct, []byte(tc.body))
-				var p problem
+				var p problem.Body
 				json.Unmarshal(body, &p)
 				if status != 403 || p.Code != "FORBIDDEN" {
 					t.Errorf("%d %s; want 403 FORBIDDEN", status, body)

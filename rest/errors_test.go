@@ -16,6 +16,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/problem"
 )
 
 // TestStatusTable checks that every error kind has its status.
@@ -27,12 +28,9 @@ func TestStatusTable(t *testing.T) {
 		apperr.KeyReused: 422, apperr.Unavailable: 503, apperr.Canceled: 499,
 	}
 	for k, s := range want {
-		if statusOf[k] != s {
-			t.Errorf("statusOf[%s] = %d; want %d", k, statusOf[k], s)
+		if got := problem.Status(k); got != s {
+			t.Errorf("problem.Status(%s) = %d; want %d", k, got, s)
 		}
-	}
-	if len(statusOf) != len(want) {
-		t.Errorf("statusOf has %d kinds; want %d", len(statusOf), len(want))
 	}
 }
 
@@ -71,8 +69,8 @@ func TestWriteProblem(t *testing.T) {
 		{name: "conflict", err: apperr.E(apperr.Conflict, "taken"), status: 409, code: apperr.Conflict, detail: "taken"},
 		{name: "too large", err: apperr.E(apperr.TooLarge, "too big"), status: 413, code: apperr.TooLarge, detail: "too big"},
 		{name: "unsupported", err: apperr.E(apperr.Unsupported, "not an image"), status: 415, code: apperr.Unsupported, detail: "not an image"},
-		{name: "internal", err: errors.New("pq: connection refused at 10.0.0.7"), status: 500, code: apperr.Internal, detail: internalMessage},
-		{name: "internal kind", err: apperr.E(apperr.Internal, "secret detail"), status: 500, code: apperr.Internal, detail: internalMessage},
+		{name: "internal", err: errors.New("pq: connection refused at 10.0.0.7"), status: 500, code: apperr.Internal, detail: problem.InternalMessage},
+		{name: "internal kind", err: apperr.E(apperr.Internal, "secret detail"), status: 500, code: apperr.Internal, detail: problem.InternalMessage},
 		{name: "key reused", err: apperr.E(apperr.KeyReused, "used"), status: 422, code: apperr.KeyReused, detail: "used"},
 		// The database down, restarting or too slow: 503 with
 		// Retry-After, and no driver text.
@@ -85,7 +83,7 @@ func TestWriteProblem(t *testing.T) {
 			status: 503, code: apperr.Unavailable, detail: late, retryAfter: apperr.RetryAfter},
 		{name: "request deadline", err: fmt.Errorf("list orders: %w", context.DeadlineExceeded), status: 503, code: apperr.Unavailable, detail: late, retryAfter: apperr.RetryAfter},
 		{name: "client went away", err: fmt.Errorf("load material 3: %w", context.Canceled), status: 499, code: apperr.Canceled, detail: "the client closed the request"},
-		{name: "constraint is no outage", err: &pgconn.PgError{Code: "22P02"}, status: 500, code: apperr.Internal, detail: internalMessage},
+		{name: "constraint is no outage", err: &pgconn.PgError{Code: "22P02"}, status: 500, code: apperr.Internal, detail: problem.InternalMessage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodGet, "/x", nil)
@@ -128,7 +126,7 @@ func TestWriteEnvelopeError(t *testing.T) {
 		msg    string
 	}{
 		{"no token", apperr.ErrNoToken, 401, apperr.ErrNoToken.Error()},
-		{"internal", errors.New("disk on fire"), 500, internalMessage},
+		{"internal", errors.New("disk on fire"), 500, problem.InternalMessage},
 		{"database down", fmt.Errorf("dial: %w", syscall.ECONNREFUSED), 503, unavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

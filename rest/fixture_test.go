@@ -19,9 +19,11 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/viewer"
 )
@@ -92,7 +94,7 @@ func newFixture(t *testing.T, c *ent.Client) *fixture {
 	f.handler = r
 	f.srv = httptest.NewServer(r)
 	t.Cleanup(f.srv.Close)
-	f.gql = graph.NewHandler(res, f.tokens, graph.HandlerOptions{})
+	f.gql = endpoint.NewHandler(res, f.tokens, endpoint.HandlerOptions{})
 	return f
 }
 
@@ -190,7 +192,7 @@ func (f *fixture) ids(t *testing.T, token, path string) []int {
 }
 
 // problemOf decodes a problem+json answer, failing unless it has status.
-func problemOf(t *testing.T, what string, status int, h http.Header, body []byte, want int) problem {
+func problemOf(t *testing.T, what string, status int, h http.Header, body []byte, want int) problem.Body {
 	t.Helper()
 	if status != want {
 		t.Fatalf("%s = %d; want %d: %s", what, status, want, body)
@@ -198,7 +200,7 @@ func problemOf(t *testing.T, what string, status int, h http.Header, body []byte
 	if ct := h.Get("Content-Type"); ct != "application/problem+json" {
 		t.Fatalf("%s: Content-Type = %q; want application/problem+json", what, ct)
 	}
-	var p problem
+	var p problem.Body
 	if err := json.Unmarshal(body, &p); err != nil {
 		t.Fatalf("%s: decode problem %s: %v", what, body, err)
 	}

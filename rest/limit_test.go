@@ -16,7 +16,9 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/valid"
 	"github.com/configurator/catalogue/internal/viewer"
@@ -33,7 +35,7 @@ func (f *fixture) limited(t *testing.T, limit int) {
 	f.handler = r
 	f.srv = httptest.NewServer(r)
 	t.Cleanup(f.srv.Close)
-	f.gql = graph.NewHandler(res, f.tokens, graph.HandlerOptions{Limiter: lim})
+	f.gql = endpoint.NewHandler(res, f.tokens, endpoint.HandlerOptions{Limiter: lim})
 }
 
 // TestRateLimitREST: REST requests cost what they read, per_page=-1 by
@@ -88,7 +90,7 @@ func TestRateLimitREST(t *testing.T) {
 			check("spending", status, h, 200, 1)
 		}
 		status, h, body := f.get(t, f.owner1, "/materials")
-		var p problem
+		var p problem.Body
 		if err := json.Unmarshal(body, &p); err != nil || status != 429 || p.Code != "RATE_LIMITED" || h.Get("Content-Type") != "application/problem+json" ||
 			h.Get("Retry-After") == "" || h.Get("RateLimit-Remaining") != "0" || !strings.Contains(p.Detail, "rate limit exceeded") {
 			t.Errorf("over budget: %d %v %s; want 429 problem+json RATE_LIMITED with Retry-After", status, h, body)

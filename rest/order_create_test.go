@@ -28,6 +28,7 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -208,7 +209,7 @@ func gradient(w, h int, seed uint8) image.Image {
 }
 
 // fieldNames lists the names of a problem's field errors.
-func fieldNames(p problem) []string {
+func fieldNames(p problem.Body) []string {
 	var out []string
 	for _, e := range p.Errors {
 		out = append(out, e.Name)
@@ -218,7 +219,7 @@ func fieldNames(p problem) []string {
 
 // checkProblem checks a problem+json answer: its status, its code and,
 // when fields are given, that errors[].name are exactly those fields.
-func checkProblem(t *testing.T, what string, status int, h http.Header, body []byte, wantStatus int, wantCode string, fields ...string) problem {
+func checkProblem(t *testing.T, what string, status int, h http.Header, body []byte, wantStatus int, wantCode string, fields ...string) problem.Body {
 	t.Helper()
 	p := problemOf(t, what, status, h, body, wantStatus)
 	if string(p.Code) != wantCode {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -153,7 +154,7 @@ func (f *fixture) askREST(t *testing.T, token string, req restReq) answer {
 		a.outcome = outcome(strconv.Itoa(status))
 	}
 	if status >= 400 {
-		var p problem
+		var p problem.Body
 		if err := json.Unmarshal(body, &p); err != nil {
 			t.Fatalf("REST %s: %d is not problem+json: %s", req.target, status, body)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/buildinfo"
@@ -20,6 +21,7 @@ import (
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/metrics"
 	"github.com/configurator/catalogue/internal/playground"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/sharepage"
 	"github.com/configurator/catalogue/internal/storage"
@@ -46,7 +48,7 @@ type app struct {
 func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger) *app {
 	m := newMetrics(c, log)
 	limiter, shared := newLimiter(cfg, m, log) // nil: off
-	res := graph.NewResolver(c, graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL), graph.WithExtensions(graphExtensions()...))
+	res := graph.NewResolver(c, graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL))
 	r := chi.NewRouter()
 	r.Use(observe(m, log)...)
 	r.Use(middleware.Recoverer, cors, deadline(cfg.RequestTimeout))
@@ -74,7 +76,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 		status := http.StatusOK
 		if _, err := c.Setting.Query().Exist(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
 			log.WarnContext(ctx, "readiness check failed", "err", err)
-			w.Header().Set("Retry-After", apperr.RetryAfter)
+			problem.Headers(w, r, apperr.E(apperr.Unavailable, "the database is unreachable"))
 			body["status"], body["database"], status = "unavailable", "unreachable", http.StatusServiceUnavailable
 		}
 		if shared != nil {
@@ -83,8 +85,10 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 		writeJSON(w, status, body)
 	})
 
-	gql := graph.NewHandler(res, tokens, graph.HandlerOptions{PublicIntrospection: cfg.PublicIntrospection(), Limiter: limiter})
-	gql = graph.Outage(idempotency.Middleware(graph.Reject)(gql))
+	gql := endpoint.NewHandler(res, tokens, endpoint.HandlerOptions{
+		PublicIntrospection: cfg.PublicIntrospection(), Limiter: limiter, Extensions: graphExtensions(),
+	})
+	gql = endpoint.Outage(idempotency.Middleware(endpoint.Reject)(gql))
 	r.Method(http.MethodGet, "/graphql", gql)
 	r.Method(http.MethodPost, "/graphql", gql)
 	r.Method(http.MethodOptions, "/graphql", gql)
@@ -95,7 +99,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	r.Handle(rest.Prefix+"/docs", docs)
 	r.Handle(rest.Prefix+"/docs/*", docs)
 	r.Handle("/files/*", http.StripPrefix("/files/", files.Handler()))
-	r.Handle(config.SharePath+"*", http.StripPrefix(config.SharePath, sharepage.Handler(res)))
+	r.Handle(config.SharePath+"*", http.StripPrefix(config.SharePath, sharepage.Handler(res.Query().SharedConfigurator)))
 
 	pg := playground.Handler("Configurator catalogue", "/graphql")
 	r.Handle("/playground", pg)

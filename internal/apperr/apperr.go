@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Kind classifies an error for clients.
@@ -45,10 +46,11 @@ const (
 	Internal Kind = "INTERNAL"
 )
 
-// RetryAfter is the Retry-After, in seconds, of an Unavailable answer:
-// the service reconnects to its database within a second or two of the
-// database's return, so a client that waits this long between retries
-// gets through soon after without hammering a recovering database.
+// RetryAfter is the Retry-After, in seconds, of an Unavailable answer
+// that names no wait of its own (Error.Wait): the service reconnects to
+// its database within a second or two of the database's return, so a
+// client that waits this long between retries gets through soon after
+// without hammering a recovering database.
 const RetryAfter = "1"
 
 // Error is an error with a kind and a message that is safe to show a
@@ -69,6 +71,10 @@ type Error struct {
 	// inside it as the client sent them. Transports spell only the leading
 	// name.
 	Field string
+	// Wait, for RateLimited and Unavailable, is how long the client
+	// should wait before it retries (the Retry-After of an HTTP answer);
+	// zero means the kind's default.
+	Wait time.Duration
 	// format and args are the message template and its arguments.
 	format string
 	args   []any
@@ -95,6 +101,13 @@ func Field(path, format string, args ...any) *Error {
 func (e *Error) At(path string) *Error {
 	c := *e
 	c.Field = path
+	return &c
+}
+
+// After returns a copy of e that tells the client to retry after d.
+func (e *Error) After(d time.Duration) *Error {
+	c := *e
+	c.Wait = d
 	return &c
 }
 

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -11,17 +12,6 @@ import (
 // Reject writes the response for a request whose credentials were refused;
 // each transport passes its own (GraphQL errors, problem+json).
 type Reject func(w http.ResponseWriter, r *http.Request, err error)
-
-// Challenge sets WWW-Authenticate on a 401, as RFC 6750 asks, the same on
-// both transports: a bare Bearer challenge when no credentials were sent,
-// invalid_token when they were refused.
-func Challenge(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("Authorization") == "" {
-		w.Header().Set("WWW-Authenticate", "Bearer")
-		return
-	}
-	w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-}
 
 // Middleware resolves `Authorization: Bearer <JWT>` and puts the viewer in
 // the request context. A request without the header passes on anonymously
@@ -49,4 +39,19 @@ func Middleware(t *Tokens, reject Reject) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(viewer.NewContext(r.Context(), v)))
 		})
 	}
+}
+
+// RequireDashboard checks the dashboard scope of catalogue writes before
+// anything else (REST before it reads the body, resolvers before any
+// lookup or stored file), so an Open API token is answered 403 whatever
+// its input names; the privacy rules check it again on the write itself.
+func RequireDashboard(ctx context.Context) error {
+	v := viewer.FromContext(ctx)
+	if v == nil {
+		return apperr.ErrNoToken
+	}
+	if !v.Dashboard() {
+		return apperr.E(apperr.Forbidden, "this write needs a dashboard token")
+	}
+	return nil
 }

@@ -59,8 +59,9 @@ func seconds(d time.Duration) int {
 
 // SetHeaders writes the budget into h as RateLimit-Limit,
 // RateLimit-Remaining and RateLimit-Reset (seconds until the budget is
-// whole), and Retry-After (seconds, at least 1) when it refused. Every
-// answer carries them, so the values share one string and one array.
+// whole). Every answer carries them, so the values share one string and
+// one array. A refusal's Retry-After is the error's (Err), which the
+// answer's writer sets (internal/problem).
 func (s Status) SetHeaders(h http.Header) {
 	var buf [64]byte
 	b := strconv.AppendInt(buf[:0], int64(s.Limit), 10)
@@ -68,26 +69,19 @@ func (s Status) SetHeaders(h http.Header) {
 	b = strconv.AppendInt(b, int64(s.Remaining), 10)
 	j := len(b)
 	b = strconv.AppendInt(b, int64(seconds(s.Reset)), 10)
-	k := len(b)
-	if !s.Allowed {
-		b = strconv.AppendInt(b, int64(max(1, seconds(s.RetryAfter))), 10)
-	}
 	text := string(b)
-	v := make([]string, 4)
-	v[0], v[1], v[2], v[3] = text[:i], text[i:j], text[j:k], text[k:]
+	v := make([]string, 3)
+	v[0], v[1], v[2] = text[:i], text[i:j], text[j:]
 	h["Ratelimit-Limit"] = v[0:1:1]
 	h["Ratelimit-Remaining"] = v[1:2:2]
 	h["Ratelimit-Reset"] = v[2:3:3]
-	if !s.Allowed {
-		h["Retry-After"] = v[3:4:4]
-	}
 }
 
 // Err is the RateLimited error of a refused Take of n units.
 func (s Status) Err(n int) error {
 	return apperr.E(apperr.RateLimited,
 		"rate limit exceeded: this request costs %d units and the token has %d of its %d a minute left; retry in %d s",
-		n, s.Remaining, s.Limit, max(1, seconds(s.RetryAfter)))
+		n, s.Remaining, s.Limit, max(1, seconds(s.RetryAfter))).After(max(time.Second, s.RetryAfter))
 }
 
 // Meter is one request's account with a Limiter: the transports take from

@@ -7,6 +7,7 @@
 package sharepage
 
 import (
+	"context"
 	"embed"
 	"html/template"
 	"log/slog"
@@ -14,8 +15,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/share"
 )
 
@@ -29,9 +30,13 @@ var page = template.Must(template.New("page.html").Funcs(template.FuncMap{
 	"join": func(xs []string) string { return strings.Join(xs, ", ") },
 }).ParseFS(files, "page.html"))
 
+// Opener reads the configurator behind a share key: the resolver of
+// GraphQL's sharedConfigurator, which REST's /shared/{key} calls too.
+type Opener func(ctx context.Context, key string) (*share.Configurator, error)
+
 // Handler serves GET {prefix}{key}; mount it with http.StripPrefix so the
 // rest of the path is the key.
-func Handler(res *graph.Resolver) http.Handler {
+func Handler(open Opener) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -42,14 +47,14 @@ func Handler(res *graph.Resolver) http.Handler {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Referrer-Policy", "no-referrer")
 		w.Header().Set("Cache-Control", "no-store")
-		sc, err := res.Query().SharedConfigurator(r.Context(), r.URL.Path)
+		sc, err := open(r.Context(), r.URL.Path)
 		status := http.StatusOK
 		data := struct {
 			C       *share.Configurator
 			Message string
 		}{C: sc}
 		if err != nil {
-			ae := graph.Classify(err)
+			ae := problem.Classify(err)
 			status, data.Message = http.StatusNotFound, "This link does not open a configurator. It may have been withdrawn; ask for a new one."
 			if ae.Kind != apperr.NotFound {
 				slog.ErrorContext(r.Context(), "share page", "err", err)

@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/imaging"
-	"github.com/configurator/catalogue/internal/requestid"
+	"github.com/configurator/catalogue/internal/problem"
 )
 
 // DefaultMaxBytes is the size limit of one file when Files.MaxBytes is zero:
@@ -160,32 +160,35 @@ func (f *Files) Handler() http.Handler {
 	return http.HandlerFunc(f.serve)
 }
 
+// unavailableWait is the Retry-After of a store that cannot be reached:
+// a bucket that is down is seldom back within a second.
+const unavailableWait = 5 * time.Second
+
 func (f *Files) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeProblem(w, r, http.StatusMethodNotAllowed, "files are read with GET or HEAD")
+		problem.WriteStatus(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "files are read with GET or HEAD")
 		return
 	}
 	name := strings.TrimPrefix(r.URL.Path, "/")
 	if !ValidName(name) {
-		writeProblem(w, r, http.StatusNotFound, "no such file")
+		problem.Write(w, r, apperr.E(apperr.NotFound, "no such file"))
 		return
 	}
 	rc, err := f.Store.Open(r.Context(), name)
 	if errors.Is(err, ErrNotFound) {
-		writeProblem(w, r, http.StatusNotFound, "no such file")
+		problem.Write(w, r, apperr.E(apperr.NotFound, "no such file"))
 		return
 	}
 	if errors.Is(err, ErrUnavailable) {
 		slog.WarnContext(r.Context(), "serve file", "name", name, "err", err)
-		w.Header().Set("Retry-After", "5")
-		writeProblem(w, r, http.StatusServiceUnavailable, "the file store is unavailable, try again shortly")
+		problem.Write(w, r, apperr.E(apperr.Unavailable, "the file store is unavailable, try again shortly").After(unavailableWait))
 		return
 	}
 	if err != nil {
 		slog.ErrorContext(r.Context(), "serve file", "name", name, "err", err)
-		writeProblem(w, r, http.StatusInternalServerError, "the file could not be read")
+		problem.WriteStatus(w, r, http.StatusInternalServerError, apperr.Internal, "the file could not be read")
 		return
 	}
 	defer rc.Close()
@@ -196,7 +199,7 @@ func (f *Files) serve(w http.ResponseWriter, r *http.Request) {
 		data, err := io.ReadAll(rc)
 		if err != nil {
 			slog.ErrorContext(r.Context(), "serve file", "name", name, "err", err)
-			writeProblem(w, r, http.StatusInternalServerError, "the file could not be read")
+			problem.WriteStatus(w, r, http.StatusInternalServerError, apperr.Internal, "the file could not be read")
 			return
 		}
 		content = bytes.NewReader(data)
@@ -217,27 +220,6 @@ func contentType(name string) string {
 		}
 	}
 	return "application/octet-stream"
-}
-
-// problem is an RFC 9457 problem details body.
-type problem struct {
-	Type     string `json:"type"`
-	Title    string `json:"title"`
-	Status   int    `json:"status"`
-	Detail   string `json:"detail"`
-	Instance string `json:"instance,omitempty"`
-}
-
-func writeProblem(w http.ResponseWriter, r *http.Request, status int, detail string) {
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(problem{
-		Type:     "about:blank",
-		Title:    http.StatusText(status),
-		Status:   status,
-		Detail:   detail,
-		Instance: requestid.Instance(r.Context()),
-	})
 }
 
 // byteSize renders a limit for people: whole MiB or KiB when exact,

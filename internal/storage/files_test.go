@@ -428,6 +428,7 @@ func testHandler(t *testing.T, files *Files) {
 					"title":  http.StatusText(tc.status),
 					"status": float64(tc.status),
 					"detail": tc.problem,
+					"code":   codeOf[tc.status],
 				}
 				if len(p) != len(want) {
 					t.Errorf("problem = %v, want %v", p, want)
@@ -506,4 +507,13 @@ func TestHandlerStores(t *testing.T) {
 			}
 		})
 	}
+}
+
+// codeOf is the code of the problem answers the file handler gives, by
+// status (internal/problem's kinds).
+var codeOf = map[int]any{
+	http.StatusNotFound:            "NOT_FOUND",
+	http.StatusMethodNotAllowed:    "METHOD_NOT_ALLOWED",
+	http.StatusServiceUnavailable:  "UNAVAILABLE",
+	http.StatusInternalServerError: "INTERNAL",
 }

@@ -2,6 +2,7 @@ package valid
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -204,4 +205,20 @@ func pascal(s string) string {
 		}
 	}
 	return b.String()
+}
+
+type nullsKey struct{}
+
+// WithNulls returns a copy of ctx that tells the mutation REST calls
+// which fields of its input the client set to null (domain names), as a
+// GraphQL operation tells it in its arguments, so that valid.Nulls decides
+// both the same way.
+func WithNulls(ctx context.Context, fields []string) context.Context {
+	return context.WithValue(ctx, nullsKey{}, fields)
+}
+
+// NullsOf returns the fields WithNulls put in ctx, and whether it did.
+func NullsOf(ctx context.Context) ([]string, bool) {
+	fields, ok := ctx.Value(nullsKey{}).([]string)
+	return fields, ok
 }

@@ -1,15 +1,23 @@
-package graph
+// Package endpoint serves the graph over HTTP: GraphQL over HTTP (GET,
+// POST with JSON, multipart uploads) with the statuses of the GraphQL over
+// HTTP specification, the limits every operation is held to before it
+// runs (document size, depth, complexity, the token's rate budget), the
+// anonymous rule, the error presenter and the outage answers. The graph
+// package itself knows nothing of HTTP; cmd/server mounts NewHandler.
+package endpoint
 
 import (
 	"net/http"
 	"strings"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/fast"
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/internal/auth"
@@ -26,6 +34,10 @@ type HandlerOptions struct {
 	// Limiter, when set, charges every request of a token to its budget
 	// (meter, limits); REST shares it through its own options.
 	Limiter ratelimit.Limiter
+	// Extensions are added to the GraphQL handler ahead of its own
+	// (metrics, tracing), so that they see every operation, including
+	// those the handler's limits refuse.
+	Extensions []graphql.HandlerExtension
 }
 
 // NewHandler returns the GraphQL endpoint (GET for queries, POST with a
@@ -35,14 +47,14 @@ type HandlerOptions struct {
 // read share links (sharedConfigurator) and, with PublicIntrospection,
 // introspect (anonymousRule). Every operation is bounded and charged to
 // its token (limits) before it executes.
-func NewHandler(res *Resolver, tokens *auth.Tokens, opts HandlerOptions) http.Handler {
+func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) http.Handler {
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: res}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(httpTransport{})
 	srv.AddTransport(multipartTransport{transport.MultipartForm{MaxUploadSize: valid.MaxMultipartBody, MaxMemory: 8 << 20}})
 	parsed := lru.New[*ast.QueryDocument](1000)
 	srv.SetQueryCache(parsed)
-	for _, ext := range res.extensions {
+	for _, ext := range opts.Extensions {
 		srv.Use(ext)
 	}
 	srv.Use(extension.Introspection{})
@@ -81,10 +93,4 @@ func limitBody(next http.Handler) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		next.ServeHTTP(w, r)
 	})
-}
-
-// Schema is the GraphQL schema the handler serves, for REST, which reads
-// its parameters by the types of the arguments they fill.
-func Schema() *ast.Schema {
-	return generated.NewExecutableSchema(generated.Config{}).Schema()
 }

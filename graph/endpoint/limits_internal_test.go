@@ -1,4 +1,4 @@
-package graph
+package endpoint
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/cost/costtest"
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/internal/ratelimit"
@@ -27,7 +28,7 @@ import (
 // meter with its headers (one take). The lead's W1 (a page of 50 materials, 16
 // fields) is the shape.
 func BenchmarkLimits(b *testing.B) {
-	es := generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(nil)})
+	es := generated.NewExecutableSchema(generated.Config{Resolvers: graph.NewResolver(nil)})
 	const q = `query W1($c: ID!) { materialsPage(categoryId: $c, perPage: 50, page: 1, orderBy: CREATED_AT, order: DESC) { data { id name materialFile categoryID textureID status materialType surface bump color opacity specular reflection createdAt updatedAt createdBy } } }`
 	doc, errs := gqlparser.LoadQuery(es.Schema(), q)
 	if errs != nil {
@@ -91,7 +92,7 @@ func (i *interceptors) InterceptField(ctx context.Context, next graphql.Resolver
 // itself) cannot let such an operation through.
 func TestLimitsBeforeInterceptors(t *testing.T) {
 	parsed := lru.New[*ast.QueryDocument](10)
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: NewResolver(nil)}))
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: graph.NewResolver(nil)}))
 	srv.AddTransport(httpTransport{})
 	srv.SetQueryCache(parsed)
 	srv.Use(&limits{parsed: parsed})

@@ -1,4 +1,4 @@
-package graph
+package endpoint
 
 import (
 	"context"
@@ -9,9 +9,11 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
 
+	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/cost"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/metrics"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/valid"
 	"github.com/configurator/catalogue/internal/viewer"
@@ -63,8 +65,8 @@ func (*limits) ExtensionName() string { return "Limits" }
 // Validate prices the schema's fields once.
 func (l *limits) Validate(es graphql.ExecutableSchema) error {
 	l.weights = cost.NewWeights(es.Schema(), cost.Rows{
-		First: DefaultRelayFirst, PerPage: valid.DefaultPerPage, AllPages: valid.AllPagesCeiling, List: ListRows,
-		MaxFirst: MaxRelayFirst, MaxPerPage: valid.MaxPerPage,
+		First: graph.DefaultRelayFirst, PerPage: valid.DefaultPerPage, AllPages: valid.AllPagesCeiling, List: ListRows,
+		MaxFirst: graph.MaxRelayFirst, MaxPerPage: valid.MaxPerPage,
 	})
 	return nil
 }
@@ -118,7 +120,7 @@ func tooComplex(format string, args ...any) *gqlerror.Error {
 // gqlError is a request-level GraphQL error of an apperr kind; the
 // presenter gives it its code, and the transport its status.
 func gqlError(err error) *gqlerror.Error {
-	return &gqlerror.Error{Err: err, Message: Classify(err).Render(FieldName)}
+	return &gqlerror.Error{Err: err, Message: problem.Classify(err).Render(graph.FieldName)}
 }
 
 // meter charges every GraphQL request of a token to its budget in lim:

@@ -1,4 +1,4 @@
-package graph
+package endpoint
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/problem"
 )
 
 type outageKey struct{}
@@ -45,7 +47,7 @@ type outageWriter struct {
 
 func (w *outageWriter) WriteHeader(status int) {
 	if !w.written && status == http.StatusOK && w.seen.Load() {
-		w.Header().Set("Retry-After", apperr.RetryAfter)
+		problem.Headers(w.ResponseWriter, nil, apperr.E(apperr.Unavailable, "unavailable"))
 		status = http.StatusServiceUnavailable
 	}
 	w.written = true
@@ -58,9 +60,9 @@ func (w *outageWriter) WriteHeader(status int) {
 func (w *outageWriter) Write(b []byte) (int, error) {
 	if !w.written && string(b) == "null" && errors.Is(w.ctx.Err(), context.DeadlineExceeded) {
 		w.seen.Store(true)
-		ae := Classify(w.ctx.Err())
+		ae := problem.Classify(w.ctx.Err())
 		body, _ := json.Marshal(map[string]any{"data": nil, "errors": []map[string]any{
-			{"message": ae.Render(FieldName), "extensions": errorExtensions(w.ctx, ae.Kind)},
+			{"message": ae.Render(graph.FieldName), "extensions": errorExtensions(w.ctx, ae.Kind)},
 		}})
 		w.WriteHeader(http.StatusOK)
 		if _, err := w.ResponseWriter.Write(body); err != nil {

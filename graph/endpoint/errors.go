@@ -1,72 +1,22 @@
-package graph
+package endpoint
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
-	"github.com/configurator/catalogue/internal/apperr"
-	"github.com/configurator/catalogue/internal/database"
 )
-
-// Classify maps any error a resolver returns to an *apperr.Error: the kinds
-// resolvers chose, ent's not-found, validation and constraint errors, and
-// policy denials. Anything else is Internal with a generic message, so
-// internals never reach a client. Both transports present errors through
-// it; Problems gives every error of a request that had several.
-func Classify(err error) *apperr.Error {
-	return Problems(err)[0]
-}
-
-// Problems classifies err into the client-safe errors it holds: each item
-// of an apperr.List, or the one error Classify describes.
-func Problems(err error) []*apperr.Error {
-	if es := apperr.Errors(err); len(es) > 0 {
-		return es
-	}
-	var ve *ent.ValidationError
-	switch {
-	case ent.IsNotFound(err):
-		return []*apperr.Error{apperr.E(apperr.NotFound, "not found")}
-	case errors.As(err, &ve):
-		return []*apperr.Error{apperr.Field(ve.Name, "{} is invalid: %v", cause(ve))}
-	case ent.IsConstraintError(err):
-		return []*apperr.Error{apperr.E(apperr.Conflict, "the change conflicts with existing data")}
-	case errors.Is(err, privacy.Deny):
-		return []*apperr.Error{apperr.E(apperr.Forbidden, "not allowed")}
-	case errors.Is(err, context.Canceled):
-		return []*apperr.Error{apperr.E(apperr.Canceled, "the client closed the request")}
-	case database.Deadline(err):
-		return []*apperr.Error{apperr.E(apperr.Unavailable, "the request did not finish within its deadline; retry later")}
-	case database.Unavailable(err):
-		return []*apperr.Error{apperr.E(apperr.Unavailable, "the database is unavailable; retry later")}
-	}
-	return []*apperr.Error{apperr.E(apperr.Internal, "internal server error")}
-}
-
-// cause is the innermost error of err: the validator's own message rather
-// than ent's wrapping, which names Go types.
-func cause(err error) error {
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err
-		}
-		err = next
-	}
-}
 
 // presentError gives every GraphQL error an extensions.code and, for bad
 // input, extensions.field: the input's name in GraphQL's spelling
-// (FieldName), also in the message. Errors gqlgen raised itself (parsing,
+// (graph.FieldName), also in the message. Errors gqlgen raised itself (parsing,
 // validation, coercion) keep their message. A resolver error holding
 // several faults becomes one GraphQL error each.
 func presentError(ctx context.Context, err error) *gqlerror.Error {
@@ -81,7 +31,7 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		tagRequest(ctx, gerr)
 		return gerr
 	}
-	problems := Problems(gerr.Err)
+	problems := problem.List(gerr.Err)
 	for _, extra := range problems[1:] {
 		graphql.AddError(ctx, extra)
 	}
@@ -98,14 +48,14 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		// names it.
 		if name := lastName(gerr.Path); name != "" {
 			c := *ae
-			c.Field = domainName(name)
+			c.Field = graph.DomainName(name)
 			ae = &c
 		}
 	}
-	gerr.Message = ae.Render(FieldName)
+	gerr.Message = ae.Render(graph.FieldName)
 	setExt(gerr, "code", string(ae.Kind))
 	if ae.Field != "" {
-		setExt(gerr, "field", apperr.SpellPath(ae.Field, FieldName))
+		setExt(gerr, "field", apperr.SpellPath(ae.Field, graph.FieldName))
 	}
 	tagRequest(ctx, gerr)
 	return gerr
@@ -224,7 +174,7 @@ func recoverPanic(ctx context.Context, p any) error {
 // for a body over its limit, 503 with Retry-After when the database could
 // not be asked, and 500 (logged) for anything else.
 func Reject(w http.ResponseWriter, r *http.Request, err error) {
-	switch Classify(err).Kind {
+	switch problem.Classify(err).Kind {
 	case apperr.Unauthenticated, apperr.Invalid, apperr.TooLarge:
 	case apperr.Unavailable:
 		slog.WarnContext(r.Context(), "graphql request unavailable", "err", err)

@@ -1,4 +1,4 @@
-package graph
+package endpoint
 
 import (
 	"bytes"
@@ -17,9 +17,10 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
-	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/bufpool"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -171,16 +172,15 @@ func answerMedia(r *http.Request) string {
 	return mediaGraphQLResponse
 }
 
-// httpStatusOf is the status of a request that failed before it executed,
-// by the kind of its first error, where the kind has one whatever the
-// media type: the request is not a GraphQL request, or is refused at the
-// HTTP level.
-var httpStatusOf = map[apperr.Kind]int{
-	apperr.Unauthenticated: http.StatusUnauthorized,
-	apperr.TooLarge:        http.StatusRequestEntityTooLarge,
-	apperr.RateLimited:     http.StatusTooManyRequests,
-	apperr.Unavailable:     http.StatusServiceUnavailable,
-	apperr.Internal:        http.StatusInternalServerError,
+// httpLevel are the kinds whose HTTP status (problem.Status) a request
+// that failed before it executed gets whatever the media type: the
+// request is refused at the HTTP level rather than as a GraphQL document.
+var httpLevel = map[apperr.Kind]bool{
+	apperr.Unauthenticated: true,
+	apperr.TooLarge:        true,
+	apperr.RateLimited:     true,
+	apperr.Unavailable:     true,
+	apperr.Internal:        true,
 }
 
 // failureStatus is the status of a request that failed before it
@@ -194,13 +194,13 @@ func failureStatus(media string, err error) int {
 	case errors.As(err, &gerrs) && len(gerrs) > 0:
 		kind = codeOf(gerrs[0])
 	default:
-		kind = Classify(err).Kind
+		kind = problem.Classify(err).Kind
 		if kind == apperr.Invalid {
 			return http.StatusBadRequest
 		}
 	}
-	if status, ok := httpStatusOf[kind]; ok {
-		return status
+	if httpLevel[kind] {
+		return problem.Status(kind)
 	}
 	if media == mediaGraphQLResponse {
 		return http.StatusBadRequest
@@ -214,20 +214,32 @@ func codeOf(e *gqlerror.Error) apperr.Kind {
 	if es := apperr.Errors(e.Err); len(es) > 0 {
 		return es[0].Kind
 	}
-	if code, ok := e.Extensions["code"].(string); ok {
+	switch code := e.Extensions["code"].(type) {
+	case apperr.Kind:
+		return code
+	case string:
 		return apperr.Kind(code)
 	}
 	return apperr.Invalid
 }
 
+// problemOf is the apperr error a GraphQL error stands for: the one it
+// wraps, or one of the kind of its extensions.code.
+func problemOf(e *gqlerror.Error) *apperr.Error {
+	if es := apperr.Errors(e.Err); len(es) > 0 {
+		return es[0]
+	}
+	return apperr.E(codeOf(e), "%s", e.Message)
+}
+
 // asGraphQLError presents a transport error as a GraphQL error; an
 // internal one is shown generically.
 func asGraphQLError(err error) *gqlerror.Error {
-	ae := Classify(err)
+	ae := problem.Classify(err)
 	if ae.Kind == apperr.Internal {
 		ae = apperr.E(apperr.Internal, "internal server error")
 	}
-	return &gqlerror.Error{Message: ae.Render(FieldName), Extensions: map[string]any{"code": ae.Kind}}
+	return &gqlerror.Error{Message: ae.Render(graph.FieldName), Extensions: map[string]any{"code": ae.Kind}}
 }
 
 // failure is the answer to a request that did not execute: errors, and no
@@ -244,11 +256,8 @@ func writeFailure(w http.ResponseWriter, r *http.Request, media string, status i
 	if err := payOwed(r.Context()); err != nil {
 		status, resp = failureStatus(media, err), &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}}
 	}
-	switch status {
-	case http.StatusUnauthorized:
-		auth.Challenge(w, r)
-	case http.StatusServiceUnavailable:
-		w.Header().Set("Retry-After", apperr.RetryAfter)
+	if len(resp.Errors) > 0 {
+		problem.Headers(w, r, problemOf(resp.Errors[0]))
 	}
 	for _, e := range resp.Errors {
 		tagRequest(r.Context(), e)
@@ -261,7 +270,7 @@ func writeFailure(w http.ResponseWriter, r *http.Request, media string, status i
 // refusals made before the executor (body size, tokens).
 func writeErrors(w http.ResponseWriter, r *http.Request, err error) {
 	media := answerMedia(r)
-	if Classify(err).Kind == apperr.TooLarge {
+	if problem.Classify(err).Kind == apperr.TooLarge {
 		w.Header().Set("Connection", "close")
 	}
 	writeFailure(w, r, media, failureStatus(media, err), &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}})
@@ -387,9 +396,7 @@ func (s *statusWriter) WriteHeader(status int) {
 	}
 	if len(s.pe.errs) > 0 {
 		status = failureStatus(s.media, s.pe.errs)
-		if status == http.StatusUnauthorized {
-			auth.Challenge(s.ResponseWriter, s.r)
-		}
+		problem.Headers(s.ResponseWriter, s.r, problemOf(s.pe.errs[0]))
 	}
 	s.ResponseWriter.WriteHeader(status)
 }
