@@ -1,21 +1,21 @@
 package graph
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/app"
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/storage"
 )
 
 // Resolver is the root of the graph. REST v1 calls the same methods
 // (Query().OrdersPage(...), Mutation().CreateOrder(...)), so both
-// transports share one path to the data.
+// transports share one path to the data. Reads build their ent queries
+// here and in internal/query; writes are operations of internal/app.
 type Resolver struct {
 	client *ent.Client
-	files  *storage.Files
+	app    *app.App
 	links  *share.Links
+	files  *storage.Files
 }
 
 // Option configures a Resolver.
@@ -36,32 +36,6 @@ func NewResolver(client *ent.Client, opts ...Option) *Resolver {
 	for _, o := range opts {
 		o(r)
 	}
+	r.app = app.New(client, r.files, r.links)
 	return r
-}
-
-// withTx runs fn in one transaction, committed when fn returns nil and
-// rolled back otherwise; every mutation of either transport goes through
-// it, so a failed write leaves nothing half-made. The viewer and privacy
-// rules of ctx apply inside it.
-func (r *Resolver) withTx(ctx context.Context, fn func(tx *ent.Client) error) error {
-	tx, err := r.client.Tx(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			tx.Rollback()
-			panic(p)
-		}
-	}()
-	if err := fn(tx.Client()); err != nil {
-		if rerr := tx.Rollback(); rerr != nil {
-			return fmt.Errorf("%w (rollback: %v)", err, rerr)
-		}
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
 }

@@ -8,8 +8,6 @@ package graph
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"entgo.io/contrib/entgql"
 	"github.com/configurator/catalogue/ent"
@@ -25,85 +23,33 @@ import (
 	"github.com/configurator/catalogue/ent/texture"
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/graph/model"
+	"github.com/configurator/catalogue/internal/app"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
-	"github.com/configurator/catalogue/internal/idempotency"
+	"github.com/configurator/catalogue/internal/query"
 	"github.com/configurator/catalogue/internal/share"
-	"github.com/configurator/catalogue/internal/upload"
 	"github.com/configurator/catalogue/internal/valid"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
 // CreateOrder is the resolver for the createOrder field.
-func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOrderInput) (_ *ent.Order, err error) {
-	if err := valid.Order(input.Price, input.CustomerDetails, input.ConfiguratorSummary, len(input.ConfiguratorPrintMap)); err != nil {
-		return nil, err
-	}
-	if err := r.visible(ctx, r.client.Configurator.Query().Where(configurator.ID(input.ConfiguratorID)), "configurator_id", "configurator", input.ConfiguratorID); err != nil {
-		return nil, err
-	}
-	files := upload.New(r.files)
-	defer func() {
-		if err != nil {
-			files.Discard(ctx)
-		}
-	}()
-	var snapshot *string
-	if input.ConfiguratorSnapshot != nil {
-		s, err := files.Image(ctx, "configurator_snapshot", input.ConfiguratorSnapshot.File)
-		if err != nil {
-			return nil, err
-		}
-		snapshot = &s.URL
-	}
-	printMap := make([]string, len(input.ConfiguratorPrintMap))
-	for i, f := range input.ConfiguratorPrintMap {
-		s, err := files.Image(ctx, fmt.Sprintf("configurator_print_map[%d]", i), f.File)
-		if err != nil {
-			return nil, err
-		}
-		printMap[i] = s.URL
-	}
-	once := r.orderOnce(ctx, input, files)
-	if id, err := once.replay(ctx); err != nil || id != 0 {
-		return r.replayed(ctx, files, id, err)
-	}
-	var id int
-	err = r.withTx(ctx, func(c *ent.Client) error {
-		o, err := c.Order.Create().SetConfiguratorID(input.ConfiguratorID).SetPrice(input.Price).
-			SetCustomerDetails(input.CustomerDetails).SetConfiguratorSummary(input.ConfiguratorSummary).
-			SetNillableConfiguratorSnapshot(snapshot).SetConfiguratorPrintMap(printMap).Save(ctx)
-		if err != nil {
-			return err
-		}
-		id = o.ID
-		return once.record(ctx, c, id)
+func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOrderInput) (*ent.Order, error) {
+	id, err := r.app.CreateOrder(ctx, app.CreateOrder{
+		ConfiguratorID: input.ConfiguratorID, Price: input.Price,
+		CustomerDetails: input.CustomerDetails, ConfiguratorSummary: input.ConfiguratorSummary,
+		Snapshot: file(input.ConfiguratorSnapshot), PrintMap: files(input.ConfiguratorPrintMap),
 	})
-	if errors.Is(err, idempotency.ErrRace) {
-		id, err := once.replay(ctx)
-		return r.replayed(ctx, files, id, err)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("create order: %w", err)
+		return nil, err
 	}
 	return r.Query().Order(ctx, id)
 }
 
 // CreateMaterial is the resolver for the createMaterial field.
 func (r *mutationResolver) CreateMaterial(ctx context.Context, input ent.CreateMaterialInput) (*ent.Material, error) {
-	if err := auth.RequireDashboard(ctx); err != nil {
-		return nil, err
-	}
-	var id int
-	err := r.withTx(ctx, func(c *ent.Client) error {
-		m, err := c.Material.Create().SetInput(input).Save(ctx)
-		if err == nil {
-			id = m.ID
-		}
-		return err
-	})
+	id, err := r.app.CreateMaterial(ctx, app.CreateMaterial{Input: input})
 	if err != nil {
-		return nil, fmt.Errorf("create material: %w", err)
+		return nil, err
 	}
 	return r.Query().Material(ctx, id)
 }
@@ -116,10 +62,7 @@ func (r *mutationResolver) UpdateMaterial(ctx context.Context, id int, input ent
 	if err := valid.Nulls(&input, explicitNulls(ctx, "input")); err != nil {
 		return nil, err
 	}
-	err := r.withTx(ctx, func(c *ent.Client) error {
-		return notFoundAs(c.Material.UpdateOneID(id).SetInput(input).Exec(ctx), "material", id)
-	})
-	if err != nil {
+	if err := r.app.UpdateMaterial(ctx, app.UpdateMaterial{ID: id, Input: input}); err != nil {
 		return nil, err
 	}
 	return r.Query().Material(ctx, id)
@@ -127,142 +70,43 @@ func (r *mutationResolver) UpdateMaterial(ctx context.Context, id int, input ent
 
 // DeleteMaterial is the resolver for the deleteMaterial field.
 func (r *mutationResolver) DeleteMaterial(ctx context.Context, id int) (int, error) {
-	if err := auth.RequireDashboard(ctx); err != nil {
-		return 0, err
-	}
-	return id, r.withTx(ctx, func(c *ent.Client) error {
-		return notFoundAs(c.Material.DeleteOneID(id).Exec(ctx), "material", id)
-	})
+	return id, r.app.DeleteMaterial(ctx, app.DeleteMaterial{ID: id})
 }
 
 // CreateTexture is the resolver for the createTexture field.
-func (r *mutationResolver) CreateTexture(ctx context.Context, input model.CreateTextureInput) (_ *ent.Texture, err error) {
-	if err := valid.Name("name", input.Name); err != nil {
-		return nil, err
-	}
-	if err := auth.RequireDashboard(ctx); err != nil {
-		return nil, err
-	}
-	files := upload.New(r.files)
-	defer func() {
-		if err != nil {
-			files.Discard(ctx)
-		}
-	}()
-	tex, err := files.Texture(ctx, "file", input.File.File)
-	if err != nil {
-		return nil, err
-	}
-	var bump *string
-	if input.BumpFile != nil {
-		s, err := files.Image(ctx, "bump_file", input.BumpFile.File)
-		if err != nil {
-			return nil, err
-		}
-		bump = &s.URL
-	}
-	var id int
-	err = r.withTx(ctx, func(c *ent.Client) error {
-		t, err := c.Texture.Create().SetName(input.Name).
-			SetTextureFile(tex.File).SetTextureThumbnail50(tex.Thumbnail50).SetTextureThumbnail100(tex.Thumbnail100).
-			SetNillableBumpFile(bump).SetNillableCategoryID(input.CategoryID).Save(ctx)
-		if err == nil {
-			id = t.ID
-		}
-		return err
+func (r *mutationResolver) CreateTexture(ctx context.Context, input model.CreateTextureInput) (*ent.Texture, error) {
+	id, err := r.app.CreateTexture(ctx, app.CreateTexture{
+		Name: input.Name, CategoryID: input.CategoryID, File: file(&input.File), BumpFile: file(input.BumpFile),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("create texture: %w", err)
+		return nil, err
 	}
 	return r.Query().Texture(ctx, id)
 }
 
 // UpdateTexture is the resolver for the updateTexture field.
-func (r *mutationResolver) UpdateTexture(ctx context.Context, id int, input model.UpdateTextureInput) (_ *ent.Texture, err error) {
+func (r *mutationResolver) UpdateTexture(ctx context.Context, id int, input model.UpdateTextureInput) (*ent.Texture, error) {
 	if err := valid.Nulls(&input, explicitNulls(ctx, "input")); err != nil {
 		return nil, err
 	}
-	if err := valid.TextureUpdate(input.Name, input.CategoryID != nil, isTrue(input.ClearCategory), input.BumpFile != nil, isTrue(input.ClearBumpFile)); err != nil {
-		return nil, err
-	}
-	if err := auth.RequireDashboard(ctx); err != nil {
-		return nil, err
-	}
-	old, err := one[ent.Texture](ctx, r.client.Texture.Query().Where(texture.ID(id)), "texture", id)
-	if err != nil {
-		return nil, err
-	}
-	files := upload.New(r.files)
-	defer func() {
-		if err != nil {
-			files.Discard(ctx)
-		}
-	}()
-	var file, t50, t100, bump *string
-	var replaced []*string
-	if input.File != nil {
-		tex, err := files.Texture(ctx, "file", input.File.File)
-		if err != nil {
-			return nil, err
-		}
-		file, t50, t100 = &tex.File, &tex.Thumbnail50, &tex.Thumbnail100
-		replaced = append(replaced, old.TextureFile, old.TextureThumbnail50, old.TextureThumbnail100)
-	}
-	if input.BumpFile != nil {
-		s, err := files.Image(ctx, "bump_file", input.BumpFile.File)
-		if err != nil {
-			return nil, err
-		}
-		bump = &s.URL
-	}
-	if input.BumpFile != nil || isTrue(input.ClearBumpFile) {
-		replaced = append(replaced, old.BumpFile)
-	}
-	err = r.withTx(ctx, func(c *ent.Client) error {
-		u := c.Texture.UpdateOneID(id).SetNillableName(input.Name).SetNillableCategoryID(input.CategoryID).
-			SetNillableTextureFile(file).SetNillableTextureThumbnail50(t50).SetNillableTextureThumbnail100(t100).
-			SetNillableBumpFile(bump)
-		if isTrue(input.ClearCategory) {
-			u.ClearCategoryID()
-		}
-		if isTrue(input.ClearBumpFile) {
-			u.ClearBumpFile()
-		}
-		return notFoundAs(u.Exec(ctx), "texture", id)
+	err := r.app.UpdateTexture(ctx, app.UpdateTexture{
+		ID: id, Name: input.Name, CategoryID: input.CategoryID, ClearCategory: isTrue(input.ClearCategory),
+		File: file(input.File), BumpFile: file(input.BumpFile), ClearBumpFile: isTrue(input.ClearBumpFile),
 	})
 	if err != nil {
 		return nil, err
 	}
-	upload.Remove(ctx, r.files, derefs(replaced)...)
 	return r.Query().Texture(ctx, id)
 }
 
 // DeleteTexture is the resolver for the deleteTexture field.
 func (r *mutationResolver) DeleteTexture(ctx context.Context, id int) (int, error) {
-	if err := auth.RequireDashboard(ctx); err != nil {
-		return 0, err
-	}
-	old, err := one[ent.Texture](ctx, r.client.Texture.Query().Where(texture.ID(id)), "texture", id)
-	if err != nil {
-		return 0, err
-	}
-	err = r.withTx(ctx, func(c *ent.Client) error {
-		return notFoundAs(c.Texture.DeleteOneID(id).Exec(ctx), "texture", id)
-	})
-	if err != nil {
-		return 0, err
-	}
-	upload.Remove(ctx, r.files, derefs([]*string{old.TextureFile, old.TextureThumbnail50, old.TextureThumbnail100, old.BumpFile})...)
-	return id, nil
+	return id, r.app.DeleteTexture(ctx, app.DeleteTexture{ID: id})
 }
 
 // SetOptionOverrides is the resolver for the setOptionOverrides field.
-func (r *mutationResolver) SetOptionOverrides(ctx context.Context, options json.RawMessage) (link *share.Link, err error) {
-	err = r.withTx(ctx, func(c *ent.Client) error {
-		link, err = r.links.Create(ctx, c, options)
-		return err
-	})
-	return link, err
+func (r *mutationResolver) SetOptionOverrides(ctx context.Context, options json.RawMessage) (*share.Link, error) {
+	return r.app.CreateShare(ctx, app.CreateShare{Options: options})
 }
 
 // Viewer is the resolver for the viewer field.
@@ -275,55 +119,51 @@ func (r *queryResolver) Viewer(ctx context.Context) (*viewer.Viewer, error) {
 
 // OrdersPage is the resolver for the ordersPage field.
 func (r *queryResolver) OrdersPage(ctx context.Context, args model.OrdersPageArgs) (*model.OrderPage, error) {
-	sort, err := sortOf(args.OrderBy, args.Order, sortSpec{column: order.FieldCreatedAt, desc: true})
+	sort, err := sortOf(args.OrderBy, args.Order, query.Sort{Column: order.FieldCreatedAt, Desc: true})
 	if err != nil {
 		return nil, err
 	}
-	from, until, err := days(args.StartDate, args.EndDate)
+	dates, err := days(args.StartDate, args.EndDate)
 	if err != nil {
 		return nil, err
 	}
-	where := &ent.OrderWhereInput{ConfiguratorID: args.ConfiguratorID, CreatedAtGTE: from, CreatedAtLT: until}
-	q, err := filter(r.client.Order.Query(), args.Where.Filter, where.Filter)
+	q, err := filter(r.client.Order.Query(), args.Where.Filter, dates.Filter)
 	if err != nil {
 		return nil, err
 	}
-	data, info, err := paginate[ent.Order, order.OrderOption, *ent.OrderSelect](ctx, q, args.Page, args.PerPage, sort, r.orderTotal(ctx, args.Where, where), func(q *ent.OrderQuery) (*ent.OrderQuery, error) {
-		return eager(ctx, q, restOrder, "data")
-	})
+	data, info, err := query.Page[ent.Order, order.OrderOption, *ent.OrderSelect](ctx, q,
+		pageArgs(ctx, args.Page, args.PerPage, sort, query.OrderTotal(ctx, r.client, args.Where, dates)), loadData(ctx, query.WithConfiguratorName))
 	if err != nil {
 		return nil, err
 	}
-	return &model.OrderPage{Data: data, Pagination: info}, nil
+	return &model.OrderPage{Data: data, Pagination: pagination(info)}, nil
 }
 
 // Order is the resolver for the order field.
 func (r *queryResolver) Order(ctx context.Context, id int) (*ent.Order, error) {
-	q, err := eager(ctx, r.client.Order.Query().Where(order.ID(id)), restOrder)
+	q, err := eager(ctx, r.client.Order.Query().Where(order.ID(id)), query.WithConfiguratorName)
 	if err != nil {
 		return nil, err
 	}
-	return one[ent.Order](ctx, q, "order", id)
+	return query.One[ent.Order](ctx, q, "order", id)
 }
 
 // MaterialsPage is the resolver for the materialsPage field.
 func (r *queryResolver) MaterialsPage(ctx context.Context, args model.MaterialsPageArgs) (*model.MaterialPage, error) {
-	sort, err := sortOf(args.OrderBy, args.Order, sortSpec{column: material.FieldCreatedAt, desc: true})
+	sort, err := sortOf(args.OrderBy, args.Order, query.Sort{Column: material.FieldCreatedAt, Desc: true})
 	if err != nil {
 		return nil, err
 	}
-	where := &ent.MaterialWhereInput{CategoryID: args.CategoryID, TextureID: args.TextureID}
-	q, err := filter(r.client.Material.Query(), args.Where.Filter, where.Filter)
+	q, err := args.Where.Filter(r.client.Material.Query())
 	if err != nil {
 		return nil, err
 	}
-	data, info, err := paginate[ent.Material, material.OrderOption, *ent.MaterialSelect](ctx, q, args.Page, args.PerPage, sort, total{}, func(q *ent.MaterialQuery) (*ent.MaterialQuery, error) {
-		return eager(ctx, q, noEdges, "data")
-	})
+	data, info, err := query.Page[ent.Material, material.OrderOption, *ent.MaterialSelect](ctx, q,
+		pageArgs(ctx, args.Page, args.PerPage, sort, query.Total{}), loadData(ctx, noEdges[*ent.MaterialQuery]))
 	if err != nil {
 		return nil, err
 	}
-	return &model.MaterialPage{Data: data, Pagination: info}, nil
+	return &model.MaterialPage{Data: data, Pagination: pagination(info)}, nil
 }
 
 // Material is the resolver for the material field.
@@ -332,12 +172,12 @@ func (r *queryResolver) Material(ctx context.Context, id int) (*ent.Material, er
 	if err != nil {
 		return nil, err
 	}
-	return one[ent.Material](ctx, q, "material", id)
+	return query.One[ent.Material](ctx, q, "material", id)
 }
 
 // MaterialCategoryList is the resolver for the materialCategoryList field.
 func (r *queryResolver) MaterialCategoryList(ctx context.Context, orderBy *ent.MaterialCategoryOrderField, order *entgql.OrderDirection) ([]*ent.MaterialCategory, error) {
-	sort, err := sortOf(orderBy, order, sortSpec{column: materialcategory.FieldCreatedAt, desc: true})
+	sort, err := sortOf(orderBy, order, query.Sort{Column: materialcategory.FieldCreatedAt, Desc: true})
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +185,7 @@ func (r *queryResolver) MaterialCategoryList(ctx context.Context, orderBy *ent.M
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range sort.terms() {
+	for _, t := range sort.Terms() {
 		q = q.Order(t)
 	}
 	return q.All(ctx)
@@ -353,22 +193,20 @@ func (r *queryResolver) MaterialCategoryList(ctx context.Context, orderBy *ent.M
 
 // TexturesPage is the resolver for the texturesPage field.
 func (r *queryResolver) TexturesPage(ctx context.Context, args model.TexturesPageArgs) (*model.TexturePage, error) {
-	sort, err := sortOf(args.OrderBy, args.Order, sortSpec{column: texture.FieldCreatedAt, desc: true})
+	sort, err := sortOf(args.OrderBy, args.Order, query.Sort{Column: texture.FieldCreatedAt, Desc: true})
 	if err != nil {
 		return nil, err
 	}
-	where := &ent.TextureWhereInput{CategoryID: args.CategoryID}
-	q, err := filter(r.client.Texture.Query(), args.Where.Filter, where.Filter)
+	q, err := args.Where.Filter(r.client.Texture.Query())
 	if err != nil {
 		return nil, err
 	}
-	data, info, err := paginate[ent.Texture, texture.OrderOption, *ent.TextureSelect](ctx, q, args.Page, args.PerPage, sort, total{}, func(q *ent.TextureQuery) (*ent.TextureQuery, error) {
-		return eager(ctx, q, noEdges, "data")
-	})
+	data, info, err := query.Page[ent.Texture, texture.OrderOption, *ent.TextureSelect](ctx, q,
+		pageArgs(ctx, args.Page, args.PerPage, sort, query.Total{}), loadData(ctx, noEdges[*ent.TextureQuery]))
 	if err != nil {
 		return nil, err
 	}
-	return &model.TexturePage{Data: data, Pagination: info}, nil
+	return &model.TexturePage{Data: data, Pagination: pagination(info)}, nil
 }
 
 // Texture is the resolver for the texture field.
@@ -377,7 +215,7 @@ func (r *queryResolver) Texture(ctx context.Context, id int) (*ent.Texture, erro
 	if err != nil {
 		return nil, err
 	}
-	return one[ent.Texture](ctx, q, "texture", id)
+	return query.One[ent.Texture](ctx, q, "texture", id)
 }
 
 // ConfiguratorFormList is the resolver for the configuratorFormList field.
@@ -395,12 +233,12 @@ func (r *queryResolver) ConfiguratorForm(ctx context.Context, id int) (*ent.Conf
 	if err != nil {
 		return nil, err
 	}
-	return one[ent.ConfiguratorForm](ctx, q, "configurator form", id)
+	return query.One[ent.ConfiguratorForm](ctx, q, "configurator form", id)
 }
 
 // FormFieldsPage is the resolver for the formFieldsPage field.
 func (r *queryResolver) FormFieldsPage(ctx context.Context, args model.FormFieldsPageArgs) (*model.FormFieldPage, error) {
-	sort, err := sortOf(args.OrderBy, args.Order, sortSpec{column: formfield.FieldCreatedAt, desc: true})
+	sort, err := sortOf(args.OrderBy, args.Order, query.Sort{Column: formfield.FieldCreatedAt, Desc: true})
 	if err != nil {
 		return nil, err
 	}
@@ -408,13 +246,12 @@ func (r *queryResolver) FormFieldsPage(ctx context.Context, args model.FormField
 	if err != nil {
 		return nil, err
 	}
-	data, info, err := paginate[ent.FormField, formfield.OrderOption, *ent.FormFieldSelect](ctx, q, args.Page, args.PerPage, sort, total{}, func(q *ent.FormFieldQuery) (*ent.FormFieldQuery, error) {
-		return eager(ctx, q, noEdges, "data")
-	})
+	data, info, err := query.Page[ent.FormField, formfield.OrderOption, *ent.FormFieldSelect](ctx, q,
+		pageArgs(ctx, args.Page, args.PerPage, sort, query.Total{}), loadData(ctx, noEdges[*ent.FormFieldQuery]))
 	if err != nil {
 		return nil, err
 	}
-	return &model.FormFieldPage{Data: data, Pagination: info}, nil
+	return &model.FormFieldPage{Data: data, Pagination: pagination(info)}, nil
 }
 
 // FormField is the resolver for the formField field.
@@ -423,7 +260,7 @@ func (r *queryResolver) FormField(ctx context.Context, id int) (*ent.FormField, 
 	if err != nil {
 		return nil, err
 	}
-	return one[ent.FormField](ctx, q, "configurator form field", id)
+	return query.One[ent.FormField](ctx, q, "configurator form field", id)
 }
 
 // ConfiguratorOptionTypes is the resolver for the configuratorOptionTypes field.
@@ -433,7 +270,7 @@ func (r *queryResolver) ConfiguratorOptionTypes(ctx context.Context) ([]configur
 
 // ConfiguratorOptionsPage is the resolver for the configuratorOptionsPage field.
 func (r *queryResolver) ConfiguratorOptionsPage(ctx context.Context, args model.ConfiguratorOptionsPageArgs) (*model.ConfiguratorOptionPage, error) {
-	sort, err := sortOf(args.OrderBy, args.Order, sortSpec{column: configuratoroption.FieldPosition})
+	sort, err := sortOf(args.OrderBy, args.Order, query.Sort{Column: configuratoroption.FieldPosition})
 	if err != nil {
 		return nil, err
 	}
@@ -441,13 +278,12 @@ func (r *queryResolver) ConfiguratorOptionsPage(ctx context.Context, args model.
 	if err != nil {
 		return nil, err
 	}
-	data, info, err := paginate[ent.ConfiguratorOption, configuratoroption.OrderOption, *ent.ConfiguratorOptionSelect](ctx, q, args.Page, args.PerPage, sort, total{}, func(q *ent.ConfiguratorOptionQuery) (*ent.ConfiguratorOptionQuery, error) {
-		return eager(ctx, q, restOption, "data")
-	})
+	data, info, err := query.Page[ent.ConfiguratorOption, configuratoroption.OrderOption, *ent.ConfiguratorOptionSelect](ctx, q,
+		pageArgs(ctx, args.Page, args.PerPage, sort, query.Total{}), loadData(ctx, restOption))
 	if err != nil {
 		return nil, err
 	}
-	return &model.ConfiguratorOptionPage{Data: data, Pagination: info}, nil
+	return &model.ConfiguratorOptionPage{Data: data, Pagination: pagination(info)}, nil
 }
 
 // ConfiguratorOption is the resolver for the configuratorOption field.
@@ -456,12 +292,12 @@ func (r *queryResolver) ConfiguratorOption(ctx context.Context, id int) (*ent.Co
 	if err != nil {
 		return nil, err
 	}
-	return one[ent.ConfiguratorOption](ctx, q, "configurator option", id)
+	return query.One[ent.ConfiguratorOption](ctx, q, "configurator option", id)
 }
 
 // OptionVariationList is the resolver for the optionVariationList field.
 func (r *queryResolver) OptionVariationList(ctx context.Context, configuratorOptionID int) ([]*ent.OptionVariation, error) {
-	if err := r.visible(ctx, r.client.ConfiguratorOption.Query().Where(configuratoroption.ID(configuratorOptionID)), "", "configurator option", configuratorOptionID); err != nil {
+	if err := query.Visible(ctx, r.client.ConfiguratorOption.Query().Where(configuratoroption.ID(configuratorOptionID)), "", "configurator option", configuratorOptionID); err != nil {
 		return nil, err
 	}
 	q, err := eager(ctx, r.client.OptionVariation.Query(), noEdges)
@@ -495,7 +331,7 @@ func (r *viewerResolver) Configurator(ctx context.Context, obj *viewer.Viewer) (
 	if obj.ConfiguratorID == 0 {
 		return nil, nil
 	}
-	return one[ent.Configurator](ctx, r.client.Configurator.Query().Where(configurator.ID(obj.ConfiguratorID)), "configurator", obj.ConfiguratorID)
+	return query.One[ent.Configurator](ctx, r.client.Configurator.Query().Where(configurator.ID(obj.ConfiguratorID)), "configurator", obj.ConfiguratorID)
 }
 
 // Mutation returns generated.MutationResolver implementation.

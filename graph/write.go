@@ -2,30 +2,12 @@ package graph
 
 import (
 	"context"
-	"fmt"
+	"io"
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/valid"
 )
-
-// visible answers NotFound, naming field when the input named the record,
-// unless q (a query by id) finds a record the viewer can see. A write
-// that points at another owner's record is refused before any file is
-// stored; the privacy rules refuse it again on the write itself.
-func (r *Resolver) visible(ctx context.Context, q interface {
-	Exist(context.Context) (bool, error)
-}, field, what string, id int) error {
-	ok, err := q.Exist(ctx)
-	if err != nil {
-		return fmt.Errorf("find %s %d: %w", what, id, err)
-	}
-	if !ok {
-		return apperr.E(apperr.NotFound, "%s %d not found", what, id).At(field)
-	}
-	return nil
-}
 
 // explicitNulls returns the fields of the input object argument arg that
 // the client set to null (domain names): from the GraphQL operation's
@@ -60,13 +42,19 @@ func explicitNulls(ctx context.Context, arg string) []string {
 
 func isTrue(b *bool) bool { return b != nil && *b }
 
-// derefs returns the non-empty strings among ps.
-func derefs(ps []*string) []string {
-	var out []string
-	for _, p := range ps {
-		if p != nil && *p != "" {
-			out = append(out, *p)
-		}
+// file is the content of an optional upload, nil when there is none.
+func file(u *graphql.Upload) io.Reader {
+	if u == nil {
+		return nil
+	}
+	return u.File
+}
+
+// files is the content of a list of uploads.
+func files(us []*graphql.Upload) []io.Reader {
+	out := make([]io.Reader, len(us))
+	for i, u := range us {
+		out[i] = file(u)
 	}
 	return out
 }

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/model"
+	"github.com/configurator/catalogue/internal/query"
 	"github.com/configurator/catalogue/internal/share"
 )
 
@@ -46,9 +46,9 @@ type orderConfiguratorJSON struct {
 }
 
 // presentOrder presents an order. Its configurator's name comes with it
-// (graph.ConfiguratorName); without it configurator_name is empty.
+// (query.ConfiguratorName); without it configurator_name is empty.
 func presentOrder(o *ent.Order) orderJSON {
-	conf := orderConfiguratorJSON{ID: o.ConfiguratorID, Name: graph.ConfiguratorName(o)}
+	conf := orderConfiguratorJSON{ID: o.ConfiguratorID, Name: query.ConfiguratorName(o)}
 	return orderJSON{
 		ID:                   o.ID,
 		Price:                o.Price,

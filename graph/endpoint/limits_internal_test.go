@@ -29,7 +29,7 @@ import (
 // fields) is the shape.
 func BenchmarkLimits(b *testing.B) {
 	es := generated.NewExecutableSchema(generated.Config{Resolvers: graph.NewResolver(nil)})
-	const q = `query W1($c: ID!) { materialsPage(categoryId: $c, perPage: 50, page: 1, orderBy: CREATED_AT, order: DESC) { data { id name materialFile categoryID textureID status materialType surface bump color opacity specular reflection createdAt updatedAt createdBy } } }`
+	const q = `query W1($c: ID!) { materialsPage(where: {categoryID: $c}, perPage: 50, page: 1, orderBy: CREATED_AT, order: DESC) { data { id name materialFile categoryID textureID status materialType surface bump color opacity specular reflection createdAt updatedAt createdBy } } }`
 	doc, errs := gqlparser.LoadQuery(es.Schema(), q)
 	if errs != nil {
 		b.Fatal(errs)

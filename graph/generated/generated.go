@@ -340,18 +340,18 @@ type ComplexityRoot struct {
 		MaterialCategories      func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.MaterialCategoryOrder, where *ent.MaterialCategoryWhereInput) int
 		MaterialCategoryList    func(childComplexity int, orderBy *ent.MaterialCategoryOrderField, order *entgql.OrderDirection) int
 		Materials               func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.MaterialOrder, where *ent.MaterialWhereInput) int
-		MaterialsPage           func(childComplexity int, where *ent.MaterialWhereInput, page *int, perPage *int, orderBy *ent.MaterialOrderField, order *entgql.OrderDirection, categoryID *int, textureID *int) int
+		MaterialsPage           func(childComplexity int, where *ent.MaterialWhereInput, page *int, perPage *int, orderBy *ent.MaterialOrderField, order *entgql.OrderDirection) int
 		OptionSetList           func(childComplexity int) int
 		OptionSets              func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.OptionSetOrder, where *ent.OptionSetWhereInput) int
 		OptionVariationList     func(childComplexity int, configuratorOptionID int) int
 		OptionVariations        func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.OptionVariationOrder, where *ent.OptionVariationWhereInput) int
 		Order                   func(childComplexity int, id int) int
 		Orders                  func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.OrderOrder, where *ent.OrderWhereInput) int
-		OrdersPage              func(childComplexity int, where *ent.OrderWhereInput, page *int, perPage *int, orderBy *ent.OrderOrderField, order *entgql.OrderDirection, startDate *scalar.Date, endDate *scalar.Date, configuratorID *int) int
+		OrdersPage              func(childComplexity int, where *ent.OrderWhereInput, page *int, perPage *int, orderBy *ent.OrderOrderField, order *entgql.OrderDirection, startDate *scalar.Date, endDate *scalar.Date) int
 		SharedConfigurator      func(childComplexity int, key string) int
 		Texture                 func(childComplexity int, id int) int
 		Textures                func(childComplexity int, after *entgql.Cursor[int], first *int, before *entgql.Cursor[int], last *int, orderBy *ent.TextureOrder, where *ent.TextureWhereInput) int
-		TexturesPage            func(childComplexity int, where *ent.TextureWhereInput, page *int, perPage *int, orderBy *ent.TextureOrderField, order *entgql.OrderDirection, categoryID *int) int
+		TexturesPage            func(childComplexity int, where *ent.TextureWhereInput, page *int, perPage *int, orderBy *ent.TextureOrderField, order *entgql.OrderDirection) int
 		Viewer                  func(childComplexity int) int
 	}
 
@@ -1805,7 +1805,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MaterialsPage(childComplexity, args["where"].(*ent.MaterialWhereInput), args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.MaterialOrderField), args["order"].(*entgql.OrderDirection), args["categoryId"].(*int), args["textureId"].(*int)), true
+		return e.ComplexityRoot.Query.MaterialsPage(childComplexity, args["where"].(*ent.MaterialWhereInput), args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.MaterialOrderField), args["order"].(*entgql.OrderDirection)), true
 	case "Query.optionSetList":
 		if e.ComplexityRoot.Query.OptionSetList == nil {
 			break
@@ -1877,7 +1877,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.OrdersPage(childComplexity, args["where"].(*ent.OrderWhereInput), args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.OrderOrderField), args["order"].(*entgql.OrderDirection), args["startDate"].(*scalar.Date), args["endDate"].(*scalar.Date), args["configuratorId"].(*int)), true
+		return e.ComplexityRoot.Query.OrdersPage(childComplexity, args["where"].(*ent.OrderWhereInput), args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.OrderOrderField), args["order"].(*entgql.OrderDirection), args["startDate"].(*scalar.Date), args["endDate"].(*scalar.Date)), true
 	case "Query.sharedConfigurator":
 		if e.ComplexityRoot.Query.SharedConfigurator == nil {
 			break
@@ -1921,7 +1921,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.TexturesPage(childComplexity, args["where"].(*ent.TextureWhereInput), args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.TextureOrderField), args["order"].(*entgql.OrderDirection), args["categoryId"].(*int)), true
+		return e.ComplexityRoot.Query.TexturesPage(childComplexity, args["where"].(*ent.TextureWhereInput), args["page"].(*int), args["perPage"].(*int), args["orderBy"].(*ent.TextureOrderField), args["order"].(*entgql.OrderDirection)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -3750,8 +3750,6 @@ input MaterialsPageArgs @goModel(model: "github.com/configurator/catalogue/graph
 	perPage: Int
 	orderBy: MaterialOrderField
 	order: OrderDirection
-	categoryId: ID @deprecated(reason: "Use where: {categoryID: ...}.")
-	textureId: ID @deprecated(reason: "Use where: {textureID: ...}.")
 }
 type Mutation {
 	"""
@@ -4470,7 +4468,6 @@ input OrdersPageArgs @goModel(model: "github.com/configurator/catalogue/graph/mo
 	Orders created on or before this UTC day (the whole day is included).
 	"""
 	endDate: Date
-	configuratorId: ID @deprecated(reason: "Use where: {configuratorID: ...}.")
 }
 """
 Information about pagination in a connection.
@@ -4832,12 +4829,12 @@ type Query {
 		Orders created on or before this UTC day (the whole day is included).
 		"""
 		endDate: Date
-	configuratorId: ID @deprecated(reason: "Use where: {configuratorID: ...}.")): OrderPage!
+	): OrderPage!
 	order(id: ID!): Order
 	"""
 	A page of materials; REST v1: GET /materials.
 	"""
-	materialsPage(where: MaterialWhereInput, page: Int, perPage: Int, orderBy: MaterialOrderField, order: OrderDirection, categoryId: ID @deprecated(reason: "Use where: {categoryID: ...}."), textureId: ID @deprecated(reason: "Use where: {textureID: ...}.")): MaterialPage!
+	materialsPage(where: MaterialWhereInput, page: Int, perPage: Int, orderBy: MaterialOrderField, order: OrderDirection): MaterialPage!
 	material(id: ID!): Material
 	"""
 	Every material category (no pagination); default CREATED_AT DESC.
@@ -4846,7 +4843,7 @@ type Query {
 	"""
 	A page of textures; REST v1: GET /textures.
 	"""
-	texturesPage(where: TextureWhereInput, page: Int, perPage: Int, orderBy: TextureOrderField, order: OrderDirection, categoryId: ID @deprecated(reason: "Use where: {categoryID: ...}.")): TexturePage!
+	texturesPage(where: TextureWhereInput, page: Int, perPage: Int, orderBy: TextureOrderField, order: OrderDirection): TexturePage!
 	texture(id: ID!): Texture
 	"""
 	Every configurator form, by id.
@@ -5180,7 +5177,6 @@ input TexturesPageArgs @goModel(model: "github.com/configurator/catalogue/graph/
 	perPage: Int
 	orderBy: TextureOrderField
 	order: OrderDirection
-	categoryId: ID @deprecated(reason: "Use where: {categoryID: ...}.")
 }
 """
 An RFC 3339 date-time.
@@ -6759,22 +6755,6 @@ func (ec *executionContext) field_Query_materialsPage_args(ctx context.Context, 
 		return nil, err
 	}
 	args["order"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "categoryId",
-		func(ctx context.Context, v any) (*int, error) {
-			return ec.unmarshalOID2ᚖint(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["categoryId"] = arg5
-	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "textureId",
-		func(ctx context.Context, v any) (*int, error) {
-			return ec.unmarshalOID2ᚖint(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["textureId"] = arg6
 	return args, nil
 }
 
@@ -7027,14 +7007,6 @@ func (ec *executionContext) field_Query_ordersPage_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["endDate"] = arg6
-	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "configuratorId",
-		func(ctx context.Context, v any) (*int, error) {
-			return ec.unmarshalOID2ᚖint(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["configuratorId"] = arg7
 	return args, nil
 }
 
@@ -7163,14 +7135,6 @@ func (ec *executionContext) field_Query_texturesPage_args(ctx context.Context, r
 		return nil, err
 	}
 	args["order"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "categoryId",
-		func(ctx context.Context, v any) (*int, error) {
-			return ec.unmarshalOID2ᚖint(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["categoryId"] = arg5
 	return args, nil
 }
 
@@ -12471,14 +12435,13 @@ func (ec *executionContext) _Query_ordersPage(ctx context.Context, field graphql
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().OrdersPage(ctx, model.OrdersPageArgs{
-				Where:          fc.Args["where"].(*ent.OrderWhereInput),
-				Page:           fc.Args["page"].(*int),
-				PerPage:        fc.Args["perPage"].(*int),
-				OrderBy:        fc.Args["orderBy"].(*ent.OrderOrderField),
-				Order:          fc.Args["order"].(*entgql.OrderDirection),
-				StartDate:      fc.Args["startDate"].(*scalar.Date),
-				EndDate:        fc.Args["endDate"].(*scalar.Date),
-				ConfiguratorID: fc.Args["configuratorId"].(*int),
+				Where:     fc.Args["where"].(*ent.OrderWhereInput),
+				Page:      fc.Args["page"].(*int),
+				PerPage:   fc.Args["perPage"].(*int),
+				OrderBy:   fc.Args["orderBy"].(*ent.OrderOrderField),
+				Order:     fc.Args["order"].(*entgql.OrderDirection),
+				StartDate: fc.Args["startDate"].(*scalar.Date),
+				EndDate:   fc.Args["endDate"].(*scalar.Date),
 			})
 		},
 		nil,
@@ -12568,13 +12531,11 @@ func (ec *executionContext) _Query_materialsPage(ctx context.Context, field grap
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().MaterialsPage(ctx, model.MaterialsPageArgs{
-				Where:      fc.Args["where"].(*ent.MaterialWhereInput),
-				Page:       fc.Args["page"].(*int),
-				PerPage:    fc.Args["perPage"].(*int),
-				OrderBy:    fc.Args["orderBy"].(*ent.MaterialOrderField),
-				Order:      fc.Args["order"].(*entgql.OrderDirection),
-				CategoryID: fc.Args["categoryId"].(*int),
-				TextureID:  fc.Args["textureId"].(*int),
+				Where:   fc.Args["where"].(*ent.MaterialWhereInput),
+				Page:    fc.Args["page"].(*int),
+				PerPage: fc.Args["perPage"].(*int),
+				OrderBy: fc.Args["orderBy"].(*ent.MaterialOrderField),
+				Order:   fc.Args["order"].(*entgql.OrderDirection),
 			})
 		},
 		nil,
@@ -12708,12 +12669,11 @@ func (ec *executionContext) _Query_texturesPage(ctx context.Context, field graph
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().TexturesPage(ctx, model.TexturesPageArgs{
-				Where:      fc.Args["where"].(*ent.TextureWhereInput),
-				Page:       fc.Args["page"].(*int),
-				PerPage:    fc.Args["perPage"].(*int),
-				OrderBy:    fc.Args["orderBy"].(*ent.TextureOrderField),
-				Order:      fc.Args["order"].(*entgql.OrderDirection),
-				CategoryID: fc.Args["categoryId"].(*int),
+				Where:   fc.Args["where"].(*ent.TextureWhereInput),
+				Page:    fc.Args["page"].(*int),
+				PerPage: fc.Args["perPage"].(*int),
+				OrderBy: fc.Args["orderBy"].(*ent.TextureOrderField),
+				Order:   fc.Args["order"].(*entgql.OrderDirection),
 			})
 		},
 		nil,
@@ -20033,7 +19993,7 @@ func (ec *executionContext) unmarshalInputMaterialsPageArgs(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"where", "page", "perPage", "orderBy", "order", "categoryId", "textureId"}
+	fieldsInOrder := [...]string{"where", "page", "perPage", "orderBy", "order"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -20075,20 +20035,6 @@ func (ec *executionContext) unmarshalInputMaterialsPageArgs(ctx context.Context,
 				return it, err
 			}
 			it.Order = data
-		case "categoryId":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
-			data, err := ec.unmarshalOID2ᚖint(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CategoryID = data
-		case "textureId":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textureId"))
-			data, err := ec.unmarshalOID2ᚖint(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.TextureID = data
 		}
 	}
 	return it, nil
@@ -22411,7 +22357,7 @@ func (ec *executionContext) unmarshalInputOrdersPageArgs(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"where", "page", "perPage", "orderBy", "order", "startDate", "endDate", "configuratorId"}
+	fieldsInOrder := [...]string{"where", "page", "perPage", "orderBy", "order", "startDate", "endDate"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -22467,13 +22413,6 @@ func (ec *executionContext) unmarshalInputOrdersPageArgs(ctx context.Context, ob
 				return it, err
 			}
 			it.EndDate = data
-		case "configuratorId":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("configuratorId"))
-			data, err := ec.unmarshalOID2ᚖint(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.ConfiguratorID = data
 		}
 	}
 	return it, nil
@@ -23324,7 +23263,7 @@ func (ec *executionContext) unmarshalInputTexturesPageArgs(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"where", "page", "perPage", "orderBy", "order", "categoryId"}
+	fieldsInOrder := [...]string{"where", "page", "perPage", "orderBy", "order"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -23366,13 +23305,6 @@ func (ec *executionContext) unmarshalInputTexturesPageArgs(ctx context.Context, 
 				return it, err
 			}
 			it.Order = data
-		case "categoryId":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryId"))
-			data, err := ec.unmarshalOID2ᚖint(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.CategoryID = data
 		}
 	}
 	return it, nil

@@ -11,8 +11,7 @@ import (
 // (gqlgen's @inlineArguments bundles them into these structs), and REST v1
 // fills the same structs from its query strings, so each list has one
 // named input on both transports and no argument can be swapped by
-// position. Where is ent's generated filter; the deprecated arguments are
-// folded into it by the resolvers.
+// position. Where is ent's generated filter.
 
 // OrdersPageArgs are the arguments of ordersPage (GET /orders).
 type OrdersPageArgs struct {
@@ -23,8 +22,6 @@ type OrdersPageArgs struct {
 	Order     *entgql.OrderDirection
 	StartDate *scalar.Date
 	EndDate   *scalar.Date
-	// ConfiguratorID is the deprecated configuratorId argument.
-	ConfiguratorID *int
 }
 
 // MaterialsPageArgs are the arguments of materialsPage (GET /materials).
@@ -34,10 +31,6 @@ type MaterialsPageArgs struct {
 	PerPage *int
 	OrderBy *ent.MaterialOrderField
 	Order   *entgql.OrderDirection
-	// CategoryID and TextureID are the deprecated categoryId and textureId
-	// arguments.
-	CategoryID *int
-	TextureID  *int
 }
 
 // TexturesPageArgs are the arguments of texturesPage (GET /textures).
@@ -47,8 +40,6 @@ type TexturesPageArgs struct {
 	PerPage *int
 	OrderBy *ent.TextureOrderField
 	Order   *entgql.OrderDirection
-	// CategoryID is the deprecated categoryId argument.
-	CategoryID *int
 }
 
 // FormFieldsPageArgs are the arguments of formFieldsPage (GET

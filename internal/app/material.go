@@ -1,0 +1,78 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/query"
+	"github.com/configurator/catalogue/internal/share"
+)
+
+// CreateMaterial is a new material: ent's generated input of its
+// writable fields.
+type CreateMaterial struct{ Input ent.CreateMaterialInput }
+
+// CreateMaterial stores a material and returns its id. It needs a
+// dashboard token.
+func (a *App) CreateMaterial(ctx context.Context, cmd CreateMaterial) (id int, err error) {
+	if err := auth.RequireDashboard(ctx); err != nil {
+		return 0, err
+	}
+	err = a.withTx(ctx, func(c *ent.Client) error {
+		m, err := c.Material.Create().SetInput(cmd.Input).Save(ctx)
+		if err == nil {
+			id = m.ID
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("create material: %w", err)
+	}
+	return id, nil
+}
+
+// UpdateMaterial changes the fields Input sets of material ID.
+type UpdateMaterial struct {
+	ID    int
+	Input ent.UpdateMaterialInput
+}
+
+// UpdateMaterial updates a material. It needs a dashboard token.
+func (a *App) UpdateMaterial(ctx context.Context, cmd UpdateMaterial) error {
+	if err := auth.RequireDashboard(ctx); err != nil {
+		return err
+	}
+	return a.withTx(ctx, func(c *ent.Client) error {
+		return query.NotFoundAs(c.Material.UpdateOneID(cmd.ID).SetInput(cmd.Input).Exec(ctx), "material", cmd.ID)
+	})
+}
+
+// DeleteMaterial is the deletion of material ID.
+type DeleteMaterial struct{ ID int }
+
+// DeleteMaterial deletes a material. It needs a dashboard token.
+func (a *App) DeleteMaterial(ctx context.Context, cmd DeleteMaterial) error {
+	if err := auth.RequireDashboard(ctx); err != nil {
+		return err
+	}
+	return a.withTx(ctx, func(c *ent.Client) error {
+		return query.NotFoundAs(c.Material.DeleteOneID(cmd.ID).Exec(ctx), "material", cmd.ID)
+	})
+}
+
+// CreateShare is override data for the options of the caller's home
+// configurator, keyed by option id (internal/override).
+type CreateShare struct{ Options json.RawMessage }
+
+// CreateShare stores the override data and answers its share link
+// (share.Links.Create), in one transaction.
+func (a *App) CreateShare(ctx context.Context, cmd CreateShare) (link *share.Link, err error) {
+	err = a.withTx(ctx, func(c *ent.Client) error {
+		link, err = a.links.Create(ctx, c, cmd.Options)
+		return err
+	})
+	return link, err
+}

@@ -1,0 +1,144 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/configurator"
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/idempotency"
+	"github.com/configurator/catalogue/internal/query"
+	"github.com/configurator/catalogue/internal/upload"
+	"github.com/configurator/catalogue/internal/valid"
+	"github.com/configurator/catalogue/internal/viewer"
+)
+
+// CreateOrder is a new order: its fields, and its images as readers
+// (nil Snapshot: none).
+type CreateOrder struct {
+	ConfiguratorID      int
+	Price               float64
+	CustomerDetails     json.RawMessage
+	ConfiguratorSummary json.RawMessage
+	Snapshot            io.Reader
+	PrintMap            []io.Reader
+}
+
+// CreateOrder validates and stores an order with its images and returns
+// its id. With an Idempotency-Key in ctx (internal/idempotency), a retry
+// of the same request returns the order the first one created (and
+// removes the files it stored again); the same key with another request
+// is KeyReused.
+func (a *App) CreateOrder(ctx context.Context, cmd CreateOrder) (id int, err error) {
+	if err := valid.Order(cmd.Price, cmd.CustomerDetails, cmd.ConfiguratorSummary, len(cmd.PrintMap)); err != nil {
+		return 0, err
+	}
+	if err := query.Visible(ctx, a.client.Configurator.Query().Where(configurator.ID(cmd.ConfiguratorID)), "configurator_id", "configurator", cmd.ConfiguratorID); err != nil {
+		return 0, err
+	}
+	files, done := a.batch(ctx, &err)
+	defer done()
+	snapshot, err := image(ctx, files, "configurator_snapshot", cmd.Snapshot)
+	if err != nil {
+		return 0, err
+	}
+	printMap := make([]string, len(cmd.PrintMap))
+	for i, f := range cmd.PrintMap {
+		u, err := image(ctx, files, fmt.Sprintf("configurator_print_map[%d]", i), f)
+		if err != nil {
+			return 0, err
+		}
+		printMap[i] = *u
+	}
+	once := a.orderOnce(ctx, cmd, files)
+	if id, err := once.replay(ctx); err != nil || id != 0 {
+		return replayed(ctx, files, id, err)
+	}
+	err = a.withTx(ctx, func(c *ent.Client) error {
+		o, err := c.Order.Create().SetConfiguratorID(cmd.ConfiguratorID).SetPrice(cmd.Price).
+			SetCustomerDetails(cmd.CustomerDetails).SetConfiguratorSummary(cmd.ConfiguratorSummary).
+			SetNillableConfiguratorSnapshot(snapshot).SetConfiguratorPrintMap(printMap).Save(ctx)
+		if err != nil {
+			return err
+		}
+		id = o.ID
+		return once.record(ctx, c, id)
+	})
+	if errors.Is(err, idempotency.ErrRace) {
+		id, err := once.replay(ctx)
+		return replayed(ctx, files, id, err)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("create order: %w", err)
+	}
+	return id, nil
+}
+
+// orderOnce is the Idempotency-Key of an order creation, if it has one,
+// with the fingerprint of the request (internal/idempotency).
+type orderOnce struct {
+	client      *ent.Client
+	owner       int
+	key         string
+	fingerprint string
+}
+
+// orderOnce reads the request's Idempotency-Key and digests the request:
+// its fields (the JSON objects in canonical form, so both transports'
+// spellings of one object agree) and the digests of its stored files.
+func (a *App) orderOnce(ctx context.Context, cmd CreateOrder, files *upload.Batch) orderOnce {
+	o := orderOnce{client: a.client, key: idempotency.Key(ctx)}
+	if o.key == "" {
+		return o
+	}
+	if v := viewer.FromContext(ctx); v != nil {
+		o.owner = v.OwnerID
+	}
+	parts := []string{"order", strconv.Itoa(cmd.ConfiguratorID), strconv.FormatFloat(cmd.Price, 'g', -1, 64),
+		canonical(cmd.CustomerDetails), canonical(cmd.ConfiguratorSummary), strconv.Itoa(len(cmd.PrintMap))}
+	o.fingerprint = idempotency.Fingerprint(append(parts, files.Digests()...)...)
+	return o
+}
+
+// replay returns the order the key already created (0 when none).
+func (o orderOnce) replay(ctx context.Context) (int, error) {
+	if o.key == "" {
+		return 0, nil
+	}
+	return idempotency.Replay(ctx, o.client, o.owner, o.key, o.fingerprint)
+}
+
+// record remembers the key with the order, in the creation's transaction.
+func (o orderOnce) record(ctx context.Context, tx *ent.Client, orderID int) error {
+	if o.key == "" {
+		return nil
+	}
+	return idempotency.Record(ctx, tx, o.owner, o.key, o.fingerprint, orderID)
+}
+
+// replayed answers a retry with the order its key created, after
+// removing the files the retry stored again. A key that lost a race (the
+// unique index refused it) to a record that is gone when read (swept as
+// it expired) is a Conflict, 409: the client's retry runs anew.
+func replayed(ctx context.Context, files *upload.Batch, id int, err error) (int, error) {
+	files.Discard(ctx)
+	if err == nil && id == 0 {
+		err = apperr.E(apperr.Conflict, "another request with this %s is in progress; retry", idempotency.Header)
+	}
+	return id, err
+}
+
+// canonical is a JSON object in a canonical form (keys sorted, no spaces).
+func canonical(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

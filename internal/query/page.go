@@ -1,0 +1,246 @@
+// Package query builds the hand-written SQL of the service's reads, below
+// both transports: page-based lists with their total in one statement,
+// the deferred join of pages after the first, the order totals kept in
+// order_counts, the configurator's name as a column of an order's row, and
+// lookups by id that answer NotFound. The resolvers call it with ent
+// queries they have filtered; it knows nothing of GraphQL, HTTP or
+// billing, and tenancy stays with ent's privacy rules, which filter every
+// query it is handed.
+package query
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/valid"
+)
+
+// pageQuery is what Page needs of an ent query; every generated query
+// type satisfies it (S is its aggregate selection).
+type pageQuery[Q any, T any, O ~func(*sql.Selector), S counter] interface {
+	Clone() Q
+	Offset(int) Q
+	Limit(int) Q
+	Order(...O) Q
+	All(context.Context) ([]*T, error)
+	Aggregate(...ent.AggregateFunc) S
+	Modify(...func(*sql.Selector)) S
+}
+
+// counter is an aggregate selection that yields one integer.
+type counter interface {
+	Int(context.Context) (int, error)
+}
+
+// Sort is a validated sort: a column taken from a generated order-field
+// enum (never from client text) and a direction.
+type Sort struct {
+	Column string
+	Desc   bool
+}
+
+// Terms orders by the sort column and then by id in the same direction,
+// so that pages are stable when many rows share a value and every list
+// reads one index (owner, column, id) in order. They are plain ORDER BY
+// columns, which the data layer's default orders (ent/schema) see and
+// give way to.
+func (s Sort) Terms() []func(*sql.Selector) {
+	dir := sql.Asc
+	if s.Desc {
+		dir = sql.Desc
+	}
+	t := []func(*sql.Selector){func(sel *sql.Selector) { sel.OrderBy(dir(sel.C(s.Column))) }}
+	if s.Column != "id" {
+		t = append(t, func(sel *sql.Selector) { sel.OrderBy(dir(sel.C("id"))) })
+	}
+	return t
+}
+
+// Total counts the rows of a list, for its page arithmetic. The zero
+// Total is COUNT(*) of the filtered query, which the sort indexes answer
+// from the index alone.
+type Total struct {
+	// of is the count as an expression of the page's own statement, given
+	// its selector with every filter applied; nil: COUNT(*) of them.
+	of func(page *sql.Selector) sql.Querier
+	// run counts in a statement of its own; nil: COUNT(*) of the query.
+	run func(context.Context) (int, error)
+}
+
+// totalColumn names the column that carries a page's total.
+const totalColumn = "page_total"
+
+// Args are the arguments of one page: its number and size as the client
+// gave them (valid.Page checks them), its order, whether its total is
+// wanted, and how to count it.
+type Args struct {
+	Page, PerPage *int
+	Sort          Sort
+	// Counted asks for the total (always on REST, whose answers carry it;
+	// on GraphQL only when the selection asks for pagination).
+	Counted bool
+	Total   Total
+}
+
+// Info is a page's arithmetic as REST v1 presents it: PerPage is
+// valid.AllPages when every record was asked for, and Total and LastPage
+// are only known when the page was Counted.
+type Info struct {
+	Page, PerPage, Total, LastPage int
+}
+
+// Page runs a page-based list: one page of q in the given order, shaped
+// by load (the edges and columns to load), with its page arithmetic. It
+// is the single implementation of the pages REST v1 presents. The total
+// is counted in the page's own statement: an uncorrelated subquery the
+// database evaluates once, read back from the first row, so a page and
+// its total cost one round trip. Only a page with no rows (past the end)
+// counts in a statement of its own, to report the last page.
+func Page[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx context.Context, q Q, a Args, load func(Q) (Q, error)) ([]*T, Info, error) {
+	p, pp, err := valid.Page(a.Page, a.PerPage)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	count := a.Total
+	if count.run == nil {
+		count.run = q.Clone().Aggregate(ent.Count()).Int
+	}
+	if count.of == nil {
+		count.of = countAll
+	}
+	if q, err = load(q); err != nil {
+		return nil, Info{}, err
+	}
+	for _, t := range a.Sort.Terms() {
+		q = q.Order(O(t))
+	}
+	if a.Counted {
+		q.Modify(func(s *sql.Selector) { s.AppendSelectExprAs(count.of(s), totalColumn) })
+	}
+	if pp != valid.AllPages {
+		q = q.Offset((p - 1) * pp).Limit(pp)
+		if p > 1 {
+			q.Modify(deferredJoin)
+		}
+	}
+	items, err := q.All(ctx)
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("page: %w", err)
+	}
+	info := Info{Page: p, PerPage: pp, LastPage: 1}
+	if !a.Counted {
+		return items, info, nil
+	}
+	switch {
+	case len(items) > 0:
+		info.Total, err = totalOf(items[0])
+	case p > 1:
+		info.Total, err = count.run(ctx)
+	}
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("count: %w", err)
+	}
+	if pp != valid.AllPages {
+		info.LastPage = max(1, (info.Total+pp-1)/pp)
+	}
+	return items, info, nil
+}
+
+// countAll is COUNT(*) of the rows page's filters select.
+func countAll(page *sql.Selector) sql.Querier {
+	return sql.Dialect(page.Dialect()).Select(sql.Count("*")).From(sql.Table(page.TableName())).Where(page.Clone().P())
+}
+
+// totalOf reads the total column of a page's row.
+func totalOf(row any) (int, error) {
+	v, err := row.(interface {
+		Value(string) (ent.Value, error)
+	}).Value(totalColumn)
+	if err != nil {
+		return 0, err
+	}
+	return intOf(v)
+}
+
+// intOf reads an integer column as the drivers return it.
+func intOf(v ent.Value) (int, error) {
+	switch v := v.(type) {
+	case int64:
+		return int(v), nil
+	case []byte:
+		return strconv.Atoi(string(v))
+	case string:
+		return strconv.Atoi(v)
+	case float64:
+		return int(v), nil
+	}
+	return 0, fmt.Errorf("integer column of type %T", v)
+}
+
+// deferredJoin rewrites a page after the first, SELECT columns FROM t
+// WHERE filters ORDER BY sort LIMIT n OFFSET k, into
+//
+//	SELECT columns FROM t WHERE filters AND id IN (
+//	  SELECT id FROM t WHERE filters ORDER BY sort LIMIT n OFFSET k)
+//	ORDER BY sort LIMIT n
+//
+// The rows a page skips are then read from the sort index alone (an
+// index-only scan: the indexes end with id), and only the n rows shown
+// are read from the table; skipping k rows of the table itself cost a
+// heap fetch each, about 4 ms for page 50 of an owner's orders. It runs
+// last (an ent modifier), when the selector holds every filter,
+// tenancy's included, and its page bounds; the outer query keeps the
+// filters too.
+func deferredJoin(s *sql.Selector) {
+	ids := s.Clone()
+	ids.Select(ids.C("id"))
+	s.Where(sql.In(s.C("id"), ids)).Offset(0)
+}
+
+// One returns the single result of q, or NotFound naming what was sought.
+func One[T any](ctx context.Context, q interface {
+	Only(context.Context) (*T, error)
+}, what string, id int) (*T, error) {
+	v, err := q.Only(ctx)
+	if err != nil {
+		if ent.IsNotFound(err) {
+			return nil, apperr.E(apperr.NotFound, "%s %d not found", what, id)
+		}
+		return nil, fmt.Errorf("load %s %d: %w", what, id, err)
+	}
+	return v, nil
+}
+
+// Visible answers NotFound, naming field when the input named the
+// record, unless q (a query by id) finds a record the viewer can see. A
+// write that points at another owner's record is refused before any file
+// is stored; the privacy rules refuse it again on the write itself.
+func Visible(ctx context.Context, q interface {
+	Exist(context.Context) (bool, error)
+}, field, what string, id int) error {
+	ok, err := q.Exist(ctx)
+	if err != nil {
+		return fmt.Errorf("find %s %d: %w", what, id, err)
+	}
+	if !ok {
+		return apperr.E(apperr.NotFound, "%s %d not found", what, id).At(field)
+	}
+	return nil
+}
+
+// NotFoundAs turns ent's not-found of a write by id into NotFound naming
+// the record.
+func NotFoundAs(err error, what string, id int) error {
+	if ent.IsNotFound(err) {
+		return apperr.E(apperr.NotFound, "%s %d not found", what, id)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s %d: %w", what, id, err)
+	}
+	return nil
+}
