@@ -96,7 +96,25 @@ const usage = `Usage:
   server version
 
 Flags and arguments may come in any order. Every flag has an environment
-variable (flags win): ADDR, DATABASE_URL, PUBLIC_URL, STORAGE_URL (or its
-alias UPLOAD_DIR), MAX_UPLOAD_BYTES, VIEWER_URL, DEMO, PPROF_ADDR; and
-JWT_SECRET, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY for an s3:// store.
+variable, and flags win (the README's Configuration table has the defaults):
+  ADDR                     listen address (--addr)
+  DATABASE_URL             postgres://... or sqlite://PATH (--database-url)
+  PUBLIC_URL               base of the absolute URLs returned (--public-url)
+  JWT_SECRET               HS256 signing key; generated and kept in the database when unset
+  STORAGE_URL              file://DIR or s3://BUCKET[/PREFIX]?endpoint=URL&region=R (--storage-url)
+  UPLOAD_DIR               older alias of STORAGE_URL=file://DIR (--upload-dir)
+  AWS_ACCESS_KEY_ID        credentials of an s3:// store
+  AWS_SECRET_ACCESS_KEY
+  MAX_UPLOAD_BYTES         largest accepted image (--max-upload-bytes)
+  VIEWER_URL               start of share links (--viewer-url)
+  DEMO                     auto|true|false: demo data on an empty database (--demo)
+  GRAPHQL_INTROSPECTION    token|public: who may introspect (--graphql-introspection)
+  REQUEST_TIMEOUT          deadline of every request (--request-timeout)
+  DB_STATEMENT_TIMEOUT     PostgreSQL statement_timeout (--db-statement-timeout)
+  RATE_LIMIT_PER_MINUTE    each token's budget in units; 0 is off (--rate-limit-per-minute)
+  REDIS_URL                keep the budgets in this Redis, shared by replicas (--redis-url)
+  METRICS_ADDR             serve /metrics on this address only (--metrics-addr)
+  PPROF_ADDR               serve net/http/pprof on this address (--pprof-addr)
+  OTEL_EXPORTER_OTLP_ENDPOINT  OTLP/HTTP collector: turns tracing on
+  GOGC, GOMEMLIMIT         Go's garbage collector settings (serve tunes them when both are unset)
 `

@@ -373,3 +373,27 @@ func TestFlagsFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageListsEveryVariable checks that the usage text names every
+// environment variable of the README's Configuration section, so that an
+// operator who reads `server help` misses none of them.
+func TestUsageListsEveryVariable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Configuration\n")
+	if !ok {
+		t.Fatal("README.md has no Configuration section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	vars := regexp.MustCompile("`([A-Z][A-Z0-9_]{2,})`").FindAllStringSubmatch(section, -1)
+	if len(vars) < 15 {
+		t.Fatalf("found %d variables in the README's Configuration section; want the whole table", len(vars))
+	}
+	for _, m := range vars {
+		if !regexp.MustCompile(`\b` + m[1] + `\b`).MatchString(usage) {
+			t.Errorf("the usage text does not name %s, which the README's Configuration section lists", m[1])
+		}
+	}
+}

@@ -170,9 +170,10 @@ func (t *Tokens) notified(schema, payload string) {
 }
 
 // listenConfig is the pgx configuration of the listener's connection for
-// a DATABASE_URL written for lib/pq. lib/pq requires TLS unless the URL
-// says otherwise, where pgx would fall back to plain text: the listener
-// keeps lib/pq's default. The URL's search_path (as tests set it) is sent
+// DATABASE_URL. Without an sslmode in the URL it requires TLS, where pgx
+// would try TLS and fall back to plain text ("prefer", which the pool's
+// connections use): the listener keeps the stricter default that the
+// service's first PostgreSQL driver had. The URL's search_path (as tests set it) is sent
 // as a run-time parameter, so the listener sees the same api_tokens. Its
 // application_name is the URL's (or "catalogue") followed by
 // listenerName, so that operators can tell it in pg_stat_activity.
