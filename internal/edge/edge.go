@@ -1,0 +1,103 @@
+// Package edge is what every request passes at the edge of the service,
+// before either transport: cross-origin access for browser front-ends, the
+// request's deadline, and the health and readiness probes a load balancer
+// or orchestrator asks. cmd/server mounts them; they know nothing of the
+// data beyond the checks they are handed.
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/buildinfo"
+	"github.com/configurator/catalogue/internal/problem"
+)
+
+// CORS lets browser front-ends on other origins call the service. Every
+// credential is a bearer token the caller sends explicitly (no cookies),
+// so allowing any origin exposes nothing a page could not already send;
+// preflight requests are answered here, before routing.
+func CORS(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Expose-Headers", "Link, Location, X-Total-Count, WWW-Authenticate, Retry-After, Idempotent-Replayed, X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, X-Request-Id")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Deadline gives every request a deadline d after it starts (d <= 0:
+// none). Database work stops when it passes (PostgreSQL statements are
+// cancelled, waits for a connection end), and the transports answer 503
+// with a Retry-After, so that a request never hangs on a sick database
+// longer than d. The server's write timeout, a little longer, cuts off a
+// handler that would ignore it.
+func Deadline(d time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if d <= 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := context.WithTimeout(r.Context(), d)
+			defer cancel()
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+}
+
+// Healthz answers while the process lives, with the build's version and
+// revision, so that an operator can tell which build a replica runs.
+func Healthz() http.HandlerFunc {
+	build := buildinfo.Read()
+	return func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": build.Version, "revision": build.Revision})
+	}
+}
+
+// Readyz answers 200 when database answers and 503 with a Retry-After
+// otherwise. The rate limiter's Redis (redis, nil when there is none) is
+// reported beside it, "ok" or "unreachable", but does not make a replica
+// unready: without it requests pass unmetered, and every replica shares
+// it, so failing them all would turn its outage into the service's.
+func Readyz(database func(context.Context) error, redis func(context.Context) string, log *slog.Logger) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		state := make(chan string, 1)
+		if redis != nil {
+			go func() { state <- redis(ctx) }()
+		}
+		body := map[string]string{"status": "ok", "database": "ok"}
+		status := http.StatusOK
+		if err := database(ctx); err != nil {
+			log.WarnContext(ctx, "readiness check failed", "err", err)
+			problem.Headers(w, r, apperr.E(apperr.Unavailable, "the database is unreachable"))
+			body["status"], body["database"], status = "unavailable", "unreachable", http.StatusServiceUnavailable
+		}
+		if redis != nil {
+			body["redis"] = <-state
+		}
+		writeJSON(w, status, body)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
