@@ -9,7 +9,7 @@ import (
 
 // typedDriver is ent's SQL driver whose result sets remember their column
 // types. ent asks for the type of a column it does not know (the total a
-// page carries in its own statement, graph.paginate) once per row, and
+// page carries in its own statement, query.Page) once per row, and
 // database/sql rebuilds the types of every column at each call: on a page
 // of 50 materials that was a fifth of the request's CPU. The types of a
 // result set do not change from row to row, so the first answer serves

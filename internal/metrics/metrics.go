@@ -35,7 +35,7 @@ var Buckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 
 // CostBuckets are the bounds of the GraphQL operation cost histogram.
 // They are complexity points (graph/cost), up to the limit of 50,000
-// (graph.MaxComplexity).
+// (graph/endpoint.MaxComplexity).
 var CostBuckets = []float64{1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000}
 
 // Label values used where a request has no better one.
