@@ -26,7 +26,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -90,7 +89,16 @@ func (e *Extension) InterceptField(ctx context.Context, next graphql.Resolver) (
 		return res, err
 	}
 	e.rendered.Add(1)
-	return &rendered{json: w.buf}, nil
+	return finish(w.buf), nil
+}
+
+// finish ends the lifetime of a pooled scratch buffer: the answer gets a
+// copy of its own, which gqlgen may hold and marshal as long as it likes,
+// and the scratch goes back to the pool at once.
+func finish(scratch []byte) rendered {
+	out := rendered(append(make([]byte, 0, len(scratch)), scratch...))
+	bufpool.Put(scratch)
+	return out
 }
 
 // maxDepth bounds the static check's recursion; deeper selections go to
@@ -188,7 +196,7 @@ type selection struct {
 // collect returns the fields of sel that apply to an object of type typ,
 // as gqlgen's generated code collects them (fragments, @skip, @include).
 func (w *writer) collect(sel ast.SelectionSet, typ string) *selection {
-	id := unsafe.SliceData(sel)
+	id := setKey(sel)
 	if s, ok := w.sets[id]; ok {
 		return s
 	}
@@ -204,6 +212,16 @@ func (w *writer) collect(sel ast.SelectionSet, typ string) *selection {
 	}
 	w.sets[id] = s
 	return s
+}
+
+// setKey names a selection set by the address of its first selection:
+// gqlgen hands the writers the document's own sets, never copies, so one
+// address is one set (nil for an empty set).
+func setKey(sel ast.SelectionSet) *ast.Selection {
+	if len(sel) == 0 {
+		return nil
+	}
+	return &sel[0]
 }
 
 // fieldContext is ctx as a resolver or method of field f sees it under
@@ -246,16 +264,15 @@ func (w *writer) leaf(m graphql.Marshaler, nonNull bool) bool {
 	return true
 }
 
-// rendered is the JSON of a field, handed to gqlgen as its answer.
-type rendered struct{ json []byte }
+// rendered is the JSON of a field, handed to gqlgen as its answer. It
+// owns its bytes (InterceptField copies them out of its pooled scratch
+// buffer), so it may be marshaled any number of times, by anyone who
+// holds it, and the garbage collector frees it with the response.
+type rendered []byte
 
-// MarshalGQL writes the JSON into the response and gives its buffer back
-// for another request: gqlgen marshals a field's answer once, when it
-// writes the response data.
-func (r *rendered) MarshalGQL(w io.Writer) {
-	w.Write(r.json)
-	bufpool.Put(r.json)
-	r.json = nil
+// MarshalGQL writes the JSON into the response.
+func (r rendered) MarshalGQL(w io.Writer) {
+	w.Write(r)
 }
 
 // The appending twins of gqlgen's scalar marshalers (the generator's
