@@ -219,17 +219,7 @@ type countingLimiter struct {
 	calls atomic.Int64
 }
 
-func (c *countingLimiter) Take(ctx context.Context, key string, n int) (ratelimit.Status, error) {
+func (c *countingLimiter) Allow(ctx context.Context, key string, n int) (ratelimit.Status, error) {
 	c.calls.Add(1)
-	return c.Limiter.Take(ctx, key, n)
-}
-
-func (c *countingLimiter) Refund(ctx context.Context, key string, n int) (ratelimit.Status, error) {
-	c.calls.Add(1)
-	return c.Limiter.Refund(ctx, key, n)
-}
-
-func (c *countingLimiter) Charge(ctx context.Context, key string, n int) (ratelimit.Status, error) {
-	c.calls.Add(1)
-	return c.Limiter.Charge(ctx, key, n)
+	return c.Limiter.Allow(ctx, key, n)
 }

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,44 +11,31 @@ import (
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
-// charge takes what the request costs from the token's budget
-// (ratelimit's units): a read costs ReadUnits, a write WriteUnits more,
-// and a list with per_page=-1 one unit per RowsPerUnit rows it returns.
-// That size is not known before the list is read, so the cost of
-// valid.AllPagesCeiling rows is taken first and settled when the list
-// reports its rows: the difference refunded, or for a longer list charged
-// on top (into debt if need be: the list is answered whole, and the
-// token's next requests wait). Over budget is a RateLimited error (429,
-// with Retry-After, counted in http_rate_limited_total); every answer
-// carries the RateLimit-* headers.
-func (h *handler) charge(w http.ResponseWriter, r *http.Request, v *viewer.Viewer) (*http.Request, error) {
+// charge takes what the request costs from the token's budget, in one
+// call of the limiter (ratelimit's units): a read costs ReadUnits, a list
+// with per_page=-1 the rows of its ceiling (valid.AllPagesCeiling, 10
+// units) whatever it returns, since its size is not known before it is
+// read and the data layer does not bill, and a write WriteUnits more. Over
+// budget is a RateLimited error (429, with Retry-After, counted in
+// http_rate_limited_total); every answer carries the RateLimit-* headers.
+func (h *handler) charge(w http.ResponseWriter, r *http.Request, v *viewer.Viewer) error {
 	if h.limiter == nil {
-		return r, nil
+		return nil
 	}
-	m := ratelimit.NewMeter(h.limiter, ratelimit.Key(v.TokenID), w.Header())
 	units := ratelimit.ReadUnits
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		if !allPages(r.URL.RawQuery) {
-			break
+		if allPages(r.URL.RawQuery) {
+			units = ratelimit.RowUnits(valid.AllPagesCeiling)
 		}
-		units = ratelimit.RowUnits(valid.AllPagesCeiling)
-		m.OnRows(func(ctx context.Context, rows int) {
-			if d := ratelimit.RowUnits(rows) - units; d > 0 {
-				m.Charge(ctx, d)
-			} else {
-				m.Refund(ctx, -d)
-			}
-		})
-		r = r.WithContext(ratelimit.NewContext(r.Context(), m))
 	default:
 		units += ratelimit.WriteUnits
 	}
-	err := m.Take(r.Context(), units)
+	err := ratelimit.NewMeter(h.limiter, ratelimit.Key(v.TokenID), w.Header()).Charge(r.Context(), units)
 	if err != nil {
 		metrics.NoteRateLimited(r.Context())
 	}
-	return r, err
+	return err
 }
 
 // allPages reports whether the query string asks for per_page=-1, as the

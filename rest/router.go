@@ -190,13 +190,11 @@ func (h *handler) authenticate(fail auth.Reject) func(http.Handler) http.Handler
 				fail(w, r, apperr.ErrNoToken)
 				return
 			}
-			r, err := h.charge(w, r, v)
-			if err != nil {
+			if err := h.charge(w, r, v); err != nil {
 				fail(w, r, err)
 				return
 			}
 			next.ServeHTTP(w, r)
-			ratelimit.Settle(r.Context())
 		}))
 	}
 }

@@ -46,7 +46,7 @@ func newLimiter(cfg *config.Config, m *metrics.Metrics, log *slog.Logger) (lim r
 		}, func() float64 { return float64(r.Stats().Unmetered) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "ratelimit_redis_failures_total",
-			Help: "Calls of the rate limiter's Redis (takes, refunds, charges, pings) that failed or were not tried during an outage.",
+			Help: "Calls of the rate limiter's Redis (allows and pings) that failed or were not tried during an outage.",
 		}, func() float64 { return float64(r.Stats().Failures) }),
 	)
 	return r, r

@@ -103,10 +103,8 @@ func (l *limits) MutateOperationContext(ctx context.Context, op *graphql.Operati
 	if op.Operation.Operation == ast.Mutation {
 		writes = len(op.Operation.SelectionSet)
 	}
-	// The request owes ReadUnits since its arrival (meter): they are
-	// taken with the rest, in one call of the limiter.
-	units := ratelimit.OperationUnits(points, writes)
-	if err := ratelimit.FromContext(ctx).Take(ctx, units-ratelimit.ReadUnits); err != nil {
+	// The request's one charge: its whole cost, read units included.
+	if err := ratelimit.FromContext(ctx).Charge(ctx, ratelimit.OperationUnits(points, writes)); err != nil {
 		metrics.NoteRateLimited(ctx)
 		return gqlError(err)
 	}
@@ -123,17 +121,17 @@ func gqlError(err error) *gqlerror.Error {
 	return &gqlerror.Error{Err: err, Message: problem.Classify(err).Render(graph.FieldName)}
 }
 
-// meter charges every GraphQL request of a token to its budget in lim:
-// ReadUnits at least (so that even a request refused as malformed costs
-// something), the operation's cost when it is known (limits). The
-// ReadUnits are owed from the arrival and taken with the operation's
-// cost, or, for a request that fails before it has an operation, when
-// its failure is answered (payOwed), so that a request calls the limiter
-// once (one round trip when the budgets are in Redis). A request over
-// budget is answered 429 with Retry-After (the transport's status of a
-// RateLimited error), and every answer carries the RateLimit-* headers.
-// Anonymous requests (introspection, share links) are not metered; a nil
-// lim meters nothing.
+// meter charges every GraphQL request of a token to its budget in lim,
+// once (ratelimit.Meter): the operation's cost when it gets that far
+// (limits), ReadUnits for a request refused before it has an operation
+// (chargeFailure, before its failure is answered), and ReadUnits after
+// the answer for one that nothing charged, so that even a request refused
+// as malformed costs something and every request calls the limiter once
+// (one round trip when the budgets are in Redis). A request over budget is
+// answered 429 with Retry-After (the transport's status of a RateLimited
+// error), and every answer carries the RateLimit-* headers. Anonymous
+// requests (introspection, share links) are not metered; a nil lim meters
+// nothing.
 func meter(lim ratelimit.Limiter, next http.Handler) http.Handler {
 	if lim == nil {
 		return next
@@ -145,23 +143,22 @@ func meter(lim ratelimit.Limiter, next http.Handler) http.Handler {
 			return
 		}
 		m := ratelimit.NewMeter(lim, ratelimit.Key(v.TokenID), w.Header())
-		m.Owe(ratelimit.ReadUnits)
 		ctx := ratelimit.NewContext(r.Context(), m)
 		next.ServeHTTP(w, r.WithContext(ctx))
-		// An answer written where payOwed did not run is charged still.
-		m.Pay(ctx)
+		m.Charge(ctx, ratelimit.ReadUnits)
 	})
 }
 
-// payOwed takes what the request of ctx owes, if anything, before its
-// failure is answered; it returns the RateLimited error to answer instead
-// when the budget holds less.
-func payOwed(ctx context.Context) error {
+// chargeFailure charges a request that failed before it had an operation
+// (unless something charged it already) before its failure is answered;
+// it returns the RateLimited error to answer instead when the budget
+// holds less.
+func chargeFailure(ctx context.Context) error {
 	m := ratelimit.FromContext(ctx)
-	if !m.Owed() {
+	if m.Charged() {
 		return nil
 	}
-	err := m.Pay(ctx)
+	err := m.Charge(ctx, ratelimit.ReadUnits)
 	if err != nil {
 		metrics.NoteRateLimited(ctx)
 	}

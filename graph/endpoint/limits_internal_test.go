@@ -52,7 +52,6 @@ func BenchmarkLimits(b *testing.B) {
 	for b.Loop() {
 		m := ratelimit.NewMeter(lim, ratelimit.Key(1), h)
 		ctx := ratelimit.NewContext(context.Background(), m)
-		m.Owe(ratelimit.ReadUnits)
 		if err := ext.MutateOperationParameters(ctx, params); err != nil {
 			b.Fatal(err)
 		}

@@ -253,7 +253,7 @@ type failure struct {
 // errors of resp, each with the request's id. A 401 carries
 // WWW-Authenticate, as on REST.
 func writeFailure(w http.ResponseWriter, r *http.Request, media string, status int, resp *graphql.Response) {
-	if err := payOwed(r.Context()); err != nil {
+	if err := chargeFailure(r.Context()); err != nil {
 		status, resp = failureStatus(media, err), &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}}
 	}
 	if len(resp.Errors) > 0 {
@@ -378,7 +378,7 @@ func (p *preExecution) CreateOperationContext(ctx context.Context, params *graph
 
 // statusWriter replaces the status gqlgen chose for a request that failed
 // before it executed by failureStatus's, and its answer by a RateLimited
-// one when what the request owes is over budget (payOwed).
+// one when the request is over budget (chargeFailure).
 type statusWriter struct {
 	http.ResponseWriter
 	r       *http.Request
@@ -389,7 +389,7 @@ type statusWriter struct {
 
 // WriteHeader writes the status.
 func (s *statusWriter) WriteHeader(status int) {
-	if err := payOwed(s.r.Context()); err != nil {
+	if err := chargeFailure(s.r.Context()); err != nil {
 		s.refused = true
 		writeFailure(s.ResponseWriter, s.r, s.media, failureStatus(s.media, err), &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}})
 		return

@@ -6,12 +6,13 @@ import (
 	"time"
 )
 
-// Memory is the in-memory Limiter: each key is a bucket of Limit units
-// that refills at Limit per Window, kept as the generic cell rate
-// algorithm's one timestamp per key (the time at which the bucket will be
-// full again), so a Take is a map lookup and a little arithmetic under a
-// mutex. Budgets are per process: with several replicas each keeps its
-// own; Redis shares them.
+// Memory is the in-memory Limiter, the twin of Redis without a server:
+// each key is a bucket of Limit units that refills at Limit per Window,
+// kept as the generic cell rate algorithm's one timestamp per key (the
+// time at which the bucket will be full again), as redis_rate keeps it, so
+// an Allow is a map lookup and a little arithmetic under a mutex. Budgets
+// are per process: with several replicas each keeps its own; Redis shares
+// them.
 type Memory struct {
 	limit int
 	// interval is the time one unit takes to refill; burst is the time
@@ -33,9 +34,8 @@ func NewMemory(limit int) *Memory {
 	return &Memory{limit: limit, interval: interval, burst: interval * int64(limit), now: time.Now, full: map[string]int64{}}
 }
 
-// Take implements Limiter. A Take of more than the whole budget takes the
-// whole budget, so that no request is refused for ever.
-func (m *Memory) Take(_ context.Context, key string, n int) (Status, error) {
+// Allow implements Limiter.
+func (m *Memory) Allow(_ context.Context, key string, n int) (Status, error) {
 	n = min(n, m.limit)
 	now := m.now().UnixNano()
 	m.mu.Lock()
@@ -50,35 +50,6 @@ func (m *Memory) Take(_ context.Context, key string, n int) (Status, error) {
 	}
 	m.full[key] = next
 	s := m.status(next, now)
-	s.Allowed = true
-	return s, nil
-}
-
-// Refund implements Limiter.
-func (m *Memory) Refund(_ context.Context, key string, n int) (Status, error) {
-	now := m.now().UnixNano()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	full := max(m.full[key]-int64(n)*m.interval, now)
-	if full == now {
-		delete(m.full, key)
-	} else {
-		m.full[key] = full
-	}
-	s := m.status(full, now)
-	s.Allowed = true
-	return s, nil
-}
-
-// Charge implements Limiter: the bucket's full time moves on by n units
-// without a ceiling, so a key in debt is refused until it has refilled.
-func (m *Memory) Charge(_ context.Context, key string, n int) (Status, error) {
-	now := m.now().UnixNano()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	full := max(m.full[key], now) + int64(n)*m.interval
-	m.full[key] = full
-	s := m.status(full, now)
 	s.Allowed = true
 	return s, nil
 }

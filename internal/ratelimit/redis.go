@@ -6,22 +6,21 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // Redis is the Limiter whose budgets live in Redis, so that every replica
-// behind a load balancer charges the same budget of a token. It keeps the
-// same state as Memory, how far each key's bucket is from full, and
-// changes it with one Lua script that Redis runs atomically:
-// a Take, Refund or Charge is one round trip (EVALSHA), and replicas
-// never race on a key. The time is Redis's own (TIME), so the replicas'
-// clocks need not agree. An idle key expires when its bucket is full.
+// behind a load balancer charges the same budget of a token: an Allow is
+// go-redis/redis_rate's AllowN, the generic cell rate algorithm in one Lua
+// script that Redis runs atomically (one round trip, no race between
+// replicas) on Redis's own clock, so the replicas' clocks need not agree.
+// A key expires when its bucket is full.
 //
 // When Redis cannot be reached the limiter fails open: its calls return
 // an error (the Meter then lets the request through uncharged), a warning
@@ -31,17 +30,12 @@ import (
 // request. The first call that succeeds ends the outage (and says so in
 // the log). Stats counts what passed unmetered.
 type Redis struct {
-	client *redis.Client
-	limit  int
-	// interval is the microseconds one unit takes to refill, the same
-	// as Memory's in nanoseconds; the arguments are formatted once.
-	interval          float64
-	limitArg, intvArg string
-	prefix            string
-	// now, when set (tests), is the clock the script uses instead of
-	// Redis's.
-	now func() time.Time
-	log *slog.Logger
+	client  *redis.Client
+	limiter *redis_rate.Limiter
+	limit   int
+	rate    redis_rate.Limit
+	prefix  string
+	log     *slog.Logger
 	// probeEvery is how often a call tries Redis while it is down;
 	// logEvery how often the outage is logged again.
 	probeEvery, logEvery time.Duration
@@ -60,69 +54,14 @@ const (
 	ProbeEvery = time.Second
 	// LogEvery is how often an outage is logged again while it lasts.
 	LogEvery = 30 * time.Second
-	// KeyPrefix starts the Redis key of every budget.
+	// KeyPrefix starts the key of every budget, after redis_rate's own
+	// "rate:".
 	KeyPrefix = "catalogue:ratelimit:"
 )
 
 // ErrUnavailable is the error of a call made while Redis is unreachable
 // and that did not try it (ProbeEvery).
 var ErrUnavailable = errors.New("rate limiter: Redis is unreachable")
-
-// epoch is subtracted from Redis's clock (Unix seconds) so that times in
-// microseconds stay well inside the integers a double holds exactly.
-const epoch = 1_700_000_000
-
-// script applies one operation to a key's bucket: Memory's arithmetic, in
-// microseconds. KEYS[1] holds "T U": at time T (whole microseconds after
-// epoch) the bucket was U microseconds from full (its used budget, a
-// fraction of a microsecond kept). Keeping the time whole and the used
-// budget small keeps the doubles exact to far below a nanosecond, which
-// is what Memory counts in; comparisons allow a nanosecond for rounding.
-// ARGV: op (take, refund, charge), n, interval (µs per unit), limit, now
-// (µs after epoch; empty: Redis's clock). It answers {allowed, remaining,
-// reset µs, retry after µs}.
-var script = redis.NewScript(`
-local op, n = ARGV[1], tonumber(ARGV[2])
-local interval, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
-local now
-if ARGV[5] == '' then
-  local t = redis.call('TIME')
-  now = (tonumber(t[1]) - ` + strconv.Itoa(epoch) + `) * 1000000 + tonumber(t[2])
-else
-  now = tonumber(ARGV[5])
-end
-local burst = interval * limit
-local used = 0
-local v = redis.call('GET', KEYS[1])
-if v then
-  local t, u = string.match(v, '^(%d+) (%S+)$')
-  if t then used = math.max(tonumber(u) - (now - tonumber(t)), 0) end
-end
-local allowed, retry = 1, 0
-if op == 'take' then
-  if n > limit then n = limit end
-  local nxt = used + n * interval
-  if nxt > burst + 0.001 then
-    allowed, retry = 0, nxt - burst
-  else
-    used = nxt
-  end
-elseif op == 'refund' then
-  used = math.max(used - n * interval, 0)
-else
-  used = used + n * interval
-end
-if allowed == 1 then
-  if used > 0.001 then
-    redis.call('SET', KEYS[1], string.format('%d %.17g', now, used), 'PX', math.ceil(used / 1000) + 1000)
-  else
-    redis.call('DEL', KEYS[1])
-  end
-end
-local remaining = math.floor((burst - used) / interval + 0.000001)
-if remaining < 0 then remaining = 0 end
-return {allowed, remaining, math.floor(used + 0.5), math.floor(retry + 0.5)}
-`)
 
 // RedisOptions reads a REDIS_URL (redis://[USER:PASSWORD@]HOST[:PORT][/DB],
 // rediss:// for TLS, unix://PATH) into go-redis's options, with the
@@ -171,13 +110,12 @@ func RedisOptions(rawURL string) (*redis.Options, error) {
 // any other.
 func NewRedis(opts *redis.Options, limit int, log *slog.Logger) *Redis {
 	quietRedisLog()
-	interval := float64(int64(Window)/int64(limit)) / 1e3
+	client := redis.NewClient(opts)
 	return &Redis{
-		client:     redis.NewClient(opts),
+		client:     client,
+		limiter:    redis_rate.NewLimiter(client),
 		limit:      limit,
-		interval:   interval,
-		limitArg:   strconv.Itoa(limit),
-		intvArg:    strconv.FormatFloat(interval, 'g', -1, 64),
+		rate:       redis_rate.Limit{Rate: limit, Burst: limit, Period: Window},
 		prefix:     KeyPrefix,
 		log:        log,
 		probeEvery: ProbeEvery,
@@ -185,51 +123,30 @@ func NewRedis(opts *redis.Options, limit int, log *slog.Logger) *Redis {
 	}
 }
 
-// Take implements Limiter.
-func (r *Redis) Take(ctx context.Context, key string, n int) (Status, error) {
-	return r.run(ctx, "take", key, n)
-}
-
-// Refund implements Limiter.
-func (r *Redis) Refund(ctx context.Context, key string, n int) (Status, error) {
-	return r.run(ctx, "refund", key, n)
-}
-
-// Charge implements Limiter.
-func (r *Redis) Charge(ctx context.Context, key string, n int) (Status, error) {
-	return r.run(ctx, "charge", key, n)
-}
-
-// run runs the script once for op, unless Redis is down and it is not
-// this call's turn to try it.
-func (r *Redis) run(ctx context.Context, op, key string, n int) (Status, error) {
+// Allow implements Limiter, unless Redis is down and it is not this
+// call's turn to try it.
+func (r *Redis) Allow(ctx context.Context, key string, n int) (Status, error) {
 	if r.skip() {
-		r.failed(op, ErrUnavailable)
+		r.failed("allow", ErrUnavailable)
 		return Status{}, ErrUnavailable
 	}
-	now := ""
-	if r.now != nil {
-		now = strconv.FormatInt(r.now().UnixMicro()-epoch*1e6, 10)
-	}
-	res, err := script.Run(ctx, r.client, []string{r.prefix + key}, op, n, r.intvArg, r.limitArg, now).Int64Slice()
+	res, err := r.limiter.AllowN(ctx, r.prefix+key, r.rate, min(n, r.limit))
 	if err != nil {
 		if ctx.Err() != nil {
 			return Status{}, err // the request went away, not Redis
 		}
-		r.failed(op, err)
+		r.failed("allow", err)
 		return Status{}, err
 	}
-	if len(res) != 4 {
-		return Status{}, fmt.Errorf("rate limiter: the script answered %v", res)
-	}
 	r.succeeded()
-	return Status{
-		Allowed:    res[0] == 1,
-		Limit:      r.limit,
-		Remaining:  int(res[1]),
-		Reset:      time.Duration(res[2]) * time.Microsecond,
-		RetryAfter: time.Duration(res[3]) * time.Microsecond,
-	}, nil
+	s := Status{Allowed: res.Allowed > 0, Limit: r.limit, Remaining: res.Remaining, Reset: max(0, res.ResetAfter)}
+	if !s.Allowed {
+		// redis_rate answers a refusal with no remaining units; what is
+		// left is what the bucket's reset says.
+		s.RetryAfter = res.RetryAfter
+		s.Remaining = int((Window - s.Reset) / (Window / time.Duration(r.limit)))
+	}
+	return s, nil
 }
 
 // Ping asks Redis whether it answers, for the readiness check; like any
@@ -255,8 +172,8 @@ type RedisStats struct {
 	// Unmetered counts the requests let through uncharged because a
 	// Take failed.
 	Unmetered uint64
-	// Failures counts every call that failed or was not tried (takes,
-	// refunds, charges, pings).
+	// Failures counts every call that failed or was not tried (allows and
+	// pings).
 	Failures uint64
 }
 
@@ -279,7 +196,7 @@ func (r *Redis) skip() bool {
 // most once per logEvery.
 func (r *Redis) failed(op string, err error) {
 	r.failures.Add(1)
-	if op == "take" {
+	if op == "allow" {
 		r.unmetered.Add(1)
 	}
 	now := time.Now().UnixNano()

@@ -14,16 +14,6 @@ import (
 	"github.com/configurator/catalogue/internal/testkit"
 )
 
-// newTestRedis returns a Redis limiter of limit units a minute on srv, on
-// the test's clock, with keys of its own.
-func newTestRedis(t *testing.T, srv *redistest.Server, limit int) (*Redis, *clock) {
-	t.Helper()
-	r, _ := newRedis(t, srv, limit)
-	c := &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-	r.now = c.now
-	return r, c
-}
-
 // newRedis returns a Redis limiter on Redis's clock and the buffer its log
 // goes to.
 func newRedis(t *testing.T, srv *redistest.Server, limit int) (*Redis, *testkit.SyncBuffer) {
@@ -59,36 +49,37 @@ func TestRedisOptions(t *testing.T) {
 	}
 }
 
-// TestRedisKeys: a key lives in Redis, under the prefix, only as long as
-// its bucket is not full (plus a second), and on Redis's own clock.
+// TestRedisKeys: a budget lives in Redis under redis_rate's prefix and
+// ours, only as long as its bucket is not full (rounded up to a second).
 func TestRedisKeys(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
-	r, _ := newTestRedis(t, srv, 60)
-	key := r.prefix + Key(7)
-	if _, err := r.Take(ctx, Key(7), 2); err != nil {
+	r, _ := newRedis(t, srv, 60)
+	key := "rate:" + r.prefix + Key(7)
+	if _, err := r.Allow(ctx, Key(7), 2); err != nil {
 		t.Fatal(err)
 	}
 	ttl, _ := strconv.Atoi(srv.Do(t, "PTTL", key))
-	if ttl <= 1000 || ttl > 3000 {
-		t.Errorf("PTTL %s after taking 2 s of budget = %d ms; want 2 s and the second of slack at most", key, ttl)
+	if ttl <= 1000 || ttl > 2000 {
+		t.Errorf("PTTL %s after taking 2 s of budget = %d ms; want 2 s at most", key, ttl)
 	}
-	if _, err := r.Refund(ctx, Key(7), 2); err != nil {
-		t.Fatal(err)
-	}
-	if got := srv.Do(t, "EXISTS", key); got != "0" {
-		t.Errorf("EXISTS %s after a refund to full = %s; want 0", key, got)
-	}
+}
 
-	// On Redis's clock: the whole budget, then a refusal until a unit is
-	// back (a second at most).
-	real, _ := newRedis(t, srv, 60)
-	if s, err := real.Take(ctx, "k", 60); err != nil || !s.Allowed || s.Remaining != 0 {
-		t.Fatalf("take 60 of 60: %+v, %v", s, err)
+// TestRedisRefills: on Redis's clock the budget comes back as time
+// passes, a unit every 10 ms at 6,000 a minute.
+func TestRedisRefills(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	r, _ := newRedis(t, srv, 6000)
+	if s, err := r.Allow(ctx, "k", 6000); err != nil || !s.Allowed {
+		t.Fatalf("take the whole budget: %+v, %v", s, err)
 	}
-	s, err := real.Take(ctx, "k", 1)
-	if err != nil || s.Allowed || s.RetryAfter <= 0 || s.RetryAfter > time.Second || s.Reset > time.Minute || s.Reset < 59*time.Second {
-		t.Errorf("take 1 more: %+v, %v; want refused, retry within a second", s, err)
+	if s, err := r.Allow(ctx, "k", 20); err != nil || s.Allowed || s.RetryAfter <= 0 || s.RetryAfter > 200*time.Millisecond {
+		t.Fatalf("take 20 more at once: %+v, %v; want refused, retry within 200 ms", s, err)
+	}
+	time.Sleep(250 * time.Millisecond)
+	if s, err := r.Allow(ctx, "k", 20); err != nil || !s.Allowed {
+		t.Errorf("take 20 after 250 ms: %+v, %v; want the 25 units back to cover it", s, err)
 	}
 }
 
@@ -103,7 +94,7 @@ func TestRedisOutage(t *testing.T) {
 	srv := redistest.Start(t)
 	r, logs := newRedis(t, srv, 60)
 	r.probeEvery, r.logEvery = time.Hour, time.Hour // the test moves them on itself
-	if s, err := r.Take(ctx, "a", 50); err != nil || !s.Allowed {
+	if s, err := r.Allow(ctx, "a", 50); err != nil || !s.Allowed {
 		t.Fatalf("take 50: %+v, %v", s, err)
 	}
 	if err := r.Ping(ctx); err != nil {
@@ -111,28 +102,27 @@ func TestRedisOutage(t *testing.T) {
 	}
 
 	srv.Kill()
-	if _, err := r.Take(ctx, "a", 1); err == nil || errors.Is(err, ErrUnavailable) {
+	if _, err := r.Allow(ctx, "a", 1); err == nil || errors.Is(err, ErrUnavailable) {
 		t.Fatalf("take with Redis killed: %v; want the connection's error", err)
 	}
 	for range 5 {
-		if _, err := r.Take(ctx, "a", 1); !errors.Is(err, ErrUnavailable) {
+		if _, err := r.Allow(ctx, "a", 1); !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("take during the outage: %v; want ErrUnavailable without trying Redis", err)
 		}
 	}
-	r.Refund(ctx, "a", 1)
 	h := http.Header{}
 	m := NewMeter(r, Key(1), h)
-	if err := m.Take(ctx, 1); err != nil || m.Refused || h.Get("RateLimit-Limit") != "" {
-		t.Errorf("meter during the outage: %v, refused %v, headers %v; want the request let through, without headers", err, m.Refused, h)
+	if err := m.Charge(ctx, 1); err != nil || h.Get("RateLimit-Limit") != "" {
+		t.Errorf("meter during the outage: %v, headers %v; want the request let through, without headers", err, h)
 	}
-	if st := r.Stats(); st.Up || st.Unmetered != 7 || st.Failures != 8 {
-		t.Errorf("stats during the outage: %+v; want down, 7 takes unmetered, 8 failures", st)
+	if st := r.Stats(); st.Up || st.Unmetered != 7 || st.Failures != 7 {
+		t.Errorf("stats during the outage: %+v; want down, 7 calls unmetered, 7 failures", st)
 	}
 	if n := strings.Count(logs.String(), "Redis is unreachable"); n != 1 || strings.Contains(logs.String(), "still unreachable") {
 		t.Errorf("logged during the outage:\n%s\nwant one warning", logs)
 	}
 	r.loggedAt.Add(-int64(time.Hour))
-	r.Take(ctx, "a", 1)
+	r.Allow(ctx, "a", 1)
 	if !strings.Contains(logs.String(), "level=WARN msg=\"rate limiter: Redis is still unreachable; requests pass unmetered\" err=\"rate limiter: Redis is unreachable\" unmetered=8") {
 		t.Errorf("an hour into the outage, logged:\n%s\nwant a second warning with the count", logs)
 	}
@@ -140,11 +130,11 @@ func TestRedisOutage(t *testing.T) {
 	// Back: the next probe meters again. The killed Redis kept nothing,
 	// so the budget is whole.
 	srv.Start()
-	if _, err := r.Take(ctx, "a", 1); !errors.Is(err, ErrUnavailable) {
+	if _, err := r.Allow(ctx, "a", 1); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("take before the next probe: %v; want ErrUnavailable", err)
 	}
 	r.retryAt.Store(0)
-	s, err := r.Take(ctx, "a", 1)
+	s, err := r.Allow(ctx, "a", 1)
 	if err != nil || !s.Allowed || s.Remaining != 59 {
 		t.Fatalf("take once Redis is back: %+v, %v; want metered, 59 left", s, err)
 	}
@@ -165,7 +155,7 @@ func TestRedisOutage(t *testing.T) {
 	// Frozen: the call gives up at the read timeout (500 ms).
 	srv.Freeze()
 	start := time.Now()
-	_, err = r.Take(ctx, "a", 1)
+	_, err = r.Allow(ctx, "a", 1)
 	srv.Thaw()
 	if err == nil || time.Since(start) > 10*time.Second {
 		t.Errorf("take with Redis frozen: %v after %s; want an error at the read timeout", err, time.Since(start))
@@ -186,7 +176,7 @@ func BenchmarkRedisTake(b *testing.B) {
 	key := Key(1)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := r.Take(ctx, key, 1); err != nil {
+		if _, err := r.Allow(ctx, key, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
