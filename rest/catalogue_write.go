@@ -4,14 +4,18 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/graph/model"
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // createMaterial is POST /materials [Dashboard API]: a JSON object of the
 // material's writable fields; 201 with the material.
-func (h *handler) createMaterial(w http.ResponseWriter, r *http.Request, args struct{ Input ent.CreateMaterialInput }) {
-	m, err := h.res.Mutation().CreateMaterial(r.Context(), args.Input)
+func (h *handler) createMaterial(w http.ResponseWriter, r *http.Request) {
+	b, _, err := readMaterial(w, r, true)
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	m, err := h.res.Mutation().CreateMaterial(r.Context(), b.createInput())
 	if err != nil {
 		writeProblem(w, r, err)
 		return
@@ -24,11 +28,18 @@ func (h *handler) createMaterial(w http.ResponseWriter, r *http.Request, args st
 // body names change, the others stay; null clears material_file,
 // category_id and texture_id (the resolver's null rule). 200 with the
 // material.
-func (h *handler) updateMaterial(w http.ResponseWriter, r *http.Request, args struct {
-	ID    int
-	Input ent.UpdateMaterialInput
-}) {
-	m, err := h.res.Mutation().UpdateMaterial(r.Context(), args.ID, args.Input)
+func (h *handler) updateMaterial(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	b, nulls, err := readMaterial(w, r, false)
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	m, err := h.res.Mutation().UpdateMaterial(valid.WithNulls(r.Context(), nulls), id, b.updateInput())
 	if err != nil {
 		writeProblem(w, r, err)
 		return
@@ -61,8 +72,14 @@ type textureCreatedJSON struct {
 // createTexture is POST /textures [Dashboard API]: multipart/form-data
 // with name and file (required), category_id and bump_file (optional).
 // 201 with the status, the id and the texture.
-func (h *handler) createTexture(w http.ResponseWriter, r *http.Request, args struct{ Input model.CreateTextureInput }) {
-	t, err := h.res.Mutation().CreateTexture(r.Context(), args.Input)
+func (h *handler) createTexture(w http.ResponseWriter, r *http.Request) {
+	in, done, err := readTextureCreate(w, r)
+	defer done()
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	t, err := h.res.Mutation().CreateTexture(r.Context(), in)
 	if err != nil {
 		writeProblem(w, r, err)
 		return
@@ -75,11 +92,19 @@ func (h *handler) createTexture(w http.ResponseWriter, r *http.Request, args str
 // (name, file, category_id, bump_file) or a JSON object (name,
 // category_id; null clears the category). A new file replaces the image
 // and its thumbnails. 200 with the texture.
-func (h *handler) updateTexture(w http.ResponseWriter, r *http.Request, args struct {
-	ID    int
-	Input model.UpdateTextureInput
-}) {
-	t, err := h.res.Mutation().UpdateTexture(r.Context(), args.ID, args.Input)
+func (h *handler) updateTexture(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	in, nulls, done, err := readTextureUpdate(w, r)
+	defer done()
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	t, err := h.res.Mutation().UpdateTexture(valid.WithNulls(r.Context(), nulls), id, in)
 	if err != nil {
 		writeProblem(w, r, err)
 		return

@@ -2,13 +2,11 @@ package rest
 
 import (
 	"net/http"
-
-	"github.com/configurator/catalogue/graph/model"
 )
 
 // listForms is GET /configurator-forms: every form, by id. The spec gives
 // it no parameters.
-func (h *handler) listForms(w http.ResponseWriter, r *http.Request, _ struct{}) {
+func (h *handler) listForms(w http.ResponseWriter, r *http.Request) {
 	forms, err := h.res.Query().ConfiguratorFormList(r.Context())
 	if err != nil {
 		writeProblem(w, r, err)
@@ -18,7 +16,12 @@ func (h *handler) listForms(w http.ResponseWriter, r *http.Request, _ struct{}) 
 }
 
 // listFormFields is GET /configurator-form-fields: a bare array, paged.
-func (h *handler) listFormFields(w http.ResponseWriter, r *http.Request, args model.FormFieldsPageArgs) {
+func (h *handler) listFormFields(w http.ResponseWriter, r *http.Request) {
+	args, err := formFieldsArgs(r)
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
 	res, err := h.res.Query().FormFieldsPage(r.Context(), args)
 	if err != nil {
 		writeProblem(w, r, err)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/graph/scalar"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/valid"
@@ -35,10 +34,8 @@ func FuzzParams(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	b := testBinder[model.OrdersPageArgs](f, "listOrders")
 	f.Fuzz(func(t *testing.T, query string) {
-		args, _, done, err := b.read(nil, &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/orders", RawQuery: query}})
-		done()
+		args, err := ordersArgs(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/orders", RawQuery: query}})
 		if err != nil {
 			for _, e := range apperr.Errors(err) {
 				if e.Kind != apperr.Invalid {
@@ -118,11 +115,10 @@ func FuzzOrderForm(f *testing.F) {
 	f.Add(fuzzForm(map[string]string{"price": "1e26", "configurator_id": "0", "customer_details": `[1]`}, "price"))
 	f.Add(fuzzForm(map[string]string{"price": "NaN", "configurator_id": "1.5", "customer_details": `{"a":{"a":{}}}`, "configurator_summary": `{} x`}, ""))
 	f.Add([]byte("--" + fuzzBoundary + "\r\nContent-Disposition: form-data; name=\"price\"\r\n\r\n1\r\n--" + fuzzBoundary))
-	b := testBinder[struct{ Input model.CreateOrderInput }](f, "createOrder")
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req := httptest.NewRequest(http.MethodPost, "/orders", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "multipart/form-data; boundary="+fuzzBoundary)
-		args, _, done, err := b.read(httptest.NewRecorder(), req)
+		in, done, err := readOrder(httptest.NewRecorder(), req)
 		defer done()
 		if err != nil {
 			for _, e := range apperr.Errors(err) {
@@ -137,7 +133,6 @@ func FuzzOrderForm(f *testing.F) {
 			}
 			return
 		}
-		in := args.Input
 		if math.IsNaN(in.Price) || math.IsInf(in.Price, 0) || in.ConfiguratorID < 1 {
 			t.Fatalf("read accepted price %v, configurator %d", in.Price, in.ConfiguratorID)
 		}

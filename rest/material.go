@@ -2,15 +2,15 @@ package rest
 
 import (
 	"net/http"
-
-	"entgo.io/contrib/entgql"
-
-	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/graph/model"
 )
 
 // listMaterials is GET /materials: a bare array, paged.
-func (h *handler) listMaterials(w http.ResponseWriter, r *http.Request, args model.MaterialsPageArgs) {
+func (h *handler) listMaterials(w http.ResponseWriter, r *http.Request) {
+	args, err := materialsArgs(r)
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
 	res, err := h.res.Query().MaterialsPage(r.Context(), args)
 	if err != nil {
 		writeProblem(w, r, err)
@@ -21,11 +21,18 @@ func (h *handler) listMaterials(w http.ResponseWriter, r *http.Request, args mod
 
 // listMaterialCategories is GET /materials-categories/list: every
 // category, by default newest first; the list has no pagination.
-func (h *handler) listMaterialCategories(w http.ResponseWriter, r *http.Request, args struct {
-	OrderBy *ent.MaterialCategoryOrderField
-	Order   *entgql.OrderDirection
-}) {
-	cats, err := h.res.Query().MaterialCategoryList(r.Context(), args.OrderBy, args.Order)
+func (h *handler) listMaterialCategories(w http.ResponseWriter, r *http.Request) {
+	q, err := readQuery(r, nil, "order_by", "order")
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	by, dir := sortBy(q, categorySorts), q.direction()
+	if err := q.err(); err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	cats, err := h.res.Query().MaterialCategoryList(r.Context(), by, dir)
 	if err != nil {
 		writeProblem(w, r, err)
 		return

@@ -10,8 +10,8 @@ import (
 )
 
 // openAPIDocument is the OpenAPI 3.1 description of exactly what this
-// package serves: New builds the routes and reads requests from it
-// (contract.go), and openapi_test.go checks that real responses of every
+// package serves: contract_test.go holds the route table and the input
+// readers to it, and openapi_test.go checks that real responses of every
 // operation validate against it.
 //
 //go:embed openapi.json
@@ -26,7 +26,7 @@ var openAPIETag = func() string {
 // serveOpenAPI is GET /openapi.json: the document, without a token,
 // cacheable for five minutes and revalidated by its ETag (conditional
 // and range requests are http.ServeContent's).
-func serveOpenAPI(w http.ResponseWriter, r *http.Request, _ struct{}) {
+func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "public, max-age=300")
 	h.Set("ETag", openAPIETag)

@@ -2,12 +2,10 @@ package rest
 
 import (
 	"net/http"
-
-	"github.com/configurator/catalogue/graph/model"
 )
 
 // listOptionTypes is GET /configurator-options/types/list.
-func (h *handler) listOptionTypes(w http.ResponseWriter, r *http.Request, _ struct{}) {
+func (h *handler) listOptionTypes(w http.ResponseWriter, r *http.Request) {
 	types, err := h.res.Query().ConfiguratorOptionTypes(r.Context())
 	if err != nil {
 		writeProblem(w, r, err)
@@ -18,7 +16,12 @@ func (h *handler) listOptionTypes(w http.ResponseWriter, r *http.Request, _ stru
 
 // listOptions is GET /configurator-options: a bare array, paged, like the
 // other non-order lists; by default in position order.
-func (h *handler) listOptions(w http.ResponseWriter, r *http.Request, args model.ConfiguratorOptionsPageArgs) {
+func (h *handler) listOptions(w http.ResponseWriter, r *http.Request) {
+	args, err := optionsArgs(r)
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
 	res, err := h.res.Query().ConfiguratorOptionsPage(r.Context(), args)
 	if err != nil {
 		writeProblem(w, r, err)
@@ -30,8 +33,18 @@ func (h *handler) listOptions(w http.ResponseWriter, r *http.Request, args model
 // listVariations is GET /configurator-option-variations: the variations
 // of the option configurator_option_id (required), in position order. An
 // option the caller cannot see is 404.
-func (h *handler) listVariations(w http.ResponseWriter, r *http.Request, args struct{ ConfiguratorOptionID int }) {
-	vs, err := h.res.Query().OptionVariationList(r.Context(), args.ConfiguratorOptionID)
+func (h *handler) listVariations(w http.ResponseWriter, r *http.Request) {
+	q, err := readQuery(r, nil, "configurator_option_id")
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	option := q.requiredID("configurator_option_id")
+	if err := q.err(); err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	vs, err := h.res.Query().OptionVariationList(r.Context(), option)
 	if err != nil {
 		writeProblem(w, r, err)
 		return
@@ -42,7 +55,7 @@ func (h *handler) listVariations(w http.ResponseWriter, r *http.Request, args st
 // listOptionSets is GET /configurator-option-sets: every option set, by
 // id, in the spec's {success, message, data} envelope, which its failures
 // use too.
-func (h *handler) listOptionSets(w http.ResponseWriter, r *http.Request, _ struct{}) {
+func (h *handler) listOptionSets(w http.ResponseWriter, r *http.Request) {
 	sets, err := h.res.Query().OptionSetList(r.Context())
 	if err != nil {
 		writeEnvelopeError(w, r, err)

@@ -1,23 +1,22 @@
 // Package rest serves the legacy REST interface /api/open-api/v1 of the
-// spec. Requests are read strictly as its OpenAPI document describes them
-// (contract.go, bind.go) into the arguments of the GraphQL field of the
-// same meaning; the handlers call the same resolver methods GraphQL uses
-// and present the result in the v1 JSON shapes, so the two transports
-// share one path to the data; rest never builds a query.
+// spec. Read it from the route table (routes, in this file) to a handler
+// (one resource per file), which reads its input with the operation's
+// reader (input.go, strict as openapi.json describes it), calls the
+// resolver GraphQL calls for the same meaning, and presents the result in
+// the v1 JSON shapes (present.go); so the two transports share one path to
+// the data, and rest never builds a query. openapi.json is the contract:
+// tests hold the route table and the readers to it, and every real answer
+// to its schemas.
 package rest
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/configurator/catalogue/graph"
-	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/idempotency"
@@ -41,19 +40,13 @@ type Options struct {
 }
 
 // New returns the v1 handler. It routes paths relative to Prefix, so
-// callers mount it: r.Mount(rest.Prefix, rest.New(...)). Its routes, the
-// operations that need a token (401 otherwise: all but the OpenAPI
-// document and share-link reads, whose key is their credential) and what
-// each request may carry are read from the OpenAPI document
-// (contract.go); unknown paths answer 404 and known paths with another
-// method 405, both as problem+json. It panics when the document and the
-// handlers or the GraphQL schema disagree, which the tests would show.
+// callers mount it: r.Mount(rest.Prefix, rest.New(...)). Unknown paths
+// answer 404 and known paths with another method 405, both as
+// problem+json.
 func New(res *graph.Resolver, tokens *auth.Tokens, opts Options) http.Handler {
 	h := &handler{res: res, tokens: tokens, base: strings.TrimRight(opts.PublicURL, "/") + Prefix, limiter: opts.Limiter}
 	r := chi.NewRouter()
-	if err := h.routes(r, openAPIDocument); err != nil {
-		panic("rest: " + err.Error())
-	}
+	h.routes(r)
 	r.NotFound(NotFound)
 	r.MethodNotAllowed(MethodNotAllowed(r))
 	return r
@@ -69,113 +62,82 @@ type handler struct {
 	limiter ratelimit.Limiter
 }
 
-// handlers are the handlers of the document's operations, by
-// operationId.
-func (h *handler) handlers() map[string]handlerOf {
-	return map[string]handlerOf{
-		// Read side.
-		"listOrders":              bound(h.listOrders),
-		"getOrder":                byID(h.res.Query().Order, presentOrder),
-		"listMaterials":           bound(h.listMaterials),
-		"getMaterial":             byID(h.res.Query().Material, presentMaterial),
-		"listMaterialCategories":  bound(h.listMaterialCategories),
-		"listTextures":            bound(h.listTextures),
-		"getTexture":              byID(h.res.Query().Texture, presentTexture),
-		"listConfiguratorForms":   bound(h.listForms),
-		"getConfiguratorForm":     byID(h.res.Query().ConfiguratorForm, presentForm),
-		"listFormFields":          bound(h.listFormFields),
-		"getFormField":            byID(h.res.Query().FormField, presentFormField),
-		"listOptionTypes":         bound(h.listOptionTypes),
-		"listConfiguratorOptions": bound(h.listOptions),
-		"getConfiguratorOption":   byID(h.res.Query().ConfiguratorOption, presentOption),
-		"listOptionVariations":    bound(h.listVariations),
-		"listOptionSets":          bound(h.listOptionSets),
-		"getSharedConfigurator":   bound(h.getShared),
-		"getOpenAPIDocument":      bound(serveOpenAPI),
+// routes is the route table of v1, one line per operation of openapi.json
+// (TestRoutesMatchDocument holds the two together). Every operation but
+// the document itself and share-link reads (whose key is their
+// credential) needs a token, and refuses in its own format: problem+json
+// for most, the spec's {success, message, data} envelope for option sets
+// and overrides. Dashboard writes and overrides check the token's scope
+// (403) before their input is read, so that the answer does not depend on
+// what it names; the resolvers and the privacy rules check it again.
+func (h *handler) routes(r chi.Router) {
+	token, enveloped := h.authenticate(writeProblem), h.authenticate(writeEnvelopeError)
+	dashboard := scoped(auth.RequireDashboard, writeProblem)
 
-		// Write side. Materials and textures need a dashboard token and
-		// overrides the Open API token of a configurator: 403 before the
-		// input is read, whatever it names (scoped).
-		"createOrder":        bound(h.createOrder),
-		"createMaterial":     scoped(auth.RequireDashboard, bound(h.createMaterial)),
-		"updateMaterial":     scoped(auth.RequireDashboard, bound(h.updateMaterial)),
-		"deleteMaterial":     scoped(auth.RequireDashboard, byID(h.res.Mutation().DeleteMaterial, deleted("material"))),
-		"createTexture":      scoped(auth.RequireDashboard, bound(h.createTexture)),
-		"updateTexture":      scoped(auth.RequireDashboard, bound(h.updateTexture)),
-		"deleteTexture":      scoped(auth.RequireDashboard, byID(h.res.Mutation().DeleteTexture, deleted("texture"))),
-		"setOptionOverrides": scoped(share.Scope, bound(h.setOptions)),
-	}
+	r.Get("/openapi.json", serveOpenAPI)
+	r.Get("/shared/{key}", h.getShared)
+
+	r.With(token).Get("/orders", h.listOrders)
+	r.With(token, idempotency.Middleware(writeProblem)).Post("/orders", h.createOrder)
+	r.With(token).Get("/orders/{id}", byID(h.res.Query().Order, presentOrder))
+
+	r.With(token).Get("/materials", h.listMaterials)
+	r.With(token, dashboard).Post("/materials", h.createMaterial)
+	r.With(token).Get("/materials/{id}", byID(h.res.Query().Material, presentMaterial))
+	r.With(token, dashboard).Put("/materials/{id}", h.updateMaterial)
+	r.With(token, dashboard).Delete("/materials/{id}", byID(h.res.Mutation().DeleteMaterial, deleted("material")))
+	r.With(token).Get("/materials-categories/list", h.listMaterialCategories)
+
+	r.With(token).Get("/textures", h.listTextures)
+	r.With(token, dashboard).Post("/textures", h.createTexture)
+	r.With(token).Get("/textures/{id}", byID(h.res.Query().Texture, presentTexture))
+	r.With(token, dashboard).Put("/textures/{id}", h.updateTexture)
+	r.With(token, dashboard).Delete("/textures/{id}", byID(h.res.Mutation().DeleteTexture, deleted("texture")))
+
+	r.With(token).Get("/configurator-forms", h.listForms)
+	r.With(token).Get("/configurator-forms/{id}", byID(h.res.Query().ConfiguratorForm, presentForm))
+	r.With(token).Get("/configurator-form-fields", h.listFormFields)
+	r.With(token).Get("/configurator-form-fields/{id}", byID(h.res.Query().FormField, presentFormField))
+
+	r.With(token).Get("/configurator-options/types/list", h.listOptionTypes)
+	r.With(token).Get("/configurator-options", h.listOptions)
+	r.With(token).Get("/configurator-option/{id}", byID(h.res.Query().ConfiguratorOption, presentOption))
+	r.With(token).Get("/configurator-option-variations", h.listVariations)
+	r.With(enveloped).Get("/configurator-option-sets", h.listOptionSets)
+	r.With(enveloped, scoped(share.Scope, writeEnvelopeError)).Post("/configurator-options/set/new-options", h.setOptions)
 }
 
 // scoped refuses a request whose token may not make the write (check's
-// error, in the operation's failure format) before its parameters and
-// body are read, so that the answer does not depend on what they name;
-// the resolvers and the privacy rules check the scope again.
-func scoped(check func(context.Context) error, build handlerOf) handlerOf {
-	return func(op *operation, schema *ast.Schema) (http.HandlerFunc, error) {
-		serve, err := build(op, schema)
-		if err != nil {
-			return nil, err
-		}
-		return func(w http.ResponseWriter, r *http.Request) {
+// error, written by fail) before its parameters and body are read.
+func scoped(check func(context.Context) error, fail auth.Reject) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if err := check(r.Context()); err != nil {
-				op.fail(w, r, err)
+				fail(w, r, err)
 				return
 			}
-			serve(w, r)
-		}, nil
+			next.ServeHTTP(w, r)
+		})
 	}
 }
 
-// headerReaders are the middlewares that read the request headers an
-// operation documents as parameters, by header name; each refuses a
-// malformed header through the operation's failure writer.
-var headerReaders = map[string]func(reject func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler{
-	idempotency.Header: idempotency.Middleware,
-}
-
-// routes serves every operation of document with its handler, behind
-// authentication unless the operation needs no token. Authentication
-// refuses in the operation's failure format: problem+json for most, the
-// spec's {success, message, data} envelope for option sets and
-// overrides.
-func (h *handler) routes(r chi.Router, document []byte) error {
-	doc, err := readDocument(document)
-	if err != nil {
-		return fmt.Errorf("openapi.json: %w", err)
-	}
-	ops, err := doc.operations()
-	if err != nil {
-		return fmt.Errorf("openapi.json: %w", err)
-	}
-	handlers, schema := h.handlers(), generated.NewExecutableSchema(generated.Config{}).Schema()
-	for _, op := range ops {
-		build, ok := handlers[op.id]
-		if !ok {
-			return fmt.Errorf("openapi.json: %s %s: no handler for operation %q", op.method, op.path, op.id)
-		}
-		delete(handlers, op.id)
-		fn, err := build(op, schema)
+// byID is the handler of .../{id}: the resolver of the same meaning loads
+// (or deletes) the record, NotFound for an unknown id or another owner's,
+// and present shapes the answer.
+func byID[T, J any](load func(context.Context, int) (T, error), present func(T) J) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r)
 		if err != nil {
-			return fmt.Errorf("openapi.json: %s %s (%s): %w", op.method, op.path, op.id, err)
+			writeProblem(w, r, err)
+			return
 		}
-		var serve http.Handler = fn
-		for _, name := range slices.Backward(op.headers) {
-			read, ok := headerReaders[name]
-			if !ok {
-				return fmt.Errorf("openapi.json: %s %s: no reader of the header %s", op.method, op.path, name)
-			}
-			serve = read(op.fail)(serve)
+		v, err := load(r.Context(), id)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
 		}
-		if !op.public {
-			serve = h.authenticate(op.fail)(serve)
-		}
-		r.Method(op.method, op.path, serve)
+		writeJSON(w, http.StatusOK, present(v))
 	}
-	for id := range handlers {
-		return fmt.Errorf("openapi.json has no operation %q", id)
-	}
-	return nil
 }
 
 // authenticate resolves the bearer token, refuses a request without a

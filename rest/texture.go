@@ -2,12 +2,15 @@ package rest
 
 import (
 	"net/http"
-
-	"github.com/configurator/catalogue/graph/model"
 )
 
 // listTextures is GET /textures: a bare array, paged.
-func (h *handler) listTextures(w http.ResponseWriter, r *http.Request, args model.TexturesPageArgs) {
+func (h *handler) listTextures(w http.ResponseWriter, r *http.Request) {
+	args, err := texturesArgs(r)
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
 	res, err := h.res.Query().TexturesPage(r.Context(), args)
 	if err != nil {
 		writeProblem(w, r, err)

@@ -7,28 +7,24 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"testing"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/go-chi/chi/v5"
 )
 
 // The served OpenAPI document (openapi.json) is the one description of
-// the request side of REST v1. New reads it once and builds the interface
-// from it: every route and method, which operations need a token, the
-// format of each operation's failures, and the readers of each
-// operation's parameters and bodies (bind.go). A handler only names the
-// operation it serves (operationId) and the resolver it calls; what a
-// request may carry is the document's, so the document and the behaviour
-// cannot drift. The answer shapes are rest/present.go's, checked against
-// the document by openapi_test.go.
-//
-// Each parameter and body field fills the argument or input field of the
-// GraphQL field the operation names in x-graphql (ordersPage,
-// createMaterial); it is the field of the same name in GraphQL's
-// spelling (per_page fills perPage, category_id fills categoryID) unless
-// the parameter's x-graphql names it (configurator_id fills
-// where.configuratorID), and a body schema's x-graphql names the
-// argument its fields belong to (input). The GraphQL type of that
-// argument decides how a value is read, by the rules GraphQL's scalars
-// apply (internal/valid), and the document must declare the same type
-// (bind.go checks it when New builds the interface).
+// REST v1; the route table (routes) and the input readers (input.go) are
+// written out by hand, so that a reader follows a route to its handler and
+// its input in one hop. This file reads the document and holds the code to
+// it: every operation has its route and no route is undocumented, the
+// operations that need a token answer 401 without one in their own
+// format, each reader reads exactly the query parameters the document
+// names (and refuses the ones it refuses), and each sort lists the
+// document's values. openapi_test.go checks real answers against the
+// document's schemas.
 
 // document is the part of an OpenAPI 3.1 document the contract reads.
 type document struct {
@@ -206,16 +202,16 @@ func (d *document) envelope(op *docOperation) (bool, error) {
 	return plain, nil
 }
 
-// operation is one operation of the document, ready to serve: its route,
-// whether it needs a token, how its failures are written, and the
-// readers of its input (bind.go).
+// operation is one operation of the document: its route, whether it
+// needs a token, how its failures are written, and its input.
 type operation struct {
 	id, method, path string
 	// public operations need no token (security: []).
 	public bool
 	// fail writes a failure in the operation's format: problem+json, or
-	// the {success, message, data} envelope.
-	fail func(w http.ResponseWriter, r *http.Request, err error)
+	// (envelope) the {success, message, data} envelope.
+	fail     func(w http.ResponseWriter, r *http.Request, err error)
+	envelope bool
 	// graphQL is the GraphQL field of the same meaning; mutation tells
 	// whether it is a mutation.
 	graphQL  string
@@ -272,7 +268,7 @@ func (d *document) operation(method, path string, op *docOperation, shared []*do
 		return nil, err
 	}
 	if envelope {
-		o.fail = writeEnvelopeError
+		o.fail, o.envelope = writeEnvelopeError, true
 	}
 	for _, p := range append(slices.Clone(shared), op.Parameters...) {
 		if p, err = d.parameter(p); err != nil {
@@ -303,9 +299,6 @@ func (d *document) operation(method, path string, op *docOperation, shared []*do
 	return o, nil
 }
 
-// refusal is a query parameter the contract refuses, and why.
-type refusal struct{ name, reason string }
-
 func boolInt(b bool) int {
 	if b {
 		return 1
@@ -321,4 +314,96 @@ func mapKeysOf[V any](m map[string]V) func(func(string) bool) {
 			}
 		}
 	}
+}
+
+// TestRoutesMatchDocument holds the route table and the input readers to
+// openapi.json: every operation of the document is routed and every route
+// is documented; an operation that needs a token answers 401 without one,
+// in its failure format; each reader reads exactly the query parameters
+// the document names (a parameter sent twice is refused by name, an
+// undocumented one is not read); the refused parameters and the sort
+// columns are the document's.
+func TestRoutesMatchDocument(t *testing.T) {
+	doc, err := readDocument(openAPIDocument)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := doc.operations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		f := newFixture(t, c)
+		mux := chi.NewRouter()
+		(&handler{res: graph.NewResolver(c), tokens: f.tokens}).routes(mux)
+		routed := map[string]bool{}
+		chi.Walk(mux, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+			routed[method+" "+route] = true
+			return nil
+		})
+		for _, op := range ops {
+			key := op.method + " " + op.path
+			if !routed[key] {
+				t.Errorf("%s (%s) is documented but not routed", key, op.id)
+			}
+			delete(routed, key)
+			path := strings.NewReplacer("{id}", "1", "{key}", "abc").Replace(op.path)
+			if !op.public {
+				status, h, body := f.do(t, f.request(t, op.method, path, "", nil))
+				wantType := "application/problem+json"
+				if op.envelope {
+					wantType = "application/json"
+				}
+				if status != http.StatusUnauthorized || h.Get("Content-Type") != wantType {
+					t.Errorf("%s without a token: %d %s %s; want 401 %s", key, status, h.Get("Content-Type"), body, wantType)
+				}
+			}
+			if op.method != http.MethodGet || op.public {
+				continue
+			}
+			base := "?"
+			for _, p := range op.params {
+				if p.In == "query" && p.Required {
+					base += p.Name + "=1&"
+				}
+			}
+			for _, p := range op.params {
+				if p.In != "query" {
+					continue
+				}
+				status, _, body := f.get(t, f.owner1, path+"?"+p.Name+"=1&"+p.Name+"=2")
+				if status != http.StatusBadRequest || !strings.Contains(string(body), p.Name+" is given 2 times") {
+					t.Errorf("%s with %s twice: %d %s; want 400 naming %s", key, p.Name, status, body, p.Name)
+				}
+				if p.Name == "order_by" {
+					var documented []string
+					for _, e := range p.Schema.Enum {
+						documented = append(documented, fmt.Sprint(e))
+					}
+					if list := sortLists[op.id]; list != strings.Join(documented, ", ") {
+						t.Errorf("%s order_by reads %s; the document lists %v", key, list, documented)
+					}
+				}
+			}
+			if status, _, body := f.get(t, f.owner1, path+base+"undocumented=1&undocumented=2"); status == http.StatusBadRequest {
+				t.Errorf("%s with an undocumented parameter twice: %d %s; want it ignored", key, status, body)
+			}
+			var refused []refusal
+			if op.id == "listOrders" {
+				refused = orderRefusals
+			}
+			if !slices.Equal(op.refused, refused) {
+				t.Errorf("%s refuses %v; the document refuses %v", key, refused, op.refused)
+			}
+		}
+		for key := range routed {
+			t.Errorf("%s is routed but not documented", key)
+		}
+	})
+}
+
+// sortLists are the sort columns each list reads, by operation.
+var sortLists = map[string]string{
+	"listOrders": orderSorts.list, "listMaterials": materialSorts.list, "listMaterialCategories": categorySorts.list,
+	"listTextures": textureSorts.list, "listFormFields": formFieldSorts.list, "listConfiguratorOptions": optionSorts.list,
 }

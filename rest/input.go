@@ -1,0 +1,297 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/graph/model"
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/valid"
+)
+
+// The input of each operation, read from its request as openapi.json
+// describes it, into the arguments of the resolver of the same meaning:
+// one reader per operation, parameters in the document's order, so a
+// reader can follow a route to its handler and its input in one hop.
+
+// The sort columns of the lists, as openapi.json lists them (order_by).
+var (
+	orderSorts     = sortsOf[ent.OrderOrderField]("created_at", "id", "price", "status", "updated_at")
+	materialSorts  = sortsOf[ent.MaterialOrderField]("created_at", "id", "name", "updated_at")
+	categorySorts  = sortsOf[ent.MaterialCategoryOrderField]("created_at", "id", "title", "updated_at")
+	textureSorts   = sortsOf[ent.TextureOrderField]("created_at", "id", "name", "updated_at")
+	formFieldSorts = sortsOf[ent.FormFieldOrderField]("created_at", "id", "position", "title", "updated_at")
+	optionSorts    = sortsOf[ent.ConfiguratorOptionOrderField]("created_at", "id", "position", "title", "updated_at")
+)
+
+// orderRefusals are the parameters GET /orders refuses: looser order APIs
+// take them, and ignoring them would answer another list than was asked.
+var orderRefusals = []refusal{
+	{"limit", "limit is not supported: use page and per_page"},
+	{"offset", "offset is not supported: use page and per_page"},
+	{"status", "status is not supported: filtering orders by status is not available; page through them with page and per_page"},
+}
+
+// ordersArgs reads GET /orders: page, per_page, order_by, order,
+// configurator_id, start_date, end_date.
+func ordersArgs(r *http.Request) (model.OrdersPageArgs, error) {
+	q, err := readQuery(r, orderRefusals, "page", "per_page", "order_by", "order", "configurator_id", "start_date", "end_date")
+	if err != nil {
+		return model.OrdersPageArgs{}, err
+	}
+	a := model.OrdersPageArgs{Page: q.int("page"), PerPage: q.int("per_page"), OrderBy: sortBy(q, orderSorts), Order: q.direction()}
+	if id := q.id("configurator_id"); id != nil {
+		a.Where = &ent.OrderWhereInput{ConfiguratorID: id}
+	}
+	a.StartDate, a.EndDate = q.date("start_date"), q.date("end_date")
+	return a, q.err()
+}
+
+// materialsArgs reads GET /materials: page, per_page, order_by, order,
+// category_id, texture_id.
+func materialsArgs(r *http.Request) (model.MaterialsPageArgs, error) {
+	q, err := readQuery(r, nil, "page", "per_page", "order_by", "order", "category_id", "texture_id")
+	if err != nil {
+		return model.MaterialsPageArgs{}, err
+	}
+	a := model.MaterialsPageArgs{Page: q.int("page"), PerPage: q.int("per_page"), OrderBy: sortBy(q, materialSorts), Order: q.direction()}
+	category, texture := q.id("category_id"), q.id("texture_id")
+	if category != nil || texture != nil {
+		a.Where = &ent.MaterialWhereInput{CategoryID: category, TextureID: texture}
+	}
+	return a, q.err()
+}
+
+// texturesArgs reads GET /textures: page, per_page, order_by, order,
+// category_id.
+func texturesArgs(r *http.Request) (model.TexturesPageArgs, error) {
+	q, err := readQuery(r, nil, "page", "per_page", "order_by", "order", "category_id")
+	if err != nil {
+		return model.TexturesPageArgs{}, err
+	}
+	a := model.TexturesPageArgs{Page: q.int("page"), PerPage: q.int("per_page"), OrderBy: sortBy(q, textureSorts), Order: q.direction()}
+	if category := q.id("category_id"); category != nil {
+		a.Where = &ent.TextureWhereInput{CategoryID: category}
+	}
+	return a, q.err()
+}
+
+// formFieldsArgs reads GET /configurator-form-fields: page, per_page,
+// order_by, order.
+func formFieldsArgs(r *http.Request) (model.FormFieldsPageArgs, error) {
+	q, err := readQuery(r, nil, "page", "per_page", "order_by", "order")
+	if err != nil {
+		return model.FormFieldsPageArgs{}, err
+	}
+	a := model.FormFieldsPageArgs{Page: q.int("page"), PerPage: q.int("per_page"), OrderBy: sortBy(q, formFieldSorts), Order: q.direction()}
+	return a, q.err()
+}
+
+// optionsArgs reads GET /configurator-options: page, per_page, order_by,
+// order.
+func optionsArgs(r *http.Request) (model.ConfiguratorOptionsPageArgs, error) {
+	q, err := readQuery(r, nil, "page", "per_page", "order_by", "order")
+	if err != nil {
+		return model.ConfiguratorOptionsPageArgs{}, err
+	}
+	a := model.ConfiguratorOptionsPageArgs{Page: q.int("page"), PerPage: q.int("per_page"), OrderBy: sortBy(q, optionSorts), Order: q.direction()}
+	return a, q.err()
+}
+
+// materialBody is the body of POST /materials and PUT /materials/{id}:
+// every field optional in the decoding, so that required and null can be
+// told apart from a wrong type, which encoding/json names.
+type materialBody struct {
+	Name         *string  `json:"name"`
+	MaterialFile *string  `json:"material_file"`
+	CategoryID   *int     `json:"category_id"`
+	TextureID    *int     `json:"texture_id"`
+	Status       *bool    `json:"status"`
+	MaterialType *string  `json:"material_type"`
+	Surface      *string  `json:"surface"`
+	Bump         *bool    `json:"bump"`
+	Color        *string  `json:"color"`
+	Opacity      *float64 `json:"opacity"`
+	Specular     *float64 `json:"specular"`
+	Reflection   *float64 `json:"reflection"`
+	CreatedBy    *string  `json:"created_by"`
+}
+
+// field is one field of a body, in the document's order: whether the
+// client set it, and its value when it is an id (checked as GraphQL's ID
+// scalar does).
+type field struct {
+	name string
+	set  bool
+	id   *int
+}
+
+// fields are the body's fields in the document's order.
+func (b *materialBody) fields() []field {
+	return []field{
+		{"name", b.Name != nil, nil}, {"material_file", b.MaterialFile != nil, nil},
+		{"category_id", b.CategoryID != nil, b.CategoryID}, {"texture_id", b.TextureID != nil, b.TextureID},
+		{"status", b.Status != nil, nil}, {"material_type", b.MaterialType != nil, nil}, {"surface", b.Surface != nil, nil},
+		{"bump", b.Bump != nil, nil}, {"color", b.Color != nil, nil}, {"opacity", b.Opacity != nil, nil},
+		{"specular", b.Specular != nil, nil}, {"reflection", b.Reflection != nil, nil}, {"created_by", b.CreatedBy != nil, nil},
+	}
+}
+
+// checkFields collects the faults of a decoded body's fields, in order
+// (a required field absent or null, an id below 1), and the fields the
+// client set to null, which the resolver reads (valid.Nulls).
+func checkFields(fields []field, members map[string]json.RawMessage, required ...string) (nulls []string, err error) {
+	var errs apperr.List
+	for _, f := range fields {
+		switch {
+		case f.set && f.id != nil:
+			if err := valid.Positive(f.name, *f.id); err != nil {
+				errs = append(errs, apperr.Errors(err)...)
+			}
+		case f.set:
+		case slices.Contains(required, f.name):
+			errs = append(errs, apperr.Field(f.name, "{} is required"))
+		case string(members[f.name]) == "null":
+			nulls = append(nulls, f.name)
+		}
+	}
+	return nulls, errs.Err()
+}
+
+// readMaterial reads a material body: strict JSON (decodeJSON), name
+// required when creating, ids 1 or more. The fields the client set to
+// null (domain names) are returned for the resolver, which clears what
+// can be cleared and refuses the rest (valid.Nulls), as for GraphQL.
+func readMaterial(w http.ResponseWriter, r *http.Request, create bool) (*materialBody, []string, error) {
+	var b materialBody
+	members, err := decodeJSON(w, r, &b)
+	if err != nil {
+		return nil, nil, err
+	}
+	var required []string
+	if create {
+		required = []string{"name"}
+	}
+	nulls, err := checkFields(b.fields(), members, required...)
+	return &b, nulls, err
+}
+
+// createInput is the body as ent's create input.
+func (b *materialBody) createInput() ent.CreateMaterialInput {
+	return ent.CreateMaterialInput{
+		Name: deref(b.Name), MaterialFile: b.MaterialFile, CategoryID: b.CategoryID, TextureID: b.TextureID,
+		Status: b.Status, MaterialType: b.MaterialType, Surface: b.Surface, Bump: b.Bump, Color: b.Color,
+		Opacity: b.Opacity, Specular: b.Specular, Reflection: b.Reflection, CreatedBy: b.CreatedBy,
+	}
+}
+
+// updateInput is the body as ent's update input; nulls are the
+// resolver's to read.
+func (b *materialBody) updateInput() ent.UpdateMaterialInput {
+	return ent.UpdateMaterialInput{
+		Name: b.Name, MaterialFile: b.MaterialFile, CategoryID: b.CategoryID, TextureID: b.TextureID,
+		Status: b.Status, MaterialType: b.MaterialType, Surface: b.Surface, Bump: b.Bump, Color: b.Color,
+		Opacity: b.Opacity, Specular: b.Specular, Reflection: b.Reflection, CreatedBy: b.CreatedBy,
+	}
+}
+
+// textureJSONBody is the JSON body of PUT /textures/{id}.
+type textureJSONBody struct {
+	Name       *string `json:"name"`
+	CategoryID *int    `json:"category_id"`
+}
+
+// readTextureUpdate reads PUT /textures/{id}: multipart/form-data (name,
+// file, category_id, bump_file) or a JSON object (name, category_id; null
+// clears the category, as the resolver reads nulls).
+func readTextureUpdate(w http.ResponseWriter, r *http.Request) (model.UpdateTextureInput, []string, func(), error) {
+	switch mediaType(r) {
+	case "multipart/form-data":
+		fm, err := parseForm(w, r, false)
+		if err != nil {
+			return model.UpdateTextureInput{}, nil, func() {}, err
+		}
+		in := model.UpdateTextureInput{}
+		if name, ok := fm.text("name"); ok {
+			in.Name = &name
+		}
+		in.File, in.CategoryID, in.BumpFile = fm.file("file"), fm.id("category_id", false), fm.file("bump_file")
+		return in, nil, func() { fm.close(r) }, fm.err()
+	case "application/json":
+		var b textureJSONBody
+		members, err := decodeJSON(w, r, &b)
+		if err != nil {
+			return model.UpdateTextureInput{}, nil, func() {}, err
+		}
+		nulls, err := checkFields([]field{{"name", b.Name != nil, nil}, {"category_id", b.CategoryID != nil, b.CategoryID}}, members)
+		if err != nil {
+			return model.UpdateTextureInput{}, nil, func() {}, err
+		}
+		return model.UpdateTextureInput{Name: b.Name, CategoryID: b.CategoryID}, nulls, func() {}, nil
+	}
+	return model.UpdateTextureInput{}, nil, func() {}, unsupported(r, "multipart/form-data", "application/json")
+}
+
+// readTextureCreate reads POST /textures: multipart/form-data with name
+// and file (required), category_id and bump_file (optional).
+func readTextureCreate(w http.ResponseWriter, r *http.Request) (model.CreateTextureInput, func(), error) {
+	fm, err := parseForm(w, r, false)
+	if err != nil {
+		return model.CreateTextureInput{}, func() {}, err
+	}
+	in := model.CreateTextureInput{}
+	in.Name, _ = fm.required("name")
+	if f := requiredFile(fm, "file"); f != nil {
+		in.File = *f
+	}
+	in.CategoryID, in.BumpFile = fm.id("category_id", false), fm.file("bump_file")
+	return in, func() { fm.close(r) }, fm.err()
+}
+
+// readOrder reads POST /orders: multipart/form-data with price,
+// customer_details and configurator_summary (JSON objects in text fields),
+// configurator_id, and optional configurator_snapshot and
+// configurator_print_map images.
+func readOrder(w http.ResponseWriter, r *http.Request) (model.CreateOrderInput, func(), error) {
+	fm, err := parseForm(w, r, false)
+	if err != nil {
+		return model.CreateOrderInput{}, func() {}, err
+	}
+	in := model.CreateOrderInput{Price: fm.float("price"), CustomerDetails: fm.object("customer_details"), ConfiguratorSummary: fm.object("configurator_summary")}
+	if id := fm.id("configurator_id", true); id != nil {
+		in.ConfiguratorID = *id
+	}
+	in.ConfiguratorSnapshot, in.ConfiguratorPrintMap = fm.file("configurator_snapshot"), fm.fileArray("configurator_print_map")
+	return in, func() { fm.close(r) }, fm.err()
+}
+
+// readOverrides reads POST /configurator-options/set/new-options: the
+// form field options (multipart or urlencoded), a JSON object.
+func readOverrides(w http.ResponseWriter, r *http.Request) (json.RawMessage, func(), error) {
+	fm, err := parseForm(w, r, true)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	return fm.object("options"), func() { fm.close(r) }, fm.err()
+}
+
+// requiredFile reads a file field the operation cannot do without.
+func requiredFile(fm *form, name string) *graphql.Upload {
+	u := fm.file(name)
+	if u == nil && len(fm.files[name]) == 0 && len(fm.values[name]) == 0 {
+		fm.fail(name, "{} is required")
+	}
+	return u
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
