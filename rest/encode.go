@@ -13,10 +13,14 @@ import (
 // their variations) write themselves: encoding/json spends most of a list's
 // encoding time in reflection and in re-scanning the stored raw JSON of
 // orders and options, which these appenders copy after a cheap check.
-// Each appender writes exactly the bytes encoding/json writes for its type
-// (with HTML escaping off, as writeBody encodes), and encode_test.go holds
-// every one of them to encoding/json on generated values, so the struct
-// tags in present.go stay the one description of the v1 shapes.
+// Their appendJSON methods are generated from the struct types in
+// present.go (rest/gen, encode_gen.go), so the struct tags stay the one
+// description of the v1 shapes; each writes exactly the bytes
+// encoding/json writes for its type (with HTML escaping off, as writeBody
+// encodes), which encode_test.go checks on generated values. This file
+// holds the helpers they call.
+//
+//go:generate go run ./gen
 
 // appender is a v1 shape that writes its own JSON. It returns false where
 // encoding/json would fail (a NaN or infinite number).
@@ -67,121 +71,28 @@ func (l array[J]) appendJSON(b []byte) ([]byte, bool) {
 	return append(b, ']'), true
 }
 
-func (m materialJSON) appendJSON(b []byte) ([]byte, bool) {
-	b = append(b, `{"id":`...)
-	b = strconv.AppendInt(b, int64(m.ID), 10)
-	b = appendKeyString(b, `,"name":`, m.Name)
-	b = appendKeyStringPtr(b, `,"material_file":`, m.MaterialFile)
-	b = appendKeyIntPtr(b, `,"category_id":`, m.CategoryID)
-	b = appendKeyIntPtr(b, `,"texture_id":`, m.TextureID)
-	b = appendKeyBool(b, `,"status":`, m.Status)
-	b = appendKeyString(b, `,"material_type":`, m.MaterialType)
-	b = appendKeyString(b, `,"surface":`, m.Surface)
-	b = appendKeyBool(b, `,"bump":`, m.Bump)
-	b = appendKeyString(b, `,"color":`, m.Color)
-	var ok1, ok2, ok3 bool
-	b, ok1 = appendKeyFloat(b, `,"opacity":`, m.Opacity)
-	b, ok2 = appendKeyFloat(b, `,"specular":`, m.Specular)
-	b, ok3 = appendKeyFloat(b, `,"reflection":`, m.Reflection)
-	b = appendKeyString(b, `,"created_at":`, m.CreatedAt)
-	b = appendKeyString(b, `,"updated_at":`, m.UpdatedAt)
-	b = appendKeyString(b, `,"created_by":`, m.CreatedBy)
-	return append(b, '}'), ok1 && ok2 && ok3
-}
-
-func (o orderJSON) appendJSON(b []byte) ([]byte, bool) {
-	b = append(b, `{"id":`...)
-	b = strconv.AppendInt(b, int64(o.ID), 10)
-	b, ok := appendKeyFloat(b, `,"price":`, o.Price)
-	b = appendKeyString(b, `,"status":`, o.Status)
-	b = appendKeyRaw(b, `,"customer_details":`, o.CustomerDetails)
-	b = appendKeyRaw(b, `,"configurator_summary":`, o.ConfiguratorSummary)
-	b = appendKeyStringPtr(b, `,"configurator_snapshot":`, o.ConfiguratorSnapshot)
-	b = append(b, `,"configurator_print_map":`...)
-	if o.ConfiguratorPrintMap == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, s := range o.ConfiguratorPrintMap {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, s)
+// appendKeyStrings writes a list of strings, null when nil.
+func appendKeyStrings(b []byte, key string, xs []string) []byte {
+	b = append(b, key...)
+	if xs == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range xs {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendString(b, s)
 	}
-	b = appendKeyStringPtr(b, `,"invoice_url":`, o.InvoiceURL)
-	b = appendKeyStringPtr(b, `,"order_storefront":`, o.OrderStorefront)
-	b = appendKeyString(b, `,"created_at":`, o.CreatedAt)
-	b = appendKeyString(b, `,"updated_at":`, o.UpdatedAt)
-	b = append(b, `,"configurator":{"id":`...)
-	b = strconv.AppendInt(b, int64(o.Configurator.ID), 10)
-	b = appendKeyString(b, `,"configurator_name":`, o.Configurator.Name)
-	return append(b, "}}"...), ok
+	return append(b, ']')
 }
 
-func (p orderPageJSON) appendJSON(b []byte) ([]byte, bool) {
-	b, ok := array[orderJSON](p.Data).appendJSON(append(b, `{"data":`...))
-	if !ok {
-		return b, false
+func appendKeyBoolPtr(b []byte, key string, v *bool) []byte {
+	b = append(b, key...)
+	if v == nil {
+		return append(b, "null"...)
 	}
-	pg := p.Pagination
-	b = append(b, `,"pagination":{"current_page":`...)
-	b = strconv.AppendInt(b, int64(pg.CurrentPage), 10)
-	b = append(b, `,"per_page":`...)
-	b = strconv.AppendInt(b, int64(pg.PerPage), 10)
-	b = append(b, `,"total":`...)
-	b = strconv.AppendInt(b, int64(pg.Total), 10)
-	b = append(b, `,"last_page":`...)
-	b = strconv.AppendInt(b, int64(pg.LastPage), 10)
-	b = appendKeyStringPtr(b, `,"next_page_url":`, pg.NextPageURL)
-	b = appendKeyStringPtr(b, `,"prev_page_url":`, pg.PrevPageURL)
-	return append(b, "}}"...), true
-}
-
-func (o optionJSON) appendJSON(b []byte) ([]byte, bool) {
-	b = append(b, `{"id":`...)
-	b = strconv.AppendInt(b, int64(o.ID), 10)
-	b = append(b, `,"configurator_id":`...)
-	b = strconv.AppendInt(b, int64(o.ConfiguratorID), 10)
-	b = appendKeyString(b, `,"title":`, o.Title)
-	b = appendKeyString(b, `,"type":`, o.Type)
-	b = appendKeyRaw(b, `,"settings":`, o.Settings)
-	b, _ = array[variationJSON](o.ParameterList).appendJSON(append(b, `,"parameter_list":`...))
-	b = append(b, `,"position":`...)
-	b = strconv.AppendInt(b, int64(o.Position), 10)
-	b = appendKeyString(b, `,"created_at":`, o.CreatedAt)
-	b = appendKeyString(b, `,"updated_at":`, o.UpdatedAt)
-	b = appendKeyString(b, `,"created_by":`, o.CreatedBy)
-	return append(b, '}'), true
-}
-
-func (v variationJSON) appendJSON(b []byte) ([]byte, bool) {
-	b = append(b, `{"id":`...)
-	b = strconv.AppendInt(b, int64(v.ID), 10)
-	b = append(b, `,"configurator_option_id":`...)
-	b = strconv.AppendInt(b, int64(v.ConfiguratorOptionID), 10)
-	b = appendKeyString(b, `,"name":`, v.Name)
-	b = append(b, `,"position":`...)
-	b = strconv.AppendInt(b, int64(v.Position), 10)
-	b = appendKeyBool(b, `,"selected":`, v.Selected)
-	b = appendKeyIntPtr(b, `,"model_id":`, v.ModelID)
-	b = appendKeyIntPtr(b, `,"material_id":`, v.MaterialID)
-	b = appendKeyIntPtr(b, `,"material_category_id":`, v.MaterialCategoryID)
-	b = appendKeyStringPtr(b, `,"text_value":`, v.TextValue)
-	b = append(b, `,"custom_color":`...)
-	if v.CustomColor == nil {
-		b = append(b, "null"...)
-	} else {
-		b = strconv.AppendBool(b, *v.CustomColor)
-	}
-	b = appendKeyStringPtr(b, `,"text_font_size":`, v.TextFontSize)
-	b = appendKeyStringPtr(b, `,"text_font_family":`, v.TextFontFamily)
-	b = appendKeyIntPtr(b, `,"text_color_category_id":`, v.TextColorCategoryID)
-	b = appendKeyIntPtr(b, `,"numerical_default":`, v.NumericalDefault)
-	b = appendKeyString(b, `,"created_at":`, v.CreatedAt)
-	b = appendKeyString(b, `,"updated_at":`, v.UpdatedAt)
-	return append(b, '}'), true
+	return strconv.AppendBool(b, *v)
 }
 
 func appendKeyString(b []byte, key, s string) []byte {
@@ -209,11 +120,12 @@ func appendKeyBool(b []byte, key string, v bool) []byte {
 }
 
 // appendKeyFloat writes f as encoding/json does (ES6 number formatting);
-// NaN and infinities are not JSON.
-func appendKeyFloat(b []byte, key string, f float64) ([]byte, bool) {
+// NaN and infinities are not JSON, and clear ok.
+func appendKeyFloat(b []byte, key string, f float64, ok *bool) []byte {
 	b = append(b, key...)
 	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return b, false
+		*ok = false
+		return b
 	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
@@ -227,7 +139,7 @@ func appendKeyFloat(b []byte, key string, f float64) ([]byte, bool) {
 			b = b[:n-1]
 		}
 	}
-	return b, true
+	return b
 }
 
 // appendKeyRaw writes stored raw JSON as encoding/json writes a
