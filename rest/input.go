@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/configurator/catalogue/ent"
@@ -36,6 +37,12 @@ var orderRefusals = []refusal{
 	{"status", "status is not supported: filtering orders by status is not available; page through them with page and per_page"},
 }
 
+// pageOf reads the parameters every page list takes, in the document's
+// order: page, per_page, order_by (one of s) and order.
+func pageOf[F any](q *params, s sorts[F]) (page, perPage *int, by *F, dir *entgql.OrderDirection) {
+	return q.int("page"), q.int("per_page"), sortBy(q, s), q.direction()
+}
+
 // ordersArgs reads GET /orders: page, per_page, order_by, order,
 // configurator_id, start_date, end_date.
 func ordersArgs(r *http.Request) (model.OrdersPageArgs, error) {
@@ -43,7 +50,8 @@ func ordersArgs(r *http.Request) (model.OrdersPageArgs, error) {
 	if err != nil {
 		return model.OrdersPageArgs{}, err
 	}
-	a := model.OrdersPageArgs{Page: q.int("page"), PerPage: q.int("per_page"), OrderBy: sortBy(q, orderSorts), Order: q.direction()}
+	a := model.OrdersPageArgs{}
+	a.Page, a.PerPage, a.OrderBy, a.Order = pageOf(q, orderSorts)
 	if id := q.id("configurator_id"); id != nil {
 		a.Where = &ent.OrderWhereInput{ConfiguratorID: id}
 	}
@@ -58,7 +66,8 @@ func materialsArgs(r *http.Request) (model.MaterialsPageArgs, error) {
 	if err != nil {
 		return model.MaterialsPageArgs{}, err
 	}
-	a := model.MaterialsPageArgs{Page: q.int("page"), PerPage: q.int("per_page"), OrderBy: sortBy(q, materialSorts), Order: q.direction()}
+	a := model.MaterialsPageArgs{}
+	a.Page, a.PerPage, a.OrderBy, a.Order = pageOf(q, materialSorts)
 	category, texture := q.id("category_id"), q.id("texture_id")
 	if category != nil || texture != nil {
 		a.Where = &ent.MaterialWhereInput{CategoryID: category, TextureID: texture}
@@ -73,7 +82,8 @@ func texturesArgs(r *http.Request) (model.TexturesPageArgs, error) {
 	if err != nil {
 		return model.TexturesPageArgs{}, err
 	}
-	a := model.TexturesPageArgs{Page: q.int("page"), PerPage: q.int("per_page"), OrderBy: sortBy(q, textureSorts), Order: q.direction()}
+	a := model.TexturesPageArgs{}
+	a.Page, a.PerPage, a.OrderBy, a.Order = pageOf(q, textureSorts)
 	if category := q.id("category_id"); category != nil {
 		a.Where = &ent.TextureWhereInput{CategoryID: category}
 	}
@@ -87,7 +97,8 @@ func formFieldsArgs(r *http.Request) (model.FormFieldsPageArgs, error) {
 	if err != nil {
 		return model.FormFieldsPageArgs{}, err
 	}
-	a := model.FormFieldsPageArgs{Page: q.int("page"), PerPage: q.int("per_page"), OrderBy: sortBy(q, formFieldSorts), Order: q.direction()}
+	a := model.FormFieldsPageArgs{}
+	a.Page, a.PerPage, a.OrderBy, a.Order = pageOf(q, formFieldSorts)
 	return a, q.err()
 }
 
@@ -98,7 +109,8 @@ func optionsArgs(r *http.Request) (model.ConfiguratorOptionsPageArgs, error) {
 	if err != nil {
 		return model.ConfiguratorOptionsPageArgs{}, err
 	}
-	a := model.ConfiguratorOptionsPageArgs{Page: q.int("page"), PerPage: q.int("per_page"), OrderBy: sortBy(q, optionSorts), Order: q.direction()}
+	a := model.ConfiguratorOptionsPageArgs{}
+	a.Page, a.PerPage, a.OrderBy, a.Order = pageOf(q, optionSorts)
 	return a, q.err()
 }
 
