@@ -51,34 +51,6 @@ func loadData[Q collector[Q]](ctx context.Context, rest func(Q) Q) func(Q) (Q, e
 // a material shows category_id and texture_id, not the records.
 func noEdges[Q any](q Q) Q { return q }
 
-// plainOption reports whether the current field (an option) selects
-// nothing but the option's scalar fields and its variations' (the field
-// has no arguments, so an alias reads the same list), so that the option
-// and its variations may be read in one statement
-// (query.OptionWithVariations), which gives plain data without edges to
-// follow. Outside GraphQL (REST) it is true: v1 shows exactly that.
-func plainOption(ctx context.Context) bool {
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || !graphql.HasOperationContext(ctx) {
-		return true
-	}
-	oc := graphql.GetOperationContext(ctx)
-	variations := false
-	for _, f := range graphql.CollectFields(oc, fc.Field.Selections, nil) {
-		if f.Name == "variations" {
-			for _, v := range graphql.CollectFields(oc, f.Selections, nil) {
-				if len(v.Selections) > 0 {
-					return false
-				}
-			}
-			variations = true
-		} else if len(f.Selections) > 0 {
-			return false
-		}
-	}
-	return variations
-}
-
 // restOption loads what REST v1 shows with an option: its parameter_list,
 // in position order (the OptionVariation interceptor orders every read).
 func restOption(q *ent.ConfiguratorOptionQuery) *ent.ConfiguratorOptionQuery {

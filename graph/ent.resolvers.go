@@ -15,9 +15,6 @@ import (
 
 // Variations is the resolver for the variations field.
 func (r *configuratorOptionResolver) Variations(ctx context.Context, obj *ent.ConfiguratorOption) ([]*ent.OptionVariation, error) {
-	if obj.Edges.Variations != nil {
-		return obj.Edges.Variations, nil // loaded with the option (query.OptionWithVariations)
-	}
 	return obj.Variations(ctx)
 }
 

@@ -288,11 +288,6 @@ func (r *queryResolver) ConfiguratorOptionsPage(ctx context.Context, args model.
 
 // ConfiguratorOption is the resolver for the configuratorOption field.
 func (r *queryResolver) ConfiguratorOption(ctx context.Context, id int) (*ent.ConfiguratorOption, error) {
-	if plainOption(ctx) {
-		if o, ok, err := query.OptionWithVariations(ctx, r.client, id); ok || err != nil {
-			return o, err
-		}
-	}
 	q, err := eager(ctx, r.client.ConfiguratorOption.Query().Where(configuratoroption.ID(id)), restOption)
 	if err != nil {
 		return nil, err

