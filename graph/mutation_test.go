@@ -18,6 +18,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/material"
+	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/dbtest"
 )
@@ -418,6 +419,54 @@ func TestTextureWrites(t *testing.T) {
 		w.ok(t, w.dashA, `mutation($id: ID!) { deleteTexture(id: $id) }`, map[string]any{"id": created.ID}, &del)
 		if del.DeleteTexture != created.ID || w.store.Len() != 0 {
 			t.Errorf("deleteTexture = %d, store %d; want %d, store 0", del.DeleteTexture, w.store.Len(), created.ID)
+		}
+	})
+}
+
+// TestUpdateOrder moves an order on through GraphQL: a dashboard token of
+// its owner changes the given fields and clears with null or a flag; an
+// Open API token is FORBIDDEN, another owner's order NOT_FOUND, and bad
+// input a BAD_REQUEST naming the field.
+func TestUpdateOrder(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+		mine := c.Order.Query().Where(order.OwnerID(w.a.ID)).FirstIDX(ctx)
+		theirs := c.Order.Query().Where(order.OwnerID(w.b.ID)).FirstIDX(ctx)
+		const m = `mutation($id: ID!, $in: UpdateOrderInput!) { updateOrder(id: $id, input: $in) { id status invoiceURL orderStorefront configurator { id } } }`
+		var r struct {
+			UpdateOrder struct {
+				Status          string
+				InvoiceURL      *string
+				OrderStorefront *string
+			}
+		}
+		w.ok(t, w.dashA, m, map[string]any{"id": mine, "in": map[string]any{"status": "paid", "invoiceURL": "https://shop.example.com/i/1", "orderStorefront": "Oslo"}}, &r)
+		if u := r.UpdateOrder; u.Status != "paid" || u.InvoiceURL == nil || u.OrderStorefront == nil || *u.OrderStorefront != "Oslo" {
+			t.Errorf("updateOrder: %+v", u)
+		}
+		w.ok(t, w.dashA, m, map[string]any{"id": mine, "in": map[string]any{"invoiceURL": nil, "clearOrderStorefront": true}}, &r)
+		if u := r.UpdateOrder; u.Status != "paid" || u.InvoiceURL != nil || u.OrderStorefront != nil {
+			t.Errorf("updateOrder clearing: %+v; want both cleared, the status kept", u)
+		}
+		for _, tc := range []struct {
+			token string
+			id    int
+			in    map[string]any
+			code  string
+		}{
+			{w.tokA, mine, map[string]any{"status": "paid"}, "FORBIDDEN"},
+			{w.dashA, theirs, map[string]any{"status": "paid"}, "NOT_FOUND"},
+			{w.dashA, mine, map[string]any{"status": ""}, "BAD_REQUEST"},
+			{w.dashA, mine, map[string]any{"status": nil}, "BAD_REQUEST"},
+			{w.dashA, mine, map[string]any{"invoiceURL": "javascript:alert(1)"}, "BAD_REQUEST"},
+		} {
+			if res := w.query(t, tc.token, m, map[string]any{"id": tc.id, "in": tc.in}); res.code() != tc.code {
+				t.Errorf("updateOrder %v: %+v; want %s", tc.in, res.Errors, tc.code)
+			}
+		}
+		if got := c.Order.GetX(ctx, theirs).Status; got == "paid" {
+			t.Errorf("another owner's order was changed")
 		}
 	})
 }

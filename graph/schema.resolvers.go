@@ -45,6 +45,24 @@ func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOr
 	return r.Query().Order(ctx, id)
 }
 
+// UpdateOrder is the resolver for the updateOrder field.
+func (r *mutationResolver) UpdateOrder(ctx context.Context, id int, input model.UpdateOrderInput) (*ent.Order, error) {
+	if err := auth.RequireDashboard(ctx); err != nil {
+		return nil, err
+	}
+	if err := valid.Nulls(&input, explicitNulls(ctx, "input")); err != nil {
+		return nil, err
+	}
+	err := r.app.UpdateOrder(ctx, app.UpdateOrder{
+		ID: id, Status: input.Status, InvoiceURL: input.InvoiceURL, ClearInvoiceURL: isTrue(input.ClearInvoiceURL),
+		OrderStorefront: input.OrderStorefront, ClearOrderStorefront: isTrue(input.ClearOrderStorefront),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.Query().Order(ctx, id)
+}
+
 // CreateMaterial is the resolver for the createMaterial field.
 func (r *mutationResolver) CreateMaterial(ctx context.Context, input ent.CreateMaterialInput) (*ent.Material, error) {
 	id, err := r.app.CreateMaterial(ctx, app.CreateMaterial{Input: input})

@@ -177,6 +177,9 @@ func TestBoundsDocumented(t *testing.T) {
 		"POST /configurator-options/set/new-options options": valid.MaxJSONBytes,
 		"POST /textures name":                                valid.MaxName,
 		"PUT /textures/{id} name":                            valid.MaxName,
+		"PATCH /orders/{id} status":                          valid.MaxStatus,
+		"PATCH /orders/{id} invoice_url":                     valid.MaxURL,
+		"PATCH /orders/{id} order_storefront":                valid.MaxName,
 	}
 	for _, method := range []string{"POST /materials", "PUT /materials/{id}"} {
 		for field, bound := range map[string]int{

@@ -211,6 +211,28 @@ func (b *materialBody) updateInput() ent.UpdateMaterialInput {
 	}
 }
 
+// orderBody is the JSON body of PATCH /orders/{id}.
+type orderBody struct {
+	Status          *string `json:"status"`
+	InvoiceURL      *string `json:"invoice_url"`
+	OrderStorefront *string `json:"order_storefront"`
+}
+
+// readOrderUpdate reads PATCH /orders/{id}: a JSON object of status,
+// invoice_url and order_storefront, each optional; null clears the last
+// two (the resolver reads nulls) and is refused for status.
+func readOrderUpdate(w http.ResponseWriter, r *http.Request) (model.UpdateOrderInput, []string, error) {
+	var b orderBody
+	members, err := decodeJSON(w, r, &b)
+	if err != nil {
+		return model.UpdateOrderInput{}, nil, err
+	}
+	nulls, err := checkFields([]field{
+		{"status", b.Status != nil, nil}, {"invoice_url", b.InvoiceURL != nil, nil}, {"order_storefront", b.OrderStorefront != nil, nil},
+	}, members)
+	return model.UpdateOrderInput{Status: b.Status, InvoiceURL: b.InvoiceURL, OrderStorefront: b.OrderStorefront}, nulls, err
+}
+
 // textureJSONBody is the JSON body of PUT /textures/{id}.
 type textureJSONBody struct {
 	Name       *string `json:"name"`

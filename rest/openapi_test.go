@@ -33,6 +33,7 @@ import (
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -182,7 +183,8 @@ func TestOpenAPIDocument(t *testing.T) {
 
 	public := map[string]bool{"GET /shared/{key}": true, "GET /openapi.json": true}
 	dashboard := map[string]bool{
-		"POST /materials": true, "PUT /materials/{id}": true, "DELETE /materials/{id}": true,
+		"PATCH /orders/{id}": true,
+		"POST /materials":    true, "PUT /materials/{id}": true, "DELETE /materials/{id}": true,
 		"POST /textures": true, "PUT /textures/{id}": true, "DELETE /textures/{id}": true,
 	}
 	ids := map[string]string{}
@@ -742,6 +744,43 @@ func exerciseOrderWrites(t *testing.T, a *apiCheck, f *fixture) {
 	body, ct = order(apiPart{name: "configurator_snapshot", filename: "snapshot.png", contentType: "image/png", value: img})
 	keyed("openapi-order-1", body, ct, http.StatusUnprocessableEntity)
 	keyed(strings.Repeat("k", 256), body, ct, http.StatusBadRequest)
+
+	// PATCH moves an order on (dashboard token of its owner).
+	patch := func(path, token, ct, body string, want int) []byte {
+		return a.do(t, exchange{method: http.MethodPatch, path: path, token: token, body: []byte(body), contentType: ct, want: want, checkRequest: want < 300})
+	}
+	const js = "application/json"
+	p := fmt.Sprintf("/orders/%d", created.ID)
+	var moved orderJSON
+	jsonOf(t, patch(p, f.dash1, js, `{"status":"shipped","invoice_url":"https://shop.example.com/invoices/7","order_storefront":"Oslo"}`, http.StatusOK), &moved)
+	if moved.Status != "shipped" || moved.InvoiceURL == nil || *moved.InvoiceURL != "https://shop.example.com/invoices/7" ||
+		moved.OrderStorefront == nil || *moved.OrderStorefront != "Oslo" || moved.Configurator.ID != 1 || moved.Configurator.Name == "" {
+		t.Errorf("PATCH %s: %+v; want shipped, its invoice and storefront, and its configurator", p, moved)
+	}
+	jsonOf(t, patch(p, f.dash1, js, `{"invoice_url":null}`, http.StatusOK), &moved)
+	if moved.InvoiceURL != nil || moved.Status != "shipped" || moved.OrderStorefront == nil {
+		t.Errorf("PATCH %s invoice_url null: %+v; want only the invoice cleared", p, moved)
+	}
+	for _, bad := range []struct{ body, field string }{
+		{`{"status":""}`, "status"},
+		{`{"status":"` + strings.Repeat("s", 65) + `"}`, "status"},
+		{`{"status":null}`, "status"},
+		{`{"invoice_url":"ftp://shop.example.com/1"}`, "invoice_url"},
+		{`{"invoice_url":"/invoices/1"}`, "invoice_url"},
+		{`{"order_storefront":"` + strings.Repeat("s", 256) + `"}`, "order_storefront"},
+		{`{"colour":"red"}`, "colour"},
+	} {
+		var pr problem.Body
+		jsonOf(t, patch(p, f.dash1, js, bad.body, http.StatusBadRequest), &pr)
+		if len(pr.Errors) == 0 || pr.Errors[0].Name != bad.field {
+			t.Errorf("PATCH %s %s: %+v; want 400 naming %s", p, bad.body, pr, bad.field)
+		}
+	}
+	patch(p, f.owner1, js, `{"status":"shipped"}`, http.StatusForbidden)
+	patch(p, "", js, `{"status":"shipped"}`, http.StatusUnauthorized)
+	patch("/orders/999999", f.dash1, js, `{"status":"shipped"}`, http.StatusNotFound)
+	patch(p, f.dash1, "text/plain", `{"status":"shipped"}`, http.StatusUnsupportedMediaType)
+	a.declared(t, exchange{method: http.MethodPatch, path: p, token: f.dash1, body: []byte(`{}`), contentType: js, want: http.StatusRequestEntityTooLarge}, valid.MaxJSONBody+1)
 }
 
 func exerciseMaterialWrites(t *testing.T, a *apiCheck, f *fixture) {

@@ -3,6 +3,8 @@ package rest
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // listOrders is GET /orders: a page of orders in the data and pagination
@@ -40,4 +42,26 @@ func (h *handler) createOrder(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", fmt.Sprintf("%s/orders/%d", h.base, o.ID))
 	writeJSON(w, http.StatusCreated, presentOrder(o))
+}
+
+// updateOrder is PATCH /orders/{id} [Dashboard API]: a JSON object of
+// status, invoice_url and order_storefront; the fields it names change.
+// 200 with the order.
+func (h *handler) updateOrder(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	in, nulls, err := readOrderUpdate(w, r)
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	o, err := h.res.Mutation().UpdateOrder(valid.WithNulls(r.Context(), nulls), id, in)
+	if err != nil {
+		writeProblem(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, presentOrder(o))
 }

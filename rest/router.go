@@ -80,6 +80,7 @@ func (h *handler) routes(r chi.Router) {
 	r.With(token).Get("/orders", h.listOrders)
 	r.With(token, idempotency.Middleware(writeProblem)).Post("/orders", h.createOrder)
 	r.With(token).Get("/orders/{id}", byID(h.res.Query().Order, presentOrder))
+	r.With(token, dashboard).Patch("/orders/{id}", h.updateOrder)
 
 	r.With(token).Get("/materials", h.listMaterials)
 	r.With(token, dashboard).Post("/materials", h.createMaterial)

@@ -216,8 +216,8 @@ func TestRouting(t *testing.T) {
 			}
 		}
 		for _, tc := range []struct{ method, path, allow string }{
-			{http.MethodPost, "/orders/1", "GET"},
-			{http.MethodDelete, "/orders/1", "GET"},
+			{http.MethodPost, "/orders/1", "GET, PATCH"},
+			{http.MethodDelete, "/orders/1", "GET, PATCH"},
 			{http.MethodPut, "/materials-categories/list", "GET"},
 			{http.MethodPatch, "/materials/1", "GET, PUT, DELETE"},
 			{http.MethodPost, "/textures/1", "GET, PUT, DELETE"},

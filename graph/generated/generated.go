@@ -223,6 +223,7 @@ type ComplexityRoot struct {
 		DeleteTexture      func(childComplexity int, id int) int
 		SetOptionOverrides func(childComplexity int, options json.RawMessage) int
 		UpdateMaterial     func(childComplexity int, id int, input ent.UpdateMaterialInput) int
+		UpdateOrder        func(childComplexity int, id int, input model.UpdateOrderInput) int
 		UpdateTexture      func(childComplexity int, id int, input model.UpdateTextureInput) int
 	}
 
@@ -446,6 +447,7 @@ type ConfiguratorOptionResolver interface {
 }
 type MutationResolver interface {
 	CreateOrder(ctx context.Context, input model.CreateOrderInput) (*ent.Order, error)
+	UpdateOrder(ctx context.Context, id int, input model.UpdateOrderInput) (*ent.Order, error)
 	CreateMaterial(ctx context.Context, input ent.CreateMaterialInput) (*ent.Material, error)
 	UpdateMaterial(ctx context.Context, id int, input ent.UpdateMaterialInput) (*ent.Material, error)
 	DeleteMaterial(ctx context.Context, id int) (int, error)
@@ -1243,6 +1245,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateMaterial(childComplexity, args["id"].(int), args["input"].(ent.UpdateMaterialInput)), true
+	case "Mutation.updateOrder":
+		if e.ComplexityRoot.Mutation.UpdateOrder == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateOrder_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateOrder(childComplexity, args["id"].(int), args["input"].(model.UpdateOrderInput)), true
 	case "Mutation.updateTexture":
 		if e.ComplexityRoot.Mutation.UpdateTexture == nil {
 			break
@@ -2299,6 +2312,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputTextureWhereInput,
 		ec.unmarshalInputTexturesPageArgs,
 		ec.unmarshalInputUpdateMaterialInput,
+		ec.unmarshalInputUpdateOrderInput,
 		ec.unmarshalInputUpdateTextureInput,
 	)
 	first := true
@@ -3756,6 +3770,10 @@ type Mutation {
 	Places an order (Open API or dashboard token).
 	"""
 	createOrder(input: CreateOrderInput!): Order!
+	"""
+	Dashboard token only: moves an order on (status, invoice, storefront).
+	"""
+	updateOrder(id: ID!, input: UpdateOrderInput!): Order!
 	"""
 	Dashboard token only.
 	"""
@@ -5226,6 +5244,26 @@ input UpdateMaterialInput {
 	clearTexture: Boolean
 }
 """
+Changes to an order (a dashboard token of its owner): only what is given
+changes, and the clear flags empty the optional fields.
+"""
+input UpdateOrderInput {
+	"""
+	A free word (the spec declares no states): 1 to 64 characters.
+	"""
+	status: String
+	"""
+	An absolute http(s) URL.
+	"""
+	invoiceURL: String
+	clearInvoiceURL: Boolean
+	"""
+	Where the order was placed, such as a shop's name: at most 255 characters.
+	"""
+	orderStorefront: String
+	clearOrderStorefront: Boolean
+}
+"""
 Changes to a texture: only what is given changes. A new file replaces the
 texture image and its thumbnails.
 """
@@ -6228,6 +6266,28 @@ func (ec *executionContext) field_Mutation_updateMaterial_args(ctx context.Conte
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (ent.UpdateMaterialInput, error) {
 			return ec.unmarshalNUpdateMaterialInput2githubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐUpdateMaterialInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateOrder_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateOrderInput, error) {
+			return ec.unmarshalNUpdateOrderInput2githubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐUpdateOrderInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -10077,6 +10137,50 @@ func (ec *executionContext) fieldContext_Mutation_createOrder(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_createOrder_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateOrder(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateOrder(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateOrder(ctx, fc.Args["id"].(int), fc.Args["input"].(model.UpdateOrderInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateOrder(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateOrder_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -23445,6 +23549,64 @@ func (ec *executionContext) unmarshalInputUpdateMaterialInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateOrderInput(ctx context.Context, obj any) (model.UpdateOrderInput, error) {
+	var it model.UpdateOrderInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"status", "invoiceURL", "clearInvoiceURL", "orderStorefront", "clearOrderStorefront"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "invoiceURL":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("invoiceURL"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InvoiceURL = data
+		case "clearInvoiceURL":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clearInvoiceURL"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClearInvoiceURL = data
+		case "orderStorefront":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderStorefront"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderStorefront = data
+		case "clearOrderStorefront":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clearOrderStorefront"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClearOrderStorefront = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateTextureInput(ctx context.Context, obj any) (model.UpdateTextureInput, error) {
 	var it model.UpdateTextureInput
 	if obj == nil {
@@ -25350,6 +25512,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "createOrder":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createOrder(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateOrder":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateOrder(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -28899,6 +29068,11 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 
 func (ec *executionContext) unmarshalNUpdateMaterialInput2githubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐUpdateMaterialInput(ctx context.Context, v any) (ent.UpdateMaterialInput, error) {
 	res, err := ec.unmarshalInputUpdateMaterialInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateOrderInput2githubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐUpdateOrderInput(ctx context.Context, v any) (model.UpdateOrderInput, error) {
+	res, err := ec.unmarshalInputUpdateOrderInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 

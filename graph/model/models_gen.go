@@ -74,6 +74,19 @@ type TexturePage struct {
 	Pagination *Pagination    `json:"pagination"`
 }
 
+// Changes to an order (a dashboard token of its owner): only what is given
+// changes, and the clear flags empty the optional fields.
+type UpdateOrderInput struct {
+	// A free word (the spec declares no states): 1 to 64 characters.
+	Status *string `json:"status,omitempty"`
+	// An absolute http(s) URL.
+	InvoiceURL      *string `json:"invoiceURL,omitempty"`
+	ClearInvoiceURL *bool   `json:"clearInvoiceURL,omitempty"`
+	// Where the order was placed, such as a shop's name: at most 255 characters.
+	OrderStorefront      *string `json:"orderStorefront,omitempty"`
+	ClearOrderStorefront *bool   `json:"clearOrderStorefront,omitempty"`
+}
+
 // Changes to a texture: only what is given changes. A new file replaces the
 // texture image and its thumbnails.
 type UpdateTextureInput struct {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/configurator/catalogue/ent"
@@ -179,4 +180,36 @@ func idempotencyContext(t *testing.T, ctx context.Context, key string) context.C
 	r.Header.Set(idempotency.Header, key)
 	h.ServeHTTP(httptest.NewRecorder(), r)
 	return got
+}
+
+// TestUpdateOrder checks the order update operation: the fields it sets
+// change and the flags clear, in one transaction; a refused update (scope,
+// bad input, another owner's order) changes nothing.
+func TestUpdateOrder(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		f := newFixture(t, c)
+		id, err := f.app.CreateOrder(f.open, f.order(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		status, invoice, shop := "shipped", "https://shop.example.com/i/9", "Oslo"
+		if err := f.app.UpdateOrder(f.dash, app.UpdateOrder{ID: id, Status: &status, InvoiceURL: &invoice, OrderStorefront: &shop}); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.app.UpdateOrder(f.dash, app.UpdateOrder{ID: id, ClearOrderStorefront: true}); err != nil {
+			t.Fatal(err)
+		}
+		o := c.Order.GetX(f.dash, id)
+		if o.Status != "shipped" || o.InvoiceURL == nil || *o.InvoiceURL != invoice || o.OrderStorefront != nil {
+			t.Errorf("order after two updates: %+v; want shipped, the invoice, no storefront", o)
+		}
+		other, long, ftp := "paid", strings.Repeat("s", 65), "ftp://x/1"
+		fault(t, "an Open API token", f.app.UpdateOrder(f.open, app.UpdateOrder{ID: id, Status: &other}), apperr.Forbidden, "")
+		fault(t, "another owner's order", f.app.UpdateOrder(f.peer, app.UpdateOrder{ID: id, Status: &other}), apperr.NotFound, "")
+		fault(t, "a 65-character status", f.app.UpdateOrder(f.dash, app.UpdateOrder{ID: id, Status: &long}), apperr.Invalid, "status")
+		fault(t, "an ftp invoice", f.app.UpdateOrder(f.dash, app.UpdateOrder{ID: id, InvoiceURL: &ftp}), apperr.Invalid, "invoice_url")
+		if got := c.Order.GetX(f.dash, id).Status; got != "shipped" {
+			t.Errorf("status after refused updates = %q; want shipped", got)
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/configurator"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/query"
 	"github.com/configurator/catalogue/internal/upload"
@@ -141,4 +142,37 @@ func canonical(raw json.RawMessage) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// UpdateOrder moves order ID on: the fields it sets change, the others
+// stay, and the Clear flags empty the optional ones.
+type UpdateOrder struct {
+	ID                   int
+	Status               *string
+	InvoiceURL           *string
+	ClearInvoiceURL      bool
+	OrderStorefront      *string
+	ClearOrderStorefront bool
+}
+
+// UpdateOrder validates and applies an order update. It needs a dashboard
+// token (Forbidden otherwise); another owner's order is NotFound.
+func (a *App) UpdateOrder(ctx context.Context, cmd UpdateOrder) error {
+	if err := auth.RequireDashboard(ctx); err != nil {
+		return err
+	}
+	if err := valid.OrderUpdate(cmd.Status, cmd.InvoiceURL, cmd.OrderStorefront); err != nil {
+		return err
+	}
+	return a.withTx(ctx, func(c *ent.Client) error {
+		u := c.Order.UpdateOneID(cmd.ID).SetNillableStatus(cmd.Status).
+			SetNillableInvoiceURL(cmd.InvoiceURL).SetNillableOrderStorefront(cmd.OrderStorefront)
+		if cmd.ClearInvoiceURL {
+			u.ClearInvoiceURL()
+		}
+		if cmd.ClearOrderStorefront {
+			u.ClearOrderStorefront()
+		}
+		return query.NotFoundAs(u.Exec(ctx), "order", cmd.ID)
+	})
 }

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/configurator/catalogue/internal/apperr"
 )
@@ -154,8 +156,8 @@ func TextureUpdate(name *string, category, clearCategory, bumpFile, clearBumpFil
 // other null is refused (BAD_REQUEST naming it), never silently ignored.
 // in points at a generated update input; a field can be cleared when the
 // input has its Clear flag (ClearMaterialFile for material_file,
-// ClearCategory for category_id), which ent generates for exactly the
-// optional fields and edges.
+// ClearCategory for category_id, ClearInvoiceURL for invoice_url, in any
+// case), which ent generates for exactly the optional fields and edges.
 func Nulls(in any, fields []string) error {
 	v := reflect.ValueOf(in).Elem()
 	var errs apperr.List
@@ -167,7 +169,8 @@ func Nulls(in any, fields []string) error {
 		return strings.Compare(a, b)
 	})
 	for _, f := range fields {
-		flag := v.FieldByName("Clear" + pascal(strings.TrimSuffix(f, "_id")))
+		want := "Clear" + pascal(strings.TrimSuffix(f, "_id"))
+		flag := v.FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, want) })
 		switch {
 		case !flag.IsValid():
 			errs = append(errs, apperr.Field(f, "{} cannot be null"))
@@ -221,4 +224,27 @@ func WithNulls(ctx context.Context, fields []string) context.Context {
 func NullsOf(ctx context.Context) ([]string, bool) {
 	fields, ok := ctx.Value(nullsKey{}).([]string)
 	return fields, ok
+}
+
+// MaxStatus bounds an order's status, a free word (characters).
+const MaxStatus = 64
+
+// OrderUpdate checks the fields an order update sets: a status of 1 to
+// MaxStatus characters, an absolute http(s) invoice URL, a storefront of
+// at most MaxName bytes; each fault names its field.
+func OrderUpdate(status, invoiceURL, storefront *string) error {
+	var errs apperr.List
+	if status != nil && (*status == "" || utf8.RuneCountInString(*status) > MaxStatus) {
+		errs = append(errs, apperr.Field("status", "{} must be 1 to %d characters, got %d", MaxStatus, utf8.RuneCountInString(*status)))
+	}
+	if invoiceURL != nil {
+		u, err := url.Parse(*invoiceURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(*invoiceURL) > MaxURL {
+			errs = append(errs, apperr.Field("invoice_url", "{} must be an absolute http or https URL of at most %d bytes", MaxURL))
+		}
+	}
+	if storefront != nil && len(*storefront) > MaxName {
+		errs = append(errs, apperr.Field("order_storefront", "{} must be at most %d bytes, got %d", MaxName, len(*storefront)))
+	}
+	return errs.Err()
 }
