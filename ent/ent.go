@@ -16,6 +16,7 @@ import (
 	"github.com/configurator/catalogue/ent/configurator"
 	"github.com/configurator/catalogue/ent/configuratorform"
 	"github.com/configurator/catalogue/ent/configuratoroption"
+	"github.com/configurator/catalogue/ent/event"
 	"github.com/configurator/catalogue/ent/formfield"
 	"github.com/configurator/catalogue/ent/idempotencykey"
 	"github.com/configurator/catalogue/ent/material"
@@ -28,6 +29,8 @@ import (
 	"github.com/configurator/catalogue/ent/setting"
 	"github.com/configurator/catalogue/ent/share"
 	"github.com/configurator/catalogue/ent/texture"
+	"github.com/configurator/catalogue/ent/webhookdelivery"
+	"github.com/configurator/catalogue/ent/webhookendpoint"
 )
 
 // ent aliases to avoid import conflicts in user's code.
@@ -92,6 +95,7 @@ func checkColumn(t, c string) error {
 			configurator.Table:       configurator.ValidColumn,
 			configuratorform.Table:   configuratorform.ValidColumn,
 			configuratoroption.Table: configuratoroption.ValidColumn,
+			event.Table:              event.ValidColumn,
 			formfield.Table:          formfield.ValidColumn,
 			idempotencykey.Table:     idempotencykey.ValidColumn,
 			material.Table:           material.ValidColumn,
@@ -104,6 +108,8 @@ func checkColumn(t, c string) error {
 			setting.Table:            setting.ValidColumn,
 			share.Table:              share.ValidColumn,
 			texture.Table:            texture.ValidColumn,
+			webhookdelivery.Table:    webhookdelivery.ValidColumn,
+			webhookendpoint.Table:    webhookendpoint.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

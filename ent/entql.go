@@ -7,6 +7,7 @@ import (
 	"github.com/configurator/catalogue/ent/configurator"
 	"github.com/configurator/catalogue/ent/configuratorform"
 	"github.com/configurator/catalogue/ent/configuratoroption"
+	"github.com/configurator/catalogue/ent/event"
 	"github.com/configurator/catalogue/ent/formfield"
 	"github.com/configurator/catalogue/ent/idempotencykey"
 	"github.com/configurator/catalogue/ent/material"
@@ -20,6 +21,8 @@ import (
 	"github.com/configurator/catalogue/ent/setting"
 	"github.com/configurator/catalogue/ent/share"
 	"github.com/configurator/catalogue/ent/texture"
+	"github.com/configurator/catalogue/ent/webhookdelivery"
+	"github.com/configurator/catalogue/ent/webhookendpoint"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -29,7 +32,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 16)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 19)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apitoken.Table,
@@ -110,6 +113,24 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[4] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   event.Table,
+			Columns: event.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: event.FieldID,
+			},
+		},
+		Type: "Event",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			event.FieldOwnerID:    {Type: field.TypeInt, Column: event.FieldOwnerID},
+			event.FieldType:       {Type: field.TypeString, Column: event.FieldType},
+			event.FieldPayload:    {Type: field.TypeBytes, Column: event.FieldPayload},
+			event.FieldResourceID: {Type: field.TypeInt, Column: event.FieldResourceID},
+			event.FieldCreatedAt:  {Type: field.TypeTime, Column: event.FieldCreatedAt},
+		},
+	}
+	graph.Nodes[5] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   formfield.Table,
 			Columns: formfield.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -134,7 +155,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			formfield.FieldPosition:        {Type: field.TypeInt, Column: formfield.FieldPosition},
 		},
 	}
-	graph.Nodes[5] = &sqlgraph.Node{
+	graph.Nodes[6] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   idempotencykey.Table,
 			Columns: idempotencykey.Columns,
@@ -153,7 +174,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			idempotencykey.FieldExpiresAt:   {Type: field.TypeTime, Column: idempotencykey.FieldExpiresAt},
 		},
 	}
-	graph.Nodes[6] = &sqlgraph.Node{
+	graph.Nodes[7] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   material.Table,
 			Columns: material.Columns,
@@ -182,7 +203,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			material.FieldCreatedBy:    {Type: field.TypeString, Column: material.FieldCreatedBy},
 		},
 	}
-	graph.Nodes[7] = &sqlgraph.Node{
+	graph.Nodes[8] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   materialcategory.Table,
 			Columns: materialcategory.Columns,
@@ -201,7 +222,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			materialcategory.FieldCreatedBy:   {Type: field.TypeString, Column: materialcategory.FieldCreatedBy},
 		},
 	}
-	graph.Nodes[8] = &sqlgraph.Node{
+	graph.Nodes[9] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   optionset.Table,
 			Columns: optionset.Columns,
@@ -219,7 +240,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			optionset.FieldName:           {Type: field.TypeString, Column: optionset.FieldName},
 		},
 	}
-	graph.Nodes[9] = &sqlgraph.Node{
+	graph.Nodes[10] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   optionvariation.Table,
 			Columns: optionvariation.Columns,
@@ -248,7 +269,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			optionvariation.FieldNumericalDefault:     {Type: field.TypeInt, Column: optionvariation.FieldNumericalDefault},
 		},
 	}
-	graph.Nodes[10] = &sqlgraph.Node{
+	graph.Nodes[11] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   order.Table,
 			Columns: order.Columns,
@@ -273,7 +294,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			order.FieldOrderStorefront:      {Type: field.TypeString, Column: order.FieldOrderStorefront},
 		},
 	}
-	graph.Nodes[11] = &sqlgraph.Node{
+	graph.Nodes[12] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   ordercount.Table,
 			Columns: ordercount.Columns,
@@ -289,7 +310,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			ordercount.FieldOrders:         {Type: field.TypeInt, Column: ordercount.FieldOrders},
 		},
 	}
-	graph.Nodes[12] = &sqlgraph.Node{
+	graph.Nodes[13] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   owner.Table,
 			Columns: owner.Columns,
@@ -305,7 +326,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			owner.FieldName:      {Type: field.TypeString, Column: owner.FieldName},
 		},
 	}
-	graph.Nodes[13] = &sqlgraph.Node{
+	graph.Nodes[14] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   setting.Table,
 			Columns: setting.Columns,
@@ -320,7 +341,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			setting.FieldValue: {Type: field.TypeString, Column: setting.FieldValue},
 		},
 	}
-	graph.Nodes[14] = &sqlgraph.Node{
+	graph.Nodes[15] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   share.Table,
 			Columns: share.Columns,
@@ -341,7 +362,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			share.FieldDigest:         {Type: field.TypeString, Column: share.FieldDigest},
 		},
 	}
-	graph.Nodes[15] = &sqlgraph.Node{
+	graph.Nodes[16] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   texture.Table,
 			Columns: texture.Columns,
@@ -361,6 +382,52 @@ var schemaGraph = func() *sqlgraph.Schema {
 			texture.FieldTextureThumbnail100: {Type: field.TypeString, Column: texture.FieldTextureThumbnail100},
 			texture.FieldBumpFile:            {Type: field.TypeString, Column: texture.FieldBumpFile},
 			texture.FieldCategoryID:          {Type: field.TypeInt, Column: texture.FieldCategoryID},
+		},
+	}
+	graph.Nodes[17] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   webhookdelivery.Table,
+			Columns: webhookdelivery.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: webhookdelivery.FieldID,
+			},
+		},
+		Type: "WebhookDelivery",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			webhookdelivery.FieldOwnerID:        {Type: field.TypeInt, Column: webhookdelivery.FieldOwnerID},
+			webhookdelivery.FieldCreatedAt:      {Type: field.TypeTime, Column: webhookdelivery.FieldCreatedAt},
+			webhookdelivery.FieldUpdatedAt:      {Type: field.TypeTime, Column: webhookdelivery.FieldUpdatedAt},
+			webhookdelivery.FieldEndpointID:     {Type: field.TypeInt, Column: webhookdelivery.FieldEndpointID},
+			webhookdelivery.FieldEventID:        {Type: field.TypeInt, Column: webhookdelivery.FieldEventID},
+			webhookdelivery.FieldEventType:      {Type: field.TypeString, Column: webhookdelivery.FieldEventType},
+			webhookdelivery.FieldStatus:         {Type: field.TypeEnum, Column: webhookdelivery.FieldStatus},
+			webhookdelivery.FieldAttempts:       {Type: field.TypeInt, Column: webhookdelivery.FieldAttempts},
+			webhookdelivery.FieldLastStatusCode: {Type: field.TypeInt, Column: webhookdelivery.FieldLastStatusCode},
+			webhookdelivery.FieldLastError:      {Type: field.TypeString, Column: webhookdelivery.FieldLastError},
+			webhookdelivery.FieldNextAttemptAt:  {Type: field.TypeTime, Column: webhookdelivery.FieldNextAttemptAt},
+			webhookdelivery.FieldDeliveredAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldDeliveredAt},
+		},
+	}
+	graph.Nodes[18] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
+			Table:   webhookendpoint.Table,
+			Columns: webhookendpoint.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: webhookendpoint.FieldID,
+			},
+		},
+		Type: "WebhookEndpoint",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			webhookendpoint.FieldOwnerID:     {Type: field.TypeInt, Column: webhookendpoint.FieldOwnerID},
+			webhookendpoint.FieldCreatedAt:   {Type: field.TypeTime, Column: webhookendpoint.FieldCreatedAt},
+			webhookendpoint.FieldUpdatedAt:   {Type: field.TypeTime, Column: webhookendpoint.FieldUpdatedAt},
+			webhookendpoint.FieldURL:         {Type: field.TypeString, Column: webhookendpoint.FieldURL},
+			webhookendpoint.FieldEventTypes:  {Type: field.TypeJSON, Column: webhookendpoint.FieldEventTypes},
+			webhookendpoint.FieldEnabled:     {Type: field.TypeBool, Column: webhookendpoint.FieldEnabled},
+			webhookendpoint.FieldDescription: {Type: field.TypeString, Column: webhookendpoint.FieldDescription},
+			webhookendpoint.FieldSecret:      {Type: field.TypeString, Column: webhookendpoint.FieldSecret},
 		},
 	}
 	graph.MustAddE(
@@ -578,6 +645,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"ConfiguratorOption",
 		"OptionSet",
+	)
+	graph.MustAddE(
+		"owner",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   event.OwnerTable,
+			Columns: []string{event.OwnerColumn},
+			Bidi:    false,
+		},
+		"Event",
+		"Owner",
 	)
 	graph.MustAddE(
 		"owner",
@@ -878,6 +957,66 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Texture",
 		"Material",
+	)
+	graph.MustAddE(
+		"owner",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   webhookdelivery.OwnerTable,
+			Columns: []string{webhookdelivery.OwnerColumn},
+			Bidi:    false,
+		},
+		"WebhookDelivery",
+		"Owner",
+	)
+	graph.MustAddE(
+		"endpoint",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   webhookdelivery.EndpointTable,
+			Columns: []string{webhookdelivery.EndpointColumn},
+			Bidi:    false,
+		},
+		"WebhookDelivery",
+		"WebhookEndpoint",
+	)
+	graph.MustAddE(
+		"event",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   webhookdelivery.EventTable,
+			Columns: []string{webhookdelivery.EventColumn},
+			Bidi:    false,
+		},
+		"WebhookDelivery",
+		"Event",
+	)
+	graph.MustAddE(
+		"owner",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   webhookendpoint.OwnerTable,
+			Columns: []string{webhookendpoint.OwnerColumn},
+			Bidi:    false,
+		},
+		"WebhookEndpoint",
+		"Owner",
+	)
+	graph.MustAddE(
+		"deliveries",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   webhookendpoint.DeliveriesTable,
+			Columns: []string{webhookendpoint.DeliveriesColumn},
+			Bidi:    false,
+		},
+		"WebhookEndpoint",
+		"WebhookDelivery",
 	)
 	return graph
 }()
@@ -1431,6 +1570,85 @@ func (f *ConfiguratorOptionFilter) WhereHasSetsWith(preds ...predicate.OptionSet
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *EventQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the EventQuery builder.
+func (_q *EventQuery) Filter() *EventFilter {
+	return &EventFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *EventMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the EventMutation builder.
+func (m *EventMutation) Filter() *EventFilter {
+	return &EventFilter{config: m.config, predicateAdder: m}
+}
+
+// EventFilter provides a generic filtering capability at runtime for EventQuery.
+type EventFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *EventFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *EventFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(event.FieldID))
+}
+
+// WhereOwnerID applies the entql int predicate on the owner_id field.
+func (f *EventFilter) WhereOwnerID(p entql.IntP) {
+	f.Where(p.Field(event.FieldOwnerID))
+}
+
+// WhereType applies the entql string predicate on the type field.
+func (f *EventFilter) WhereType(p entql.StringP) {
+	f.Where(p.Field(event.FieldType))
+}
+
+// WherePayload applies the entql []byte predicate on the payload field.
+func (f *EventFilter) WherePayload(p entql.BytesP) {
+	f.Where(p.Field(event.FieldPayload))
+}
+
+// WhereResourceID applies the entql int predicate on the resource_id field.
+func (f *EventFilter) WhereResourceID(p entql.IntP) {
+	f.Where(p.Field(event.FieldResourceID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *EventFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(event.FieldCreatedAt))
+}
+
+// WhereHasOwner applies a predicate to check if query has an edge owner.
+func (f *EventFilter) WhereHasOwner() {
+	f.Where(entql.HasEdge("owner"))
+}
+
+// WhereHasOwnerWith applies a predicate to check if query has an edge owner with a given conditions (other predicates).
+func (f *EventFilter) WhereHasOwnerWith(preds ...predicate.Owner) {
+	f.Where(entql.HasEdgeWith("owner", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *FormFieldQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -1459,7 +1677,7 @@ type FormFieldFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *FormFieldFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[4].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1606,7 +1824,7 @@ type IdempotencyKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *IdempotencyKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[5].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1690,7 +1908,7 @@ type MaterialFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaterialFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[6].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1852,7 +2070,7 @@ type MaterialCategoryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *MaterialCategoryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[7].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -1964,7 +2182,7 @@ type OptionSetFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OptionSetFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[8].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2071,7 +2289,7 @@ type OptionVariationFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OptionVariationFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[9].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2219,7 +2437,7 @@ type OrderFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OrderFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[10].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2347,7 +2565,7 @@ type OrderCountFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OrderCountFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[11].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2416,7 +2634,7 @@ type OwnerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OwnerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[12].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2485,7 +2703,7 @@ type SettingFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SettingFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2535,7 +2753,7 @@ type ShareFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ShareFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2657,7 +2875,7 @@ type TextureFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TextureFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2749,6 +2967,256 @@ func (f *TextureFilter) WhereHasMaterials() {
 // WhereHasMaterialsWith applies a predicate to check if query has an edge materials with a given conditions (other predicates).
 func (f *TextureFilter) WhereHasMaterialsWith(preds ...predicate.Material) {
 	f.Where(entql.HasEdgeWith("materials", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *WebhookDeliveryQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the WebhookDeliveryQuery builder.
+func (_q *WebhookDeliveryQuery) Filter() *WebhookDeliveryFilter {
+	return &WebhookDeliveryFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *WebhookDeliveryMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the WebhookDeliveryMutation builder.
+func (m *WebhookDeliveryMutation) Filter() *WebhookDeliveryFilter {
+	return &WebhookDeliveryFilter{config: m.config, predicateAdder: m}
+}
+
+// WebhookDeliveryFilter provides a generic filtering capability at runtime for WebhookDeliveryQuery.
+type WebhookDeliveryFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *WebhookDeliveryFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *WebhookDeliveryFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(webhookdelivery.FieldID))
+}
+
+// WhereOwnerID applies the entql int predicate on the owner_id field.
+func (f *WebhookDeliveryFilter) WhereOwnerID(p entql.IntP) {
+	f.Where(p.Field(webhookdelivery.FieldOwnerID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *WebhookDeliveryFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(webhookdelivery.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *WebhookDeliveryFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(webhookdelivery.FieldUpdatedAt))
+}
+
+// WhereEndpointID applies the entql int predicate on the endpoint_id field.
+func (f *WebhookDeliveryFilter) WhereEndpointID(p entql.IntP) {
+	f.Where(p.Field(webhookdelivery.FieldEndpointID))
+}
+
+// WhereEventID applies the entql int predicate on the event_id field.
+func (f *WebhookDeliveryFilter) WhereEventID(p entql.IntP) {
+	f.Where(p.Field(webhookdelivery.FieldEventID))
+}
+
+// WhereEventType applies the entql string predicate on the event_type field.
+func (f *WebhookDeliveryFilter) WhereEventType(p entql.StringP) {
+	f.Where(p.Field(webhookdelivery.FieldEventType))
+}
+
+// WhereStatus applies the entql string predicate on the status field.
+func (f *WebhookDeliveryFilter) WhereStatus(p entql.StringP) {
+	f.Where(p.Field(webhookdelivery.FieldStatus))
+}
+
+// WhereAttempts applies the entql int predicate on the attempts field.
+func (f *WebhookDeliveryFilter) WhereAttempts(p entql.IntP) {
+	f.Where(p.Field(webhookdelivery.FieldAttempts))
+}
+
+// WhereLastStatusCode applies the entql int predicate on the last_status_code field.
+func (f *WebhookDeliveryFilter) WhereLastStatusCode(p entql.IntP) {
+	f.Where(p.Field(webhookdelivery.FieldLastStatusCode))
+}
+
+// WhereLastError applies the entql string predicate on the last_error field.
+func (f *WebhookDeliveryFilter) WhereLastError(p entql.StringP) {
+	f.Where(p.Field(webhookdelivery.FieldLastError))
+}
+
+// WhereNextAttemptAt applies the entql time.Time predicate on the next_attempt_at field.
+func (f *WebhookDeliveryFilter) WhereNextAttemptAt(p entql.TimeP) {
+	f.Where(p.Field(webhookdelivery.FieldNextAttemptAt))
+}
+
+// WhereDeliveredAt applies the entql time.Time predicate on the delivered_at field.
+func (f *WebhookDeliveryFilter) WhereDeliveredAt(p entql.TimeP) {
+	f.Where(p.Field(webhookdelivery.FieldDeliveredAt))
+}
+
+// WhereHasOwner applies a predicate to check if query has an edge owner.
+func (f *WebhookDeliveryFilter) WhereHasOwner() {
+	f.Where(entql.HasEdge("owner"))
+}
+
+// WhereHasOwnerWith applies a predicate to check if query has an edge owner with a given conditions (other predicates).
+func (f *WebhookDeliveryFilter) WhereHasOwnerWith(preds ...predicate.Owner) {
+	f.Where(entql.HasEdgeWith("owner", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasEndpoint applies a predicate to check if query has an edge endpoint.
+func (f *WebhookDeliveryFilter) WhereHasEndpoint() {
+	f.Where(entql.HasEdge("endpoint"))
+}
+
+// WhereHasEndpointWith applies a predicate to check if query has an edge endpoint with a given conditions (other predicates).
+func (f *WebhookDeliveryFilter) WhereHasEndpointWith(preds ...predicate.WebhookEndpoint) {
+	f.Where(entql.HasEdgeWith("endpoint", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasEvent applies a predicate to check if query has an edge event.
+func (f *WebhookDeliveryFilter) WhereHasEvent() {
+	f.Where(entql.HasEdge("event"))
+}
+
+// WhereHasEventWith applies a predicate to check if query has an edge event with a given conditions (other predicates).
+func (f *WebhookDeliveryFilter) WhereHasEventWith(preds ...predicate.Event) {
+	f.Where(entql.HasEdgeWith("event", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
+func (_q *WebhookEndpointQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the WebhookEndpointQuery builder.
+func (_q *WebhookEndpointQuery) Filter() *WebhookEndpointFilter {
+	return &WebhookEndpointFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *WebhookEndpointMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the WebhookEndpointMutation builder.
+func (m *WebhookEndpointMutation) Filter() *WebhookEndpointFilter {
+	return &WebhookEndpointFilter{config: m.config, predicateAdder: m}
+}
+
+// WebhookEndpointFilter provides a generic filtering capability at runtime for WebhookEndpointQuery.
+type WebhookEndpointFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *WebhookEndpointFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *WebhookEndpointFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(webhookendpoint.FieldID))
+}
+
+// WhereOwnerID applies the entql int predicate on the owner_id field.
+func (f *WebhookEndpointFilter) WhereOwnerID(p entql.IntP) {
+	f.Where(p.Field(webhookendpoint.FieldOwnerID))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *WebhookEndpointFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(webhookendpoint.FieldCreatedAt))
+}
+
+// WhereUpdatedAt applies the entql time.Time predicate on the updated_at field.
+func (f *WebhookEndpointFilter) WhereUpdatedAt(p entql.TimeP) {
+	f.Where(p.Field(webhookendpoint.FieldUpdatedAt))
+}
+
+// WhereURL applies the entql string predicate on the url field.
+func (f *WebhookEndpointFilter) WhereURL(p entql.StringP) {
+	f.Where(p.Field(webhookendpoint.FieldURL))
+}
+
+// WhereEventTypes applies the entql json.RawMessage predicate on the event_types field.
+func (f *WebhookEndpointFilter) WhereEventTypes(p entql.BytesP) {
+	f.Where(p.Field(webhookendpoint.FieldEventTypes))
+}
+
+// WhereEnabled applies the entql bool predicate on the enabled field.
+func (f *WebhookEndpointFilter) WhereEnabled(p entql.BoolP) {
+	f.Where(p.Field(webhookendpoint.FieldEnabled))
+}
+
+// WhereDescription applies the entql string predicate on the description field.
+func (f *WebhookEndpointFilter) WhereDescription(p entql.StringP) {
+	f.Where(p.Field(webhookendpoint.FieldDescription))
+}
+
+// WhereSecret applies the entql string predicate on the secret field.
+func (f *WebhookEndpointFilter) WhereSecret(p entql.StringP) {
+	f.Where(p.Field(webhookendpoint.FieldSecret))
+}
+
+// WhereHasOwner applies a predicate to check if query has an edge owner.
+func (f *WebhookEndpointFilter) WhereHasOwner() {
+	f.Where(entql.HasEdge("owner"))
+}
+
+// WhereHasOwnerWith applies a predicate to check if query has an edge owner with a given conditions (other predicates).
+func (f *WebhookEndpointFilter) WhereHasOwnerWith(preds ...predicate.Owner) {
+	f.Where(entql.HasEdgeWith("owner", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasDeliveries applies a predicate to check if query has an edge deliveries.
+func (f *WebhookEndpointFilter) WhereHasDeliveries() {
+	f.Where(entql.HasEdge("deliveries"))
+}
+
+// WhereHasDeliveriesWith applies a predicate to check if query has an edge deliveries with a given conditions (other predicates).
+func (f *WebhookEndpointFilter) WhereHasDeliveriesWith(preds ...predicate.WebhookDelivery) {
+	f.Where(entql.HasEdgeWith("deliveries", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}

@@ -22,6 +22,8 @@ type Tx struct {
 	ConfiguratorForm *ConfiguratorFormClient
 	// ConfiguratorOption is the client for interacting with the ConfiguratorOption builders.
 	ConfiguratorOption *ConfiguratorOptionClient
+	// Event is the client for interacting with the Event builders.
+	Event *EventClient
 	// FormField is the client for interacting with the FormField builders.
 	FormField *FormFieldClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
@@ -46,6 +48,10 @@ type Tx struct {
 	Share *ShareClient
 	// Texture is the client for interacting with the Texture builders.
 	Texture *TextureClient
+	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
+	WebhookDelivery *WebhookDeliveryClient
+	// WebhookEndpoint is the client for interacting with the WebhookEndpoint builders.
+	WebhookEndpoint *WebhookEndpointClient
 
 	// lazily loaded.
 	client     *Client
@@ -181,6 +187,7 @@ func (tx *Tx) init() {
 	tx.Configurator = NewConfiguratorClient(tx.config)
 	tx.ConfiguratorForm = NewConfiguratorFormClient(tx.config)
 	tx.ConfiguratorOption = NewConfiguratorOptionClient(tx.config)
+	tx.Event = NewEventClient(tx.config)
 	tx.FormField = NewFormFieldClient(tx.config)
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.Material = NewMaterialClient(tx.config)
@@ -193,6 +200,8 @@ func (tx *Tx) init() {
 	tx.Setting = NewSettingClient(tx.config)
 	tx.Share = NewShareClient(tx.config)
 	tx.Texture = NewTextureClient(tx.config)
+	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)
+	tx.WebhookEndpoint = NewWebhookEndpointClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

@@ -187,6 +187,41 @@ var (
 			},
 		},
 	}
+	// EventsColumns holds the columns for the "events" table.
+	EventsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "type", Type: field.TypeString},
+		{Name: "payload", Type: field.TypeBytes},
+		{Name: "resource_id", Type: field.TypeInt},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "owner_id", Type: field.TypeInt},
+	}
+	// EventsTable holds the schema information for the "events" table.
+	EventsTable = &schema.Table{
+		Name:       "events",
+		Columns:    EventsColumns,
+		PrimaryKey: []*schema.Column{EventsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "events_owners_owner",
+				Columns:    []*schema.Column{EventsColumns[5]},
+				RefColumns: []*schema.Column{OwnersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "event_owner_id_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[5], EventsColumns[4], EventsColumns[0]},
+			},
+			{
+				Name:    "event_owner_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[5], EventsColumns[0]},
+			},
+		},
+	}
 	// FormFieldsColumns holds the columns for the "form_fields" table.
 	FormFieldsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -756,6 +791,98 @@ var (
 			},
 		},
 	}
+	// WebhookDeliveriesColumns holds the columns for the "webhook_deliveries" table.
+	WebhookDeliveriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "event_type", Type: field.TypeString},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "SUCCEEDED", "FAILED"}, Default: "PENDING"},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "last_status_code", Type: field.TypeInt, Nullable: true},
+		{Name: "last_error", Type: field.TypeString, Nullable: true},
+		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "delivered_at", Type: field.TypeTime, Nullable: true},
+		{Name: "owner_id", Type: field.TypeInt},
+		{Name: "event_id", Type: field.TypeInt},
+		{Name: "endpoint_id", Type: field.TypeInt},
+	}
+	// WebhookDeliveriesTable holds the schema information for the "webhook_deliveries" table.
+	WebhookDeliveriesTable = &schema.Table{
+		Name:       "webhook_deliveries",
+		Columns:    WebhookDeliveriesColumns,
+		PrimaryKey: []*schema.Column{WebhookDeliveriesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "webhook_deliveries_owners_owner",
+				Columns:    []*schema.Column{WebhookDeliveriesColumns[10]},
+				RefColumns: []*schema.Column{OwnersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "webhook_deliveries_events_event",
+				Columns:    []*schema.Column{WebhookDeliveriesColumns[11]},
+				RefColumns: []*schema.Column{EventsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+			{
+				Symbol:     "webhook_deliveries_webhook_endpoints_deliveries",
+				Columns:    []*schema.Column{WebhookDeliveriesColumns[12]},
+				RefColumns: []*schema.Column{WebhookEndpointsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookdelivery_owner_id_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[10], WebhookDeliveriesColumns[1], WebhookDeliveriesColumns[0]},
+			},
+			{
+				Name:    "webhookdelivery_endpoint_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[12], WebhookDeliveriesColumns[0]},
+			},
+			{
+				Name:    "webhookdelivery_owner_id_status_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[10], WebhookDeliveriesColumns[4], WebhookDeliveriesColumns[0]},
+			},
+		},
+	}
+	// WebhookEndpointsColumns holds the columns for the "webhook_endpoints" table.
+	WebhookEndpointsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "url", Type: field.TypeString},
+		{Name: "event_types", Type: field.TypeJSON, Nullable: true},
+		{Name: "enabled", Type: field.TypeBool, Default: true},
+		{Name: "description", Type: field.TypeString, Default: ""},
+		{Name: "secret", Type: field.TypeString},
+		{Name: "owner_id", Type: field.TypeInt},
+	}
+	// WebhookEndpointsTable holds the schema information for the "webhook_endpoints" table.
+	WebhookEndpointsTable = &schema.Table{
+		Name:       "webhook_endpoints",
+		Columns:    WebhookEndpointsColumns,
+		PrimaryKey: []*schema.Column{WebhookEndpointsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "webhook_endpoints_owners_owner",
+				Columns:    []*schema.Column{WebhookEndpointsColumns[8]},
+				RefColumns: []*schema.Column{OwnersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookendpoint_owner_id_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookEndpointsColumns[8], WebhookEndpointsColumns[1], WebhookEndpointsColumns[0]},
+			},
+		},
+	}
 	// OptionSetOptionsColumns holds the columns for the "option_set_options" table.
 	OptionSetOptionsColumns = []*schema.Column{
 		{Name: "option_set_id", Type: field.TypeInt},
@@ -787,6 +914,7 @@ var (
 		ConfiguratorsTable,
 		ConfiguratorFormsTable,
 		ConfiguratorOptionsTable,
+		EventsTable,
 		FormFieldsTable,
 		IdempotencyKeysTable,
 		MaterialsTable,
@@ -799,6 +927,8 @@ var (
 		SettingsTable,
 		SharesTable,
 		TexturesTable,
+		WebhookDeliveriesTable,
+		WebhookEndpointsTable,
 		OptionSetOptionsTable,
 	}
 )
@@ -811,6 +941,7 @@ func init() {
 	ConfiguratorFormsTable.ForeignKeys[1].RefTable = OwnersTable
 	ConfiguratorOptionsTable.ForeignKeys[0].RefTable = ConfiguratorsTable
 	ConfiguratorOptionsTable.ForeignKeys[1].RefTable = OwnersTable
+	EventsTable.ForeignKeys[0].RefTable = OwnersTable
 	FormFieldsTable.ForeignKeys[0].RefTable = ConfiguratorsTable
 	FormFieldsTable.ForeignKeys[1].RefTable = ConfiguratorFormsTable
 	FormFieldsTable.ForeignKeys[2].RefTable = OwnersTable
@@ -831,6 +962,10 @@ func init() {
 	SharesTable.ForeignKeys[2].RefTable = OwnersTable
 	TexturesTable.ForeignKeys[0].RefTable = MaterialCategoriesTable
 	TexturesTable.ForeignKeys[1].RefTable = OwnersTable
+	WebhookDeliveriesTable.ForeignKeys[0].RefTable = OwnersTable
+	WebhookDeliveriesTable.ForeignKeys[1].RefTable = EventsTable
+	WebhookDeliveriesTable.ForeignKeys[2].RefTable = WebhookEndpointsTable
+	WebhookEndpointsTable.ForeignKeys[0].RefTable = OwnersTable
 	OptionSetOptionsTable.ForeignKeys[0].RefTable = OptionSetsTable
 	OptionSetOptionsTable.ForeignKeys[1].RefTable = ConfiguratorOptionsTable
 }

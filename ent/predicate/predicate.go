@@ -18,6 +18,9 @@ type ConfiguratorForm func(*sql.Selector)
 // ConfiguratorOption is the predicate function for configuratoroption builders.
 type ConfiguratorOption func(*sql.Selector)
 
+// Event is the predicate function for event builders.
+type Event func(*sql.Selector)
+
 // FormField is the predicate function for formfield builders.
 type FormField func(*sql.Selector)
 
@@ -53,3 +56,9 @@ type Share func(*sql.Selector)
 
 // Texture is the predicate function for texture builders.
 type Texture func(*sql.Selector)
+
+// WebhookDelivery is the predicate function for webhookdelivery builders.
+type WebhookDelivery func(*sql.Selector)
+
+// WebhookEndpoint is the predicate function for webhookendpoint builders.
+type WebhookEndpoint func(*sql.Selector)

@@ -207,6 +207,30 @@ func (f ConfiguratorOptionMutationRuleFunc) EvalMutation(ctx context.Context, m 
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ConfiguratorOptionMutation", m)
 }
 
+// The EventQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type EventQueryRuleFunc func(context.Context, *ent.EventQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f EventQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.EventQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.EventQuery", q)
+}
+
+// The EventMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type EventMutationRuleFunc func(context.Context, *ent.EventMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f EventMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.EventMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.EventMutation", m)
+}
+
 // The FormFieldQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type FormFieldQueryRuleFunc func(context.Context, *ent.FormFieldQuery) error
@@ -495,6 +519,54 @@ func (f TextureMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutatio
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.TextureMutation", m)
 }
 
+// The WebhookDeliveryQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type WebhookDeliveryQueryRuleFunc func(context.Context, *ent.WebhookDeliveryQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f WebhookDeliveryQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WebhookDeliveryQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.WebhookDeliveryQuery", q)
+}
+
+// The WebhookDeliveryMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type WebhookDeliveryMutationRuleFunc func(context.Context, *ent.WebhookDeliveryMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f WebhookDeliveryMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.WebhookDeliveryMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.WebhookDeliveryMutation", m)
+}
+
+// The WebhookEndpointQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type WebhookEndpointQueryRuleFunc func(context.Context, *ent.WebhookEndpointQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f WebhookEndpointQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.WebhookEndpointQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.WebhookEndpointQuery", q)
+}
+
+// The WebhookEndpointMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type WebhookEndpointMutationRuleFunc func(context.Context, *ent.WebhookEndpointMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f WebhookEndpointMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.WebhookEndpointMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.WebhookEndpointMutation", m)
+}
+
 type (
 	// Filter is the interface that wraps the Where function
 	// for filtering nodes in queries and mutations.
@@ -538,6 +610,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.ConfiguratorOptionQuery:
 		return q.Filter(), nil
+	case *ent.EventQuery:
+		return q.Filter(), nil
 	case *ent.FormFieldQuery:
 		return q.Filter(), nil
 	case *ent.IdempotencyKeyQuery:
@@ -562,6 +636,10 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.TextureQuery:
 		return q.Filter(), nil
+	case *ent.WebhookDeliveryQuery:
+		return q.Filter(), nil
+	case *ent.WebhookEndpointQuery:
+		return q.Filter(), nil
 	default:
 		return nil, Denyf("ent/privacy: unexpected query type %T for query filter", q)
 	}
@@ -576,6 +654,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.ConfiguratorFormMutation:
 		return m.Filter(), nil
 	case *ent.ConfiguratorOptionMutation:
+		return m.Filter(), nil
+	case *ent.EventMutation:
 		return m.Filter(), nil
 	case *ent.FormFieldMutation:
 		return m.Filter(), nil
@@ -600,6 +680,10 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.ShareMutation:
 		return m.Filter(), nil
 	case *ent.TextureMutation:
+		return m.Filter(), nil
+	case *ent.WebhookDeliveryMutation:
+		return m.Filter(), nil
+	case *ent.WebhookEndpointMutation:
 		return m.Filter(), nil
 	default:
 		return nil, Denyf("ent/privacy: unexpected mutation type %T for mutation filter", m)

@@ -10,6 +10,7 @@ import (
 	"github.com/configurator/catalogue/ent/configurator"
 	"github.com/configurator/catalogue/ent/configuratorform"
 	"github.com/configurator/catalogue/ent/configuratoroption"
+	"github.com/configurator/catalogue/ent/event"
 	"github.com/configurator/catalogue/ent/formfield"
 	"github.com/configurator/catalogue/ent/idempotencykey"
 	"github.com/configurator/catalogue/ent/material"
@@ -23,6 +24,8 @@ import (
 	"github.com/configurator/catalogue/ent/setting"
 	"github.com/configurator/catalogue/ent/share"
 	"github.com/configurator/catalogue/ent/texture"
+	"github.com/configurator/catalogue/ent/webhookdelivery"
+	"github.com/configurator/catalogue/ent/webhookendpoint"
 
 	"entgo.io/ent"
 	"entgo.io/ent/privacy"
@@ -189,6 +192,33 @@ func init() {
 	configuratoroptionDescID := configuratoroptionMixinFields0[0].Descriptor()
 	// configuratoroption.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	configuratoroption.IDValidator = configuratoroptionDescID.Validators[0].(func(int) error)
+	eventMixin := schema.Event{}.Mixin()
+	event.Policy = privacy.NewPolicies(eventMixin[1], schema.Event{})
+	event.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := event.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	eventMixinHooks1 := eventMixin[1].Hooks()
+
+	event.Hooks[1] = eventMixinHooks1[0]
+
+	event.Hooks[2] = eventMixinHooks1[1]
+	eventMixinFields0 := eventMixin[0].Fields()
+	_ = eventMixinFields0
+	eventFields := schema.Event{}.Fields()
+	_ = eventFields
+	// eventDescCreatedAt is the schema descriptor for created_at field.
+	eventDescCreatedAt := eventFields[3].Descriptor()
+	// event.DefaultCreatedAt holds the default value on creation for the created_at field.
+	event.DefaultCreatedAt = eventDescCreatedAt.Default.(func() time.Time)
+	// eventDescID is the schema descriptor for id field.
+	eventDescID := eventMixinFields0[0].Descriptor()
+	// event.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	event.IDValidator = eventDescID.Validators[0].(func(int) error)
 	formfieldMixin := schema.FormField{}.Mixin()
 	formfield.Policy = privacy.NewPolicies(formfieldMixin[1], schema.FormField{})
 	formfield.Hooks[0] = func(next ent.Mutator) ent.Mutator {
@@ -784,6 +814,96 @@ func init() {
 	textureDescID := textureMixinFields0[0].Descriptor()
 	// texture.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	texture.IDValidator = textureDescID.Validators[0].(func(int) error)
+	webhookdeliveryMixin := schema.WebhookDelivery{}.Mixin()
+	webhookdelivery.Policy = privacy.NewPolicies(webhookdeliveryMixin[1], schema.WebhookDelivery{})
+	webhookdelivery.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := webhookdelivery.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	webhookdeliveryMixinHooks1 := webhookdeliveryMixin[1].Hooks()
+
+	webhookdelivery.Hooks[1] = webhookdeliveryMixinHooks1[0]
+
+	webhookdelivery.Hooks[2] = webhookdeliveryMixinHooks1[1]
+	webhookdeliveryMixinFields0 := webhookdeliveryMixin[0].Fields()
+	_ = webhookdeliveryMixinFields0
+	webhookdeliveryMixinFields2 := webhookdeliveryMixin[2].Fields()
+	_ = webhookdeliveryMixinFields2
+	webhookdeliveryFields := schema.WebhookDelivery{}.Fields()
+	_ = webhookdeliveryFields
+	// webhookdeliveryDescCreatedAt is the schema descriptor for created_at field.
+	webhookdeliveryDescCreatedAt := webhookdeliveryMixinFields2[0].Descriptor()
+	// webhookdelivery.DefaultCreatedAt holds the default value on creation for the created_at field.
+	webhookdelivery.DefaultCreatedAt = webhookdeliveryDescCreatedAt.Default.(func() time.Time)
+	// webhookdeliveryDescUpdatedAt is the schema descriptor for updated_at field.
+	webhookdeliveryDescUpdatedAt := webhookdeliveryMixinFields2[1].Descriptor()
+	// webhookdelivery.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	webhookdelivery.DefaultUpdatedAt = webhookdeliveryDescUpdatedAt.Default.(func() time.Time)
+	// webhookdelivery.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	webhookdelivery.UpdateDefaultUpdatedAt = webhookdeliveryDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// webhookdeliveryDescAttempts is the schema descriptor for attempts field.
+	webhookdeliveryDescAttempts := webhookdeliveryFields[4].Descriptor()
+	// webhookdelivery.DefaultAttempts holds the default value on creation for the attempts field.
+	webhookdelivery.DefaultAttempts = webhookdeliveryDescAttempts.Default.(int)
+	// webhookdeliveryDescID is the schema descriptor for id field.
+	webhookdeliveryDescID := webhookdeliveryMixinFields0[0].Descriptor()
+	// webhookdelivery.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookdelivery.IDValidator = webhookdeliveryDescID.Validators[0].(func(int) error)
+	webhookendpointMixin := schema.WebhookEndpoint{}.Mixin()
+	webhookendpoint.Policy = privacy.NewPolicies(webhookendpointMixin[1], webhookendpointMixin[3], schema.WebhookEndpoint{})
+	webhookendpoint.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := webhookendpoint.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	webhookendpointMixinHooks1 := webhookendpointMixin[1].Hooks()
+
+	webhookendpoint.Hooks[1] = webhookendpointMixinHooks1[0]
+
+	webhookendpoint.Hooks[2] = webhookendpointMixinHooks1[1]
+	webhookendpointMixinFields0 := webhookendpointMixin[0].Fields()
+	_ = webhookendpointMixinFields0
+	webhookendpointMixinFields2 := webhookendpointMixin[2].Fields()
+	_ = webhookendpointMixinFields2
+	webhookendpointFields := schema.WebhookEndpoint{}.Fields()
+	_ = webhookendpointFields
+	// webhookendpointDescCreatedAt is the schema descriptor for created_at field.
+	webhookendpointDescCreatedAt := webhookendpointMixinFields2[0].Descriptor()
+	// webhookendpoint.DefaultCreatedAt holds the default value on creation for the created_at field.
+	webhookendpoint.DefaultCreatedAt = webhookendpointDescCreatedAt.Default.(func() time.Time)
+	// webhookendpointDescUpdatedAt is the schema descriptor for updated_at field.
+	webhookendpointDescUpdatedAt := webhookendpointMixinFields2[1].Descriptor()
+	// webhookendpoint.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	webhookendpoint.DefaultUpdatedAt = webhookendpointDescUpdatedAt.Default.(func() time.Time)
+	// webhookendpoint.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	webhookendpoint.UpdateDefaultUpdatedAt = webhookendpointDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// webhookendpointDescURL is the schema descriptor for url field.
+	webhookendpointDescURL := webhookendpointFields[0].Descriptor()
+	// webhookendpoint.URLValidator is a validator for the "url" field. It is called by the builders before save.
+	webhookendpoint.URLValidator = webhookendpointDescURL.Validators[0].(func(string) error)
+	// webhookendpointDescEnabled is the schema descriptor for enabled field.
+	webhookendpointDescEnabled := webhookendpointFields[2].Descriptor()
+	// webhookendpoint.DefaultEnabled holds the default value on creation for the enabled field.
+	webhookendpoint.DefaultEnabled = webhookendpointDescEnabled.Default.(bool)
+	// webhookendpointDescDescription is the schema descriptor for description field.
+	webhookendpointDescDescription := webhookendpointFields[3].Descriptor()
+	// webhookendpoint.DefaultDescription holds the default value on creation for the description field.
+	webhookendpoint.DefaultDescription = webhookendpointDescDescription.Default.(string)
+	// webhookendpointDescSecret is the schema descriptor for secret field.
+	webhookendpointDescSecret := webhookendpointFields[4].Descriptor()
+	// webhookendpoint.SecretValidator is a validator for the "secret" field. It is called by the builders before save.
+	webhookendpoint.SecretValidator = webhookendpointDescSecret.Validators[0].(func(string) error)
+	// webhookendpointDescID is the schema descriptor for id field.
+	webhookendpointDescID := webhookendpointMixinFields0[0].Descriptor()
+	// webhookendpoint.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookendpoint.IDValidator = webhookendpointDescID.Validators[0].(func(int) error)
 }
 
 const (

@@ -14,6 +14,7 @@ import (
 	"io"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/upload"
@@ -24,6 +25,7 @@ type App struct {
 	client *ent.Client
 	files  *storage.Files
 	links  *share.Links
+	events Events
 }
 
 // New returns the operations over client, storing uploads in files (nil:
@@ -34,10 +36,11 @@ func New(client *ent.Client, files *storage.Files, links *share.Links) *App {
 }
 
 // withTx runs fn in one transaction, committed when fn returns nil and
-// rolled back otherwise, so a failed write leaves nothing half-made. The
-// viewer and privacy rules of ctx apply inside it.
-func (a *App) withTx(ctx context.Context, fn func(tx *ent.Client) error) error {
-	tx, err := a.client.Tx(ctx)
+// rolled back otherwise, so a failed write leaves nothing half-made, and
+// what it records (emit) is stored with it or not at all. The viewer and
+// privacy rules of ctx apply inside it.
+func (a *App) withTx(ctx context.Context, fn func(tx *database.Tx) error) error {
+	tx, err := database.Begin(ctx, a.client)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -47,7 +50,7 @@ func (a *App) withTx(ctx context.Context, fn func(tx *ent.Client) error) error {
 			panic(p)
 		}
 	}()
-	if err := fn(tx.Client()); err != nil {
+	if err := fn(tx); err != nil {
 		if rerr := tx.Rollback(); rerr != nil {
 			return fmt.Errorf("%w (rollback: %v)", err, rerr)
 		}

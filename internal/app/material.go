@@ -7,6 +7,8 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/query"
 	"github.com/configurator/catalogue/internal/share"
 )
@@ -21,12 +23,14 @@ func (a *App) CreateMaterial(ctx context.Context, cmd CreateMaterial) (id int, e
 	if err := auth.RequireDashboard(ctx); err != nil {
 		return 0, err
 	}
-	err = a.withTx(ctx, func(c *ent.Client) error {
+	err = a.withTx(ctx, func(t *database.Tx) error {
+		c := t.Client
 		m, err := c.Material.Create().SetInput(cmd.Input).Save(ctx)
-		if err == nil {
-			id = m.ID
+		if err != nil {
+			return err
 		}
-		return err
+		id = m.ID
+		return a.emit(ctx, t, events.MaterialCreated, id, m)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create material: %w", err)
@@ -45,8 +49,12 @@ func (a *App) UpdateMaterial(ctx context.Context, cmd UpdateMaterial) error {
 	if err := auth.RequireDashboard(ctx); err != nil {
 		return err
 	}
-	return a.withTx(ctx, func(c *ent.Client) error {
-		return query.NotFoundAs(c.Material.UpdateOneID(cmd.ID).SetInput(cmd.Input).Exec(ctx), "material", cmd.ID)
+	return a.withTx(ctx, func(t *database.Tx) error {
+		c := t.Client
+		if err := query.NotFoundAs(c.Material.UpdateOneID(cmd.ID).SetInput(cmd.Input).Exec(ctx), "material", cmd.ID); err != nil {
+			return err
+		}
+		return a.emitMaterial(ctx, t, events.MaterialUpdated, cmd.ID)
 	})
 }
 
@@ -58,8 +66,12 @@ func (a *App) DeleteMaterial(ctx context.Context, cmd DeleteMaterial) error {
 	if err := auth.RequireDashboard(ctx); err != nil {
 		return err
 	}
-	return a.withTx(ctx, func(c *ent.Client) error {
-		return query.NotFoundAs(c.Material.DeleteOneID(cmd.ID).Exec(ctx), "material", cmd.ID)
+	return a.withTx(ctx, func(t *database.Tx) error {
+		c := t.Client
+		if err := query.NotFoundAs(c.Material.DeleteOneID(cmd.ID).Exec(ctx), "material", cmd.ID); err != nil {
+			return err
+		}
+		return a.emit(ctx, t, events.MaterialDeleted, cmd.ID, nil)
 	})
 }
 
@@ -70,7 +82,8 @@ type CreateShare struct{ Options json.RawMessage }
 // CreateShare stores the override data and answers its share link
 // (share.Links.Create), in one transaction.
 func (a *App) CreateShare(ctx context.Context, cmd CreateShare) (link *share.Link, err error) {
-	err = a.withTx(ctx, func(c *ent.Client) error {
+	err = a.withTx(ctx, func(t *database.Tx) error {
+		c := t.Client
 		link, err = a.links.Create(ctx, c, cmd.Options)
 		return err
 	})

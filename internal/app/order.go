@@ -12,6 +12,8 @@ import (
 	"github.com/configurator/catalogue/ent/configurator"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/query"
 	"github.com/configurator/catalogue/internal/upload"
@@ -60,7 +62,8 @@ func (a *App) CreateOrder(ctx context.Context, cmd CreateOrder) (id int, err err
 	if id, err := once.replay(ctx); err != nil || id != 0 {
 		return replayed(ctx, files, id, err)
 	}
-	err = a.withTx(ctx, func(c *ent.Client) error {
+	err = a.withTx(ctx, func(t *database.Tx) error {
+		c := t.Client
 		o, err := c.Order.Create().SetConfiguratorID(cmd.ConfiguratorID).SetPrice(cmd.Price).
 			SetCustomerDetails(cmd.CustomerDetails).SetConfiguratorSummary(cmd.ConfiguratorSummary).
 			SetNillableConfiguratorSnapshot(snapshot).SetConfiguratorPrintMap(printMap).Save(ctx)
@@ -68,7 +71,10 @@ func (a *App) CreateOrder(ctx context.Context, cmd CreateOrder) (id int, err err
 			return err
 		}
 		id = o.ID
-		return once.record(ctx, c, id)
+		if err := once.record(ctx, c, id); err != nil {
+			return err
+		}
+		return a.emitOrder(ctx, t, events.OrderCreated, id)
 	})
 	if errors.Is(err, idempotency.ErrRace) {
 		id, err := once.replay(ctx)
@@ -164,7 +170,8 @@ func (a *App) UpdateOrder(ctx context.Context, cmd UpdateOrder) error {
 	if err := valid.OrderUpdate(cmd.Status, cmd.InvoiceURL, cmd.OrderStorefront); err != nil {
 		return err
 	}
-	return a.withTx(ctx, func(c *ent.Client) error {
+	return a.withTx(ctx, func(t *database.Tx) error {
+		c := t.Client
 		u := c.Order.UpdateOneID(cmd.ID).SetNillableStatus(cmd.Status).
 			SetNillableInvoiceURL(cmd.InvoiceURL).SetNillableOrderStorefront(cmd.OrderStorefront)
 		if cmd.ClearInvoiceURL {
@@ -173,6 +180,9 @@ func (a *App) UpdateOrder(ctx context.Context, cmd UpdateOrder) error {
 		if cmd.ClearOrderStorefront {
 			u.ClearOrderStorefront()
 		}
-		return query.NotFoundAs(u.Exec(ctx), "order", cmd.ID)
+		if err := query.NotFoundAs(u.Exec(ctx), "order", cmd.ID); err != nil {
+			return err
+		}
+		return a.emitOrder(ctx, t, events.OrderUpdated, cmd.ID)
 	})
 }

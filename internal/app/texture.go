@@ -8,6 +8,8 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/texture"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/query"
 	"github.com/configurator/catalogue/internal/upload"
 	"github.com/configurator/catalogue/internal/valid"
@@ -41,14 +43,16 @@ func (a *App) CreateTexture(ctx context.Context, cmd CreateTexture) (id int, err
 	if err != nil {
 		return 0, err
 	}
-	err = a.withTx(ctx, func(c *ent.Client) error {
-		t, err := c.Texture.Create().SetName(cmd.Name).
+	err = a.withTx(ctx, func(t *database.Tx) error {
+		c := t.Client
+		x, err := c.Texture.Create().SetName(cmd.Name).
 			SetTextureFile(tex.File).SetTextureThumbnail50(tex.Thumbnail50).SetTextureThumbnail100(tex.Thumbnail100).
 			SetNillableBumpFile(bump).SetNillableCategoryID(cmd.CategoryID).Save(ctx)
-		if err == nil {
-			id = t.ID
+		if err != nil {
+			return err
 		}
-		return err
+		id = x.ID
+		return a.emit(ctx, t, events.TextureCreated, id, x)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create texture: %w", err)
@@ -101,7 +105,8 @@ func (a *App) UpdateTexture(ctx context.Context, cmd UpdateTexture) (err error) 
 	if cmd.BumpFile != nil || cmd.ClearBumpFile {
 		replaced = append(replaced, old.BumpFile)
 	}
-	err = a.withTx(ctx, func(c *ent.Client) error {
+	err = a.withTx(ctx, func(t *database.Tx) error {
+		c := t.Client
 		u := c.Texture.UpdateOneID(cmd.ID).SetNillableName(cmd.Name).SetNillableCategoryID(cmd.CategoryID).
 			SetNillableTextureFile(nonEmpty(tex.File)).SetNillableTextureThumbnail50(nonEmpty(tex.Thumbnail50)).
 			SetNillableTextureThumbnail100(nonEmpty(tex.Thumbnail100)).SetNillableBumpFile(bump)
@@ -111,7 +116,10 @@ func (a *App) UpdateTexture(ctx context.Context, cmd UpdateTexture) (err error) 
 		if cmd.ClearBumpFile {
 			u.ClearBumpFile()
 		}
-		return query.NotFoundAs(u.Exec(ctx), "texture", cmd.ID)
+		if err := query.NotFoundAs(u.Exec(ctx), "texture", cmd.ID); err != nil {
+			return err
+		}
+		return a.emitTexture(ctx, t, events.TextureUpdated, cmd.ID)
 	})
 	if err != nil {
 		return err
@@ -133,8 +141,12 @@ func (a *App) DeleteTexture(ctx context.Context, cmd DeleteTexture) error {
 	if err != nil {
 		return err
 	}
-	err = a.withTx(ctx, func(c *ent.Client) error {
-		return query.NotFoundAs(c.Texture.DeleteOneID(cmd.ID).Exec(ctx), "texture", cmd.ID)
+	err = a.withTx(ctx, func(t *database.Tx) error {
+		c := t.Client
+		if err := query.NotFoundAs(c.Texture.DeleteOneID(cmd.ID).Exec(ctx), "texture", cmd.ID); err != nil {
+			return err
+		}
+		return a.emit(ctx, t, events.TextureDeleted, cmd.ID, nil)
 	})
 	if err != nil {
 		return err

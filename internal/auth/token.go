@@ -22,6 +22,7 @@ import (
 	"github.com/configurator/catalogue/ent/predicate"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -91,7 +92,7 @@ func (t *Tokens) Run(ctx context.Context, databaseURL string, log *slog.Logger) 
 		// Without a listener the cache stays off, which is slower but
 		// still exact: a URL pgx cannot read costs the cache, not the
 		// service.
-		if cfg, err := listenConfig(databaseURL); err != nil {
+		if cfg, err := database.ListenConfig(databaseURL, listenerName); err != nil {
 			log.Error("token cache off: no revocation listener", "err", err)
 		} else {
 			wg.Go(func() { t.listen(ctx, cfg, log) })

@@ -38,7 +38,7 @@ func Open(ctx context.Context, rawURL string, opts ...ent.Option) (*ent.Client, 
 		return nil, fmt.Errorf("connect to %s: %w", Redact(rawURL), err)
 	}
 	c := ent.NewClient(append([]ent.Option{ent.Driver(typedDriver{drv})}, opts...)...)
-	remember(c, drv.DB())
+	remember(c, drv.DB(), drv.Dialect())
 	return c, nil
 }
 
@@ -93,7 +93,8 @@ func openDriver(rawURL string) (*entsql.Driver, error) {
 // indexes the schema no longer declares (a replaced index would otherwise
 // cost every write and mislead the planner); it never drops a table or a
 // column, so an existing database keeps its rows. It then installs the
-// triggers that keep derived data (order counts) exact. On PostgreSQL
+// triggers that keep derived data (order counts) exact, and the job
+// queue's tables (migrateQueue). On PostgreSQL
 // the whole runs under an advisory lock (lockMigrations), so replicas
 // starting at once migrate one after the other.
 func Migrate(ctx context.Context, c *ent.Client, rawURL string) error {
@@ -106,11 +107,17 @@ func Migrate(ctx context.Context, c *ent.Client, rawURL string) error {
 	// which a client Open made wraps (typedDriver): it runs on the pool
 	// itself.
 	schema := c.Schema
-	if db := Pool(c); db != nil {
+	db := Pool(c)
+	if db != nil {
 		schema = migrate.NewSchema(entsql.OpenDB(dialectOf(rawURL), db))
 	}
 	if err := schema.Create(ctx, migrate.WithForeignKeys(true), migrate.WithDropIndex(true)); err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	if db != nil {
+		if err := migrateQueue(ctx, db, dialectOf(rawURL)); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
 	}
 	if err := installCounts(ctx, c, dialectOf(rawURL)); err != nil {
 		return fmt.Errorf("migrate: %w", err)

@@ -52,18 +52,32 @@ func spanName(_ context.Context, method otelsql.Method, query string) string {
 // pools maps each client Open made (weakly, so a closed client is
 // forgotten when it is collected) to its connection pool: ent's client
 // does not expose it, and the metrics read its statistics (Pool).
-var pools sync.Map // weak.Pointer[ent.Client] -> *sql.DB
+var pools sync.Map // weak.Pointer[ent.Client] -> handle
 
-func remember(c *ent.Client, db *sql.DB) {
+// handle is what Open remembers of a client: its pool and dialect.
+type handle struct {
+	db      *sql.DB
+	dialect string
+}
+
+func remember(c *ent.Client, db *sql.DB, dialect string) {
 	k := weak.Make(c)
-	pools.Store(k, db)
+	pools.Store(k, handle{db, dialect})
 	runtime.AddCleanup(c, func(k weak.Pointer[ent.Client]) { pools.Delete(k) }, k)
 }
 
 // Pool returns the connection pool under a client Open made, for its
 // statistics (sql.DBStats); nil for any other client.
 func Pool(c *ent.Client) *sql.DB {
-	db, _ := pools.Load(weak.Make(c))
-	p, _ := db.(*sql.DB)
-	return p
+	h, _ := pools.Load(weak.Make(c))
+	hd, _ := h.(handle)
+	return hd.db
+}
+
+// Dialect returns ent's name of the database under a client Open made
+// ("postgres" or "sqlite3"); "" for any other client.
+func Dialect(c *ent.Client) string {
+	h, _ := pools.Load(weak.Make(c))
+	hd, _ := h.(handle)
+	return hd.dialect
 }

@@ -1,0 +1,79 @@
+package database
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+
+	"github.com/configurator/catalogue/ent"
+)
+
+// Tx is one transaction seen two ways: as an ent client for the write
+// itself, and as the database/sql transaction under it, for what ent does
+// not do (the job queue inserts its jobs in it, internal/webhook). Both
+// commit or roll back together, so a write and what it records (its
+// event, its deliveries) are stored together or not at all.
+type Tx struct {
+	// Client runs ent statements in the transaction. The privacy rules and
+	// hooks of ent/runtime apply to it as to any client.
+	Client *ent.Client
+	// SQL is the transaction itself.
+	SQL *sql.Tx
+	// Dialect is ent's name of the database: "postgres" or "sqlite3".
+	Dialect string
+
+	after []func()
+}
+
+// Begin starts a transaction on the pool of c, a client Open made.
+func Begin(ctx context.Context, c *ent.Client) (*Tx, error) {
+	db := Pool(c)
+	if db == nil {
+		return nil, errors.New("database: the client was not opened by database.Open")
+	}
+	dialectName := Dialect(c)
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	drv := txDriver{typedDriver{entsql.NewDriver(dialectName, entsql.Conn{ExecQuerier: tx})}}
+	return &Tx{Client: ent.NewClient(ent.Driver(drv)), SQL: tx, Dialect: dialectName}, nil
+}
+
+// txDriver is ent's driver over a transaction that is already open: ent
+// opens a transaction of its own for a write with edges, which here is
+// the one it runs in (as with ent's own transactional client).
+type txDriver struct{ typedDriver }
+
+// Tx returns the transaction itself, with no commit or rollback of its own.
+func (d txDriver) Tx(context.Context) (dialect.Tx, error) { return dialect.NopTx(d), nil }
+
+// BeginTx is Tx (ent asks for it with options in some writes).
+func (d txDriver) BeginTx(ctx context.Context, _ *sql.TxOptions) (dialect.Tx, error) {
+	return d.Tx(ctx)
+}
+
+// Close leaves the pool open: it belongs to the client Begin started from.
+func (txDriver) Close() error { return nil }
+
+// AfterCommit runs fn once the transaction has committed (never when it
+// rolls back): for what must not be seen before the data is, such as an
+// in-process notification.
+func (t *Tx) AfterCommit(fn func()) { t.after = append(t.after, fn) }
+
+// Commit commits the transaction and runs the AfterCommit functions.
+func (t *Tx) Commit() error {
+	if err := t.SQL.Commit(); err != nil {
+		return err
+	}
+	for _, fn := range t.after {
+		fn()
+	}
+	return nil
+}
+
+// Rollback rolls the transaction back.
+func (t *Tx) Rollback() error { return t.SQL.Rollback() }

@@ -1,0 +1,338 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/privacy"
+	"github.com/configurator/catalogue/ent/webhookdelivery"
+	"github.com/configurator/catalogue/internal/database"
+)
+
+// DefaultSchedule is the wait before each retry of a failed delivery:
+// after the eighth attempt a delivery is FAILED.
+var DefaultSchedule = []time.Duration{
+	5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour,
+	5 * time.Hour, 10 * time.Hour, 10 * time.Hour,
+}
+
+// AttemptTimeout is how long a receiver has to answer: a 2xx within it is
+// a success, anything else (or nothing) a failed attempt.
+const AttemptTimeout = 10 * time.Second
+
+// ParseSchedule reads WEBHOOK_RETRY_SCHEDULE: comma-separated durations
+// ("1s,2s,5s"), each positive.
+func ParseSchedule(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, part := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("WEBHOOK_RETRY_SCHEDULE: %q is not a positive duration such as 5s or 2h", part)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Config configures the delivery queue.
+type Config struct {
+	// Guard is checked at every connection (nil: the strict default).
+	Guard *Guard
+	// Schedule is the wait before each retry (nil: DefaultSchedule).
+	Schedule []time.Duration
+	// PollInterval is how often an idle replica looks for due deliveries
+	// (0: 100 ms). The queue polls rather than listens, on both databases,
+	// so that it needs nothing beyond the service's own pool.
+	PollInterval time.Duration
+	// Workers is the number of deliveries one replica sends at once
+	// (0: 20).
+	Workers int
+	// Log receives the queue's warnings (nil: slog.Default()).
+	Log *slog.Logger
+	// Metrics registers the queue's metrics (nil: none).
+	Metrics prometheus.Registerer
+	// HTTPClient sends the deliveries (nil: one that dials through Guard,
+	// follows no redirect and ignores proxy settings).
+	HTTPClient *http.Client
+}
+
+// Queue delivers webhooks through River, a job queue in the service's own
+// database: a delivery's job is inserted in the transaction that records
+// its event (Enqueue), so it exists exactly when the event does; River
+// locks each job to one replica while it runs, retries it on the schedule
+// and rescues it if the replica dies mid-attempt.
+type Queue struct {
+	client   *ent.Client
+	river    *river.Client[*sql.Tx]
+	schedule []time.Duration
+	http     *http.Client
+	log      *slog.Logger
+	metrics  *queueMetrics
+}
+
+// deliverArgs is the job of one delivery.
+type deliverArgs struct {
+	DeliveryID int `json:"delivery_id"`
+}
+
+// Kind names the job in River's table.
+func (deliverArgs) Kind() string { return "webhook_delivery" }
+
+// NewQueue returns the queue over c, whose pool is db of dialect dialectName.
+// It inserts jobs at once; it works them once Start is called.
+func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue, error) {
+	q := &Queue{client: c, schedule: cfg.Schedule, http: cfg.HTTPClient, log: cfg.Log}
+	if q.schedule == nil {
+		q.schedule = DefaultSchedule
+	}
+	if q.log == nil {
+		q.log = slog.Default()
+	}
+	if q.http == nil {
+		g := cfg.Guard
+		if g == nil {
+			g = &Guard{}
+		}
+		q.http = &http.Client{
+			Timeout: AttemptTimeout,
+			Transport: &http.Transport{
+				DialContext:         g.Dialer().DialContext,
+				TLSHandshakeTimeout: 5 * time.Second,
+				MaxIdleConnsPerHost: 4,
+				IdleConnTimeout:     90 * time.Second,
+			},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	q.metrics = newQueueMetrics(cfg.Metrics, q)
+	poll, workers := cfg.PollInterval, cfg.Workers
+	if poll == 0 {
+		poll = 100 * time.Millisecond
+	}
+	if workers == 0 {
+		workers = 20
+	}
+	ws := river.NewWorkers()
+	river.AddWorker(ws, &worker{q: q})
+	rc, err := river.NewClient(database.QueueDriver(db, dialectName), &river.Config{
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
+		Workers:           ws,
+		PollOnly:          true,
+		FetchPollInterval: poll,
+		FetchCooldown:     min(poll, river.FetchCooldownDefault),
+		// An attempt takes at most AttemptTimeout; a job running for
+		// longer belonged to a replica that died.
+		RescueStuckJobsAfter: 3 * AttemptTimeout,
+		JobTimeout:           AttemptTimeout + 5*time.Second,
+		MaxAttempts:          len(q.schedule) + 1,
+		Logger:               quiet(q.log),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("webhook queue: %w", err)
+	}
+	q.river = rc
+	return q, nil
+}
+
+// quiet passes on the queue library's warnings and errors only.
+func quiet(log *slog.Logger) *slog.Logger {
+	return slog.New(levelHandler{log.Handler(), slog.LevelWarn})
+}
+
+type levelHandler struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+// Start works due deliveries until Stop.
+func (q *Queue) Start(ctx context.Context) error { return q.river.Start(ctx) }
+
+// Stop lets running attempts finish (until ctx is done) and stops working.
+func (q *Queue) Stop(ctx context.Context) error { return q.river.Stop(ctx) }
+
+// Enqueue inserts the jobs of deliveries in tx, the transaction that
+// created them.
+func (q *Queue) Enqueue(ctx context.Context, tx *sql.Tx, deliveries ...int) error {
+	if len(deliveries) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(deliveries))
+	for i, id := range deliveries {
+		params[i] = river.InsertManyParams{Args: deliverArgs{DeliveryID: id}}
+	}
+	_, err := q.river.InsertManyTx(ctx, tx, params)
+	return err
+}
+
+// worker sends one delivery per job.
+type worker struct {
+	river.WorkerDefaults[deliverArgs]
+	q *Queue
+}
+
+// NextRetry follows the queue's schedule.
+func (w *worker) NextRetry(job *river.Job[deliverArgs]) time.Time {
+	return time.Now().Add(w.q.wait(job.Attempt))
+}
+
+// wait is the pause after the attempt-th failed attempt.
+func (q *Queue) wait(attempt int) time.Duration {
+	return q.schedule[min(max(attempt, 1), len(q.schedule))-1]
+}
+
+// Timeout bounds one attempt, the request and the bookkeeping around it.
+func (w *worker) Timeout(*river.Job[deliverArgs]) time.Duration {
+	return AttemptTimeout + 5*time.Second
+}
+
+// Work sends the delivery and records the outcome on its row. A delivery
+// that is gone (its endpoint was deleted) or no longer pending ends the
+// job.
+func (w *worker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
+	q := w.q
+	sys := privacy.DecisionContext(ctx, privacy.Allow)
+	d, err := q.client.WebhookDelivery.Query().Where(webhookdelivery.ID(job.Args.DeliveryID)).
+		WithEndpoint().WithEvent().Only(sys)
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if d.Status != webhookdelivery.StatusPENDING {
+		return nil
+	}
+	up := q.client.WebhookDelivery.UpdateOneID(d.ID).SetAttempts(d.Attempts + 1)
+	ep := d.Edges.Endpoint
+	if !ep.Enabled {
+		_, err := up.SetStatus(webhookdelivery.StatusFAILED).SetLastError("the endpoint is disabled").ClearNextAttemptAt().Save(sys)
+		q.metrics.outcome("failed")
+		return err
+	}
+	start := time.Now()
+	code, sendErr := q.send(ctx, ep.URL, ep.Secret, MessageID(d.ID), d.Edges.Event.Payload)
+	q.metrics.latency(time.Since(start))
+	if code != 0 {
+		up.SetLastStatusCode(code)
+	}
+	if sendErr == nil {
+		_, err := up.SetStatus(webhookdelivery.StatusSUCCEEDED).SetDeliveredAt(time.Now()).
+			ClearNextAttemptAt().ClearLastError().Save(sys)
+		q.metrics.outcome("succeeded")
+		return err
+	}
+	up.SetLastError(sendErr.Error())
+	if job.Attempt >= job.MaxAttempts {
+		up.SetStatus(webhookdelivery.StatusFAILED).ClearNextAttemptAt()
+		q.metrics.outcome("failed")
+	} else {
+		up.SetNextAttemptAt(time.Now().Add(q.wait(job.Attempt)))
+		q.metrics.outcome("retried")
+	}
+	if _, err := up.Save(sys); err != nil {
+		return errors.Join(sendErr, err)
+	}
+	return sendErr
+}
+
+// MessageID is the webhook-id of a delivery: the same on every attempt of
+// one event to one endpoint, so that a receiver can drop a repeat.
+func MessageID(delivery int) string { return "msg_" + strconv.Itoa(delivery) }
+
+// send POSTs body to url, signed, and returns the status code (0 when
+// there was no answer) and why the attempt failed (nil for a 2xx).
+func (q *Queue) send(ctx context.Context, url, secret, id string, body []byte) (int, error) {
+	ts := time.Now().Unix()
+	sig, err := Sign(secret, id, ts, body)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, AttemptTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "configurator-catalogue-webhooks/1")
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", sig)
+	resp, err := q.http.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("no answer: %w", err)
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, fmt.Errorf("the receiver answered %d", resp.StatusCode)
+	}
+	return resp.StatusCode, nil
+}
+
+// queueMetrics are the queue's Prometheus series.
+type queueMetrics struct {
+	outcomes *prometheus.CounterVec
+	duration prometheus.Histogram
+}
+
+func newQueueMetrics(reg prometheus.Registerer, q *Queue) *queueMetrics {
+	if reg == nil {
+		return nil
+	}
+	m := &queueMetrics{
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhook_deliveries_total",
+			Help: "Webhook delivery attempts by outcome: succeeded, retried (failed, another attempt is scheduled) or failed (no attempt left).",
+		}, []string{"outcome"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "webhook_attempt_duration_seconds",
+			Help:    "Time from sending a webhook to the receiver's answer (or the failure).",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}),
+	}
+	depth := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "webhook_queue_depth",
+		Help: "Webhook deliveries still pending (due or waiting for a retry).",
+	}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n, err := q.client.WebhookDelivery.Query().Where(webhookdelivery.StatusEQ(webhookdelivery.StatusPENDING)).
+			Count(privacy.DecisionContext(ctx, privacy.Allow))
+		if err != nil {
+			return -1
+		}
+		return float64(n)
+	})
+	reg.MustRegister(m.outcomes, m.duration, depth)
+	return m
+}
+
+func (m *queueMetrics) outcome(o string) {
+	if m != nil {
+		m.outcomes.WithLabelValues(o).Inc()
+	}
+}
+
+func (m *queueMetrics) latency(d time.Duration) {
+	if m != nil {
+		m.duration.Observe(d.Seconds())
+	}
+}
