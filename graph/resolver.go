@@ -3,6 +3,7 @@ package graph
 import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/app"
+	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/storage"
 )
@@ -16,6 +17,8 @@ type Resolver struct {
 	app    *app.App
 	links  *share.Links
 	files  *storage.Files
+	events app.Events
+	hub    *events.Hub
 }
 
 // Option configures a Resolver.
@@ -30,6 +33,14 @@ func WithFiles(f *storage.Files) Option { return func(r *Resolver) { r.files = f
 // snapshot key is appended to it as is.
 func WithShareBase(base string) Option { return func(r *Resolver) { r.links = share.New(base) } }
 
+// WithEvents sets who hears of the writes: the webhook queue, the
+// subscribers' notifier, the shape of payloads (app.Events).
+func WithEvents(e app.Events) Option { return func(r *Resolver) { r.events = e } }
+
+// WithHub sets the hub subscriptions read from. Without it, a
+// subscription is refused as unavailable.
+func WithHub(h *events.Hub) Option { return func(r *Resolver) { r.hub = h } }
+
 // NewResolver returns the resolver root over client.
 func NewResolver(client *ent.Client, opts ...Option) *Resolver {
 	r := &Resolver{client: client, links: share.New("")}
@@ -37,5 +48,6 @@ func NewResolver(client *ent.Client, opts ...Option) *Resolver {
 		o(r)
 	}
 	r.app = app.New(client, r.files, r.links)
+	r.app.SetEvents(r.events)
 	return r
 }

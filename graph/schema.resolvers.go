@@ -21,16 +21,42 @@ import (
 	"github.com/configurator/catalogue/ent/optionvariation"
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/texture"
+	"github.com/configurator/catalogue/ent/webhookdelivery"
+	"github.com/configurator/catalogue/ent/webhookendpoint"
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/internal/app"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/query"
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/valid"
 	"github.com/configurator/catalogue/internal/viewer"
 )
+
+// Order is the resolver for the order field.
+func (r *eventResolver) Order(ctx context.Context, obj *events.Event) (*ent.Order, error) {
+	return loadEvent[ent.Order](ctx, obj, "order.", r.client.Order.Query().Where(order.ID(obj.ResourceID)))
+}
+
+// Material is the resolver for the material field.
+func (r *eventResolver) Material(ctx context.Context, obj *events.Event) (*ent.Material, error) {
+	return loadEvent[ent.Material](ctx, obj, "material.", r.client.Material.Query().Where(material.ID(obj.ResourceID)))
+}
+
+// Texture is the resolver for the texture field.
+func (r *eventResolver) Texture(ctx context.Context, obj *events.Event) (*ent.Texture, error) {
+	return loadEvent[ent.Texture](ctx, obj, "texture.", r.client.Texture.Query().Where(texture.ID(obj.ResourceID)))
+}
+
+// DeletedID is the resolver for the deletedID field.
+func (r *eventResolver) DeletedID(ctx context.Context, obj *events.Event) (*int, error) {
+	if !obj.Deleted() {
+		return nil, nil
+	}
+	return &obj.ResourceID, nil
+}
 
 // CreateOrder is the resolver for the createOrder field.
 func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOrderInput) (*ent.Order, error) {
@@ -125,6 +151,43 @@ func (r *mutationResolver) DeleteTexture(ctx context.Context, id int) (int, erro
 // SetOptionOverrides is the resolver for the setOptionOverrides field.
 func (r *mutationResolver) SetOptionOverrides(ctx context.Context, options json.RawMessage) (*share.Link, error) {
 	return r.app.CreateShare(ctx, app.CreateShare{Options: options})
+}
+
+// CreateWebhookEndpoint is the resolver for the createWebhookEndpoint field.
+func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input model.CreateWebhookEndpointInput) (*app.EndpointSecret, error) {
+	return r.app.CreateWebhookEndpoint(ctx, app.CreateWebhookEndpoint{
+		URL: input.URL, EventTypes: input.EventTypes, Description: input.Description, Enabled: input.Enabled,
+	})
+}
+
+// UpdateWebhookEndpoint is the resolver for the updateWebhookEndpoint field.
+func (r *mutationResolver) UpdateWebhookEndpoint(ctx context.Context, id int, input model.UpdateWebhookEndpointInput) (*ent.WebhookEndpoint, error) {
+	cmd := app.UpdateWebhookEndpoint{ID: id, URL: input.URL, Description: input.Description, Enabled: input.Enabled}
+	if input.EventTypes != nil {
+		cmd.EventTypes = &input.EventTypes
+	}
+	if err := r.app.UpdateWebhookEndpoint(ctx, cmd); err != nil {
+		return nil, err
+	}
+	return r.client.WebhookEndpoint.Get(ctx, id)
+}
+
+// DeleteWebhookEndpoint is the resolver for the deleteWebhookEndpoint field.
+func (r *mutationResolver) DeleteWebhookEndpoint(ctx context.Context, id int) (int, error) {
+	return id, r.app.DeleteWebhookEndpoint(ctx, id)
+}
+
+// RotateWebhookSecret is the resolver for the rotateWebhookSecret field.
+func (r *mutationResolver) RotateWebhookSecret(ctx context.Context, id int) (*app.EndpointSecret, error) {
+	return r.app.RotateWebhookSecret(ctx, id)
+}
+
+// RedeliverWebhook is the resolver for the redeliverWebhook field.
+func (r *mutationResolver) RedeliverWebhook(ctx context.Context, deliveryID int) (*ent.WebhookDelivery, error) {
+	if err := r.app.RedeliverWebhook(ctx, deliveryID); err != nil {
+		return nil, err
+	}
+	return r.client.WebhookDelivery.Get(ctx, deliveryID)
 }
 
 // Viewer is the resolver for the viewer field.
@@ -339,6 +402,39 @@ func (r *queryResolver) SharedConfigurator(ctx context.Context, key string) (*sh
 	return r.links.Open(ctx, r.client, key)
 }
 
+// WebhookEndpoints is the resolver for the webhookEndpoints field.
+func (r *queryResolver) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, error) {
+	if err := auth.RequireDashboard(ctx); err != nil {
+		return nil, err
+	}
+	return r.client.WebhookEndpoint.Query().Order(webhookendpoint.ByID()).All(ctx)
+}
+
+// WebhookDeliveries is the resolver for the webhookDeliveries field.
+func (r *queryResolver) WebhookDeliveries(ctx context.Context, endpointID *int, status *model.WebhookDeliveryStatus, page *int, perPage *int) (*model.WebhookDeliveryPage, error) {
+	if err := auth.RequireDashboard(ctx); err != nil {
+		return nil, err
+	}
+	q := r.client.WebhookDelivery.Query()
+	if endpointID != nil {
+		q = q.Where(webhookdelivery.EndpointID(*endpointID))
+	}
+	if status != nil {
+		q = q.Where(webhookdelivery.StatusEQ(webhookdelivery.Status(*status)))
+	}
+	data, info, err := query.Page[ent.WebhookDelivery, webhookdelivery.OrderOption, *ent.WebhookDeliverySelect](ctx, q,
+		pageArgs(ctx, page, perPage, query.Sort{Column: webhookdelivery.FieldID, Desc: true}, query.Total{}), noLoad[*ent.WebhookDeliveryQuery])
+	if err != nil {
+		return nil, err
+	}
+	return &model.WebhookDeliveryPage{Data: data, Pagination: pagination(info)}, nil
+}
+
+// Events is the resolver for the events field.
+func (r *subscriptionResolver) Events(ctx context.Context, types []string) (<-chan *events.Event, error) {
+	return r.subscribe(ctx, types)
+}
+
 // Kind is the resolver for the tokenKind field.
 func (r *viewerResolver) Kind(ctx context.Context, obj *viewer.Viewer) (string, error) {
 	return string(obj.Kind), nil
@@ -352,13 +448,32 @@ func (r *viewerResolver) Configurator(ctx context.Context, obj *viewer.Viewer) (
 	return query.One[ent.Configurator](ctx, r.client.Configurator.Query().Where(configurator.ID(obj.ConfiguratorID)), "configurator", obj.ConfiguratorID)
 }
 
+// Status is the resolver for the status field.
+func (r *webhookDeliveryResolver) Status(ctx context.Context, obj *ent.WebhookDelivery) (model.WebhookDeliveryStatus, error) {
+	return model.WebhookDeliveryStatus(obj.Status), nil
+}
+
+// Event returns generated.EventResolver implementation.
+func (r *Resolver) Event() generated.EventResolver { return &eventResolver{r} }
+
 // Mutation returns generated.MutationResolver implementation.
 func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResolver{r} }
+
+// Subscription returns generated.SubscriptionResolver implementation.
+func (r *Resolver) Subscription() generated.SubscriptionResolver { return &subscriptionResolver{r} }
 
 // Viewer returns generated.ViewerResolver implementation.
 func (r *Resolver) Viewer() generated.ViewerResolver { return &viewerResolver{r} }
 
+// WebhookDelivery returns generated.WebhookDeliveryResolver implementation.
+func (r *Resolver) WebhookDelivery() generated.WebhookDeliveryResolver {
+	return &webhookDeliveryResolver{r}
+}
+
 type (
-	mutationResolver struct{ *Resolver }
-	viewerResolver   struct{ *Resolver }
+	eventResolver           struct{ *Resolver }
+	mutationResolver        struct{ *Resolver }
+	subscriptionResolver    struct{ *Resolver }
+	viewerResolver          struct{ *Resolver }
+	webhookDeliveryResolver struct{ *Resolver }
 )

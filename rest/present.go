@@ -491,3 +491,18 @@ func presentShared(sc *share.Configurator) sharedJSON {
 	}
 	return out
 }
+
+// EventData presents the record of an event (internal/events) in its v1
+// shape, as webhook payloads carry it: an order as GET /orders/{id}
+// shows it, a material or a texture as their lists do.
+func EventData(resource any) any {
+	switch r := resource.(type) {
+	case *ent.Order:
+		return presentOrder(r)
+	case *ent.Material:
+		return presentMaterial(r)
+	case *ent.Texture:
+		return presentTexture(r)
+	}
+	return resource
+}

@@ -114,6 +114,8 @@ variable, and flags win (the README's Configuration table has the defaults):
   RATE_LIMIT_PER_MINUTE    each token's budget in units; 0 is off (--rate-limit-per-minute)
   REDIS_URL                keep the budgets in this Redis, shared by replicas (--redis-url)
   METRICS_ADDR             serve /metrics on this address only (--metrics-addr)
+  WEBHOOK_ALLOW_PRIVATE    true: webhooks may use http and private addresses (--webhook-allow-private)
+  WEBHOOK_RETRY_SCHEDULE   waits before webhook retries, e.g. 1s,2s,5s (--webhook-retry-schedule)
   PPROF_ADDR               serve net/http/pprof on this address (--pprof-addr)
   OTEL_EXPORTER_OTLP_ENDPOINT  OTLP/HTTP collector: turns tracing on
   GOGC, GOMEMLIMIT         Go's garbage collector settings (serve tunes them when both are unset)

@@ -32,6 +32,9 @@ type app struct {
 	// redis is the rate limiter's Redis connection, when REDIS_URL is
 	// set, closed when serve stops.
 	redis *ratelimit.Redis
+	// events carry writes to webhooks and subscriptions; serve starts
+	// them.
+	events *eventParts
 }
 
 // newRouter wires the HTTP surface: probes, the GraphQL endpoint and REST
@@ -44,7 +47,8 @@ type app struct {
 func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger) *app {
 	m := newMetrics(c, log)
 	limiter, shared := newLimiter(cfg, m, log) // nil: off
-	res := graph.NewResolver(c, graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL))
+	ev := newEvents(c, cfg, m, log)
+	res := graph.NewResolver(c, append(ev.options(), graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL))...)
 	r := chi.NewRouter()
 	r.Use(observe(m, log)...)
 	r.Use(middleware.Recoverer, edge.CORS, edge.Deadline(cfg.RequestTimeout))
@@ -87,5 +91,5 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 
 	r.NotFound(rest.NotFound)
 	r.MethodNotAllowed(rest.MethodNotAllowed(r))
-	return &app{Handler: r, metrics: m, redis: shared}
+	return &app{Handler: r, metrics: m, redis: shared, events: ev}
 }

@@ -147,6 +147,11 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	if handler.redis != nil {
 		defer handler.redis.Close()
 	}
+	stopEvents, err := handler.events.start(ctx, cfg.DatabaseURL, log)
+	if err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	defer stopEvents()
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,

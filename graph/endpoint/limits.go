@@ -52,6 +52,9 @@ type limits struct {
 	// so it passed the walk before; the hot path does not parse again.
 	parsed  graphql.Cache[*ast.QueryDocument]
 	weights *cost.Weights
+	// lim charges the operations of a WebSocket connection after its
+	// first (operationMeter).
+	lim ratelimit.Limiter
 }
 
 var _ interface {
@@ -104,7 +107,7 @@ func (l *limits) MutateOperationContext(ctx context.Context, op *graphql.Operati
 		writes = len(op.Operation.SelectionSet)
 	}
 	// The request's one charge: its whole cost, read units included.
-	if err := ratelimit.FromContext(ctx).Charge(ctx, ratelimit.OperationUnits(points, writes)); err != nil {
+	if err := l.operationMeter(ctx).Charge(ctx, ratelimit.OperationUnits(points, writes)); err != nil {
 		metrics.NoteRateLimited(ctx)
 		return gqlError(err)
 	}

@@ -50,6 +50,8 @@ type HandlerOptions struct {
 func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) http.Handler {
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: res}))
 	srv.AddTransport(transport.Options{})
+	srv.AddTransport(websocket(tokens))
+	srv.AddTransport(transport.SSE{})
 	srv.AddTransport(httpTransport{})
 	srv.AddTransport(multipartTransport{transport.MultipartForm{MaxUploadSize: valid.MaxMultipartBody, MaxMemory: 8 << 20}})
 	parsed := lru.New[*ast.QueryDocument](1000)
@@ -64,7 +66,7 @@ func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) h
 	// extension's operation hooks while it creates the operation, before
 	// any interceptor (the fast path below) or resolver, so they hold
 	// whatever is registered after them (TestLimitsBeforeInterceptors).
-	srv.Use(&limits{parsed: parsed})
+	srv.Use(&limits{parsed: parsed, lim: opts.Limiter})
 	srv.Use(fast.New(res))
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(recoverPanic)

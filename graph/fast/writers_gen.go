@@ -9,6 +9,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph/model"
+	"github.com/configurator/catalogue/internal/app"
+	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/viewer"
 )
@@ -80,6 +82,15 @@ var fields = map[string]map[string]string{
 	"ConfiguratorOptionPage": {
 		"data":       "ConfiguratorOption",
 		"pagination": "Pagination",
+	},
+	"Event": {
+		"id":        "",
+		"type":      "",
+		"timestamp": "",
+		"order":     "Order",
+		"material":  "Material",
+		"texture":   "Texture",
+		"deletedID": "",
 	},
 	"FormField": {
 		"id":              "",
@@ -321,6 +332,35 @@ var fields = map[string]map[string]string{
 		"tokenKind":    "",
 		"configurator": "Configurator",
 	},
+	"WebhookDelivery": {
+		"id":             "",
+		"endpointID":     "",
+		"eventID":        "",
+		"eventType":      "",
+		"status":         "",
+		"attempts":       "",
+		"lastStatusCode": "",
+		"lastError":      "",
+		"nextAttemptAt":  "",
+		"createdAt":      "",
+		"deliveredAt":    "",
+	},
+	"WebhookDeliveryPage": {
+		"data":       "WebhookDelivery",
+		"pagination": "Pagination",
+	},
+	"WebhookEndpoint": {
+		"id":          "",
+		"url":         "",
+		"eventTypes":  "",
+		"enabled":     "",
+		"description": "",
+		"createdAt":   "",
+	},
+	"WebhookEndpointSecret": {
+		"endpoint": "WebhookEndpoint",
+		"secret":   "",
+	},
 }
 
 var implementors = map[string][]string{
@@ -334,6 +374,7 @@ var implementors = map[string][]string{
 	"ConfiguratorOptionConnection": {"ConfiguratorOptionConnection"},
 	"ConfiguratorOptionEdge":       {"ConfiguratorOptionEdge"},
 	"ConfiguratorOptionPage":       {"ConfiguratorOptionPage"},
+	"Event":                        {"Event"},
 	"FormField":                    {"FormField", "Node"},
 	"FormFieldConnection":          {"FormFieldConnection"},
 	"FormFieldEdge":                {"FormFieldEdge"},
@@ -366,6 +407,10 @@ var implementors = map[string][]string{
 	"TextureEdge":                  {"TextureEdge"},
 	"TexturePage":                  {"TexturePage"},
 	"Viewer":                       {"Viewer"},
+	"WebhookDelivery":              {"WebhookDelivery"},
+	"WebhookDeliveryPage":          {"WebhookDeliveryPage"},
+	"WebhookEndpoint":              {"WebhookEndpoint"},
+	"WebhookEndpointSecret":        {"WebhookEndpointSecret"},
 }
 
 // entry writes res, the value of field of object, with the selection of f.
@@ -778,6 +823,48 @@ func (w *writer) entry(ctx context.Context, object string, f *graphql.CollectedF
 				return false
 			} else {
 				if !w.objPagination(ctx, f, v) {
+					return false
+				}
+			}
+			return true
+		}
+	case "Event":
+		switch f.Name {
+		case "order":
+			v, ok := res.(*ent.Order)
+			if !ok {
+				return false
+			}
+			if v == nil {
+				w.null()
+			} else {
+				if !w.objOrder(ctx, f, v) {
+					return false
+				}
+			}
+			return true
+		case "material":
+			v, ok := res.(*ent.Material)
+			if !ok {
+				return false
+			}
+			if v == nil {
+				w.null()
+			} else {
+				if !w.objMaterial(ctx, f, v) {
+					return false
+				}
+			}
+			return true
+		case "texture":
+			v, ok := res.(*ent.Texture)
+			if !ok {
+				return false
+			}
+			if v == nil {
+				w.null()
+			} else {
+				if !w.objTexture(ctx, f, v) {
 					return false
 				}
 			}
@@ -1793,11 +1880,8 @@ func (w *writer) entry(ctx context.Context, object string, f *graphql.CollectedF
 				}
 			}
 			return true
-		}
-	case "SharedConfigurator":
-		switch f.Name {
-		case "options":
-			v, ok := res.([]*share.Option)
+		case "webhookEndpoints":
+			v, ok := res.([]*ent.WebhookEndpoint)
 			if !ok {
 				return false
 			}
@@ -1812,7 +1896,47 @@ func (w *writer) entry(ctx context.Context, object string, f *graphql.CollectedF
 					if e28 == nil {
 						return false
 					} else {
-						if !w.objSharedOption(ctx, f, e28) {
+						if !w.objWebhookEndpoint(ctx, f, e28) {
+							return false
+						}
+					}
+				}
+				w.byte(']')
+			}
+			return true
+		case "webhookDeliveries":
+			v, ok := res.(*model.WebhookDeliveryPage)
+			if !ok {
+				return false
+			}
+			if v == nil {
+				return false
+			} else {
+				if !w.objWebhookDeliveryPage(ctx, f, v) {
+					return false
+				}
+			}
+			return true
+		}
+	case "SharedConfigurator":
+		switch f.Name {
+		case "options":
+			v, ok := res.([]*share.Option)
+			if !ok {
+				return false
+			}
+			if v == nil {
+				w.raw("[]")
+			} else {
+				w.byte('[')
+				for i, e29 := range v {
+					if i > 0 {
+						w.byte(',')
+					}
+					if e29 == nil {
+						return false
+					} else {
+						if !w.objSharedOption(ctx, f, e29) {
 							return false
 						}
 					}
@@ -1832,14 +1956,14 @@ func (w *writer) entry(ctx context.Context, object string, f *graphql.CollectedF
 				w.raw("[]")
 			} else {
 				w.byte('[')
-				for i, e29 := range v {
+				for i, e30 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e29 == nil {
+					if e30 == nil {
 						return false
 					} else {
-						if !w.objSharedVariation(ctx, f, e29) {
+						if !w.objSharedVariation(ctx, f, e30) {
 							return false
 						}
 					}
@@ -1872,14 +1996,14 @@ func (w *writer) entry(ctx context.Context, object string, f *graphql.CollectedF
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e30 := range v {
+				for i, e31 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e30 == nil {
+					if e31 == nil {
 						return false
 					} else {
-						if !w.objMaterial(ctx, f, e30) {
+						if !w.objMaterial(ctx, f, e31) {
 							return false
 						}
 					}
@@ -1899,14 +2023,14 @@ func (w *writer) entry(ctx context.Context, object string, f *graphql.CollectedF
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e31 := range v {
+				for i, e32 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e31 == nil {
+					if e32 == nil {
 						w.null()
 					} else {
-						if !w.objTextureEdge(ctx, f, e31) {
+						if !w.objTextureEdge(ctx, f, e32) {
 							return false
 						}
 					}
@@ -1951,14 +2075,14 @@ func (w *writer) entry(ctx context.Context, object string, f *graphql.CollectedF
 				w.raw("[]")
 			} else {
 				w.byte('[')
-				for i, e32 := range v {
+				for i, e33 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e32 == nil {
+					if e33 == nil {
 						return false
 					} else {
-						if !w.objTexture(ctx, f, e32) {
+						if !w.objTexture(ctx, f, e33) {
 							return false
 						}
 					}
@@ -1991,6 +2115,62 @@ func (w *writer) entry(ctx context.Context, object string, f *graphql.CollectedF
 				w.null()
 			} else {
 				if !w.objConfigurator(ctx, f, v) {
+					return false
+				}
+			}
+			return true
+		}
+	case "WebhookDeliveryPage":
+		switch f.Name {
+		case "data":
+			v, ok := res.([]*ent.WebhookDelivery)
+			if !ok {
+				return false
+			}
+			if v == nil {
+				w.raw("[]")
+			} else {
+				w.byte('[')
+				for i, e34 := range v {
+					if i > 0 {
+						w.byte(',')
+					}
+					if e34 == nil {
+						return false
+					} else {
+						if !w.objWebhookDelivery(ctx, f, e34) {
+							return false
+						}
+					}
+				}
+				w.byte(']')
+			}
+			return true
+		case "pagination":
+			v, ok := res.(*model.Pagination)
+			if !ok {
+				return false
+			}
+			if v == nil {
+				return false
+			} else {
+				if !w.objPagination(ctx, f, v) {
+					return false
+				}
+			}
+			return true
+		}
+	case "WebhookEndpointSecret":
+		switch f.Name {
+		case "endpoint":
+			v, ok := res.(*ent.WebhookEndpoint)
+			if !ok {
+				return false
+			}
+			if v == nil {
+				return false
+			} else {
+				if !w.objWebhookEndpoint(ctx, f, v) {
 					return false
 				}
 			}
@@ -2041,14 +2221,14 @@ func (w *writer) objConfigurator(ctx context.Context, f *graphql.CollectedField,
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e33 := range v {
+				for i, e35 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e33 == nil {
+					if e35 == nil {
 						return false
 					} else {
-						if !w.objConfiguratorForm(ctx, f, e33) {
+						if !w.objConfiguratorForm(ctx, f, e35) {
 							return false
 						}
 					}
@@ -2064,14 +2244,14 @@ func (w *writer) objConfigurator(ctx context.Context, f *graphql.CollectedField,
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e34 := range v {
+				for i, e36 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e34 == nil {
+					if e36 == nil {
 						return false
 					} else {
-						if !w.objFormField(ctx, f, e34) {
+						if !w.objFormField(ctx, f, e36) {
 							return false
 						}
 					}
@@ -2087,14 +2267,14 @@ func (w *writer) objConfigurator(ctx context.Context, f *graphql.CollectedField,
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e35 := range v {
+				for i, e37 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e35 == nil {
+					if e37 == nil {
 						return false
 					} else {
-						if !w.objConfiguratorOption(ctx, f, e35) {
+						if !w.objConfiguratorOption(ctx, f, e37) {
 							return false
 						}
 					}
@@ -2110,14 +2290,14 @@ func (w *writer) objConfigurator(ctx context.Context, f *graphql.CollectedField,
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e36 := range v {
+				for i, e38 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e36 == nil {
+					if e38 == nil {
 						return false
 					} else {
-						if !w.objOptionSet(ctx, f, e36) {
+						if !w.objOptionSet(ctx, f, e38) {
 							return false
 						}
 					}
@@ -2150,14 +2330,14 @@ func (w *writer) objConfiguratorConnection(ctx context.Context, f *graphql.Colle
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e37 := range v {
+				for i, e39 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e37 == nil {
+					if e39 == nil {
 						w.null()
 					} else {
-						if !w.objConfiguratorEdge(ctx, f, e37) {
+						if !w.objConfiguratorEdge(ctx, f, e39) {
 							return false
 						}
 					}
@@ -2272,14 +2452,14 @@ func (w *writer) objConfiguratorForm(ctx context.Context, f *graphql.CollectedFi
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e38 := range v {
+				for i, e40 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e38 == nil {
+					if e40 == nil {
 						return false
 					} else {
-						if !w.objFormField(ctx, f, e38) {
+						if !w.objFormField(ctx, f, e40) {
 							return false
 						}
 					}
@@ -2312,14 +2492,14 @@ func (w *writer) objConfiguratorFormConnection(ctx context.Context, f *graphql.C
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e39 := range v {
+				for i, e41 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e39 == nil {
+					if e41 == nil {
 						w.null()
 					} else {
-						if !w.objConfiguratorFormEdge(ctx, f, e39) {
+						if !w.objConfiguratorFormEdge(ctx, f, e41) {
 							return false
 						}
 					}
@@ -2456,14 +2636,14 @@ func (w *writer) objConfiguratorOption(ctx context.Context, f *graphql.Collected
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e40 := range v {
+				for i, e42 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e40 == nil {
+					if e42 == nil {
 						return false
 					} else {
-						if !w.objOptionVariation(ctx, f, e40) {
+						if !w.objOptionVariation(ctx, f, e42) {
 							return false
 						}
 					}
@@ -2479,14 +2659,14 @@ func (w *writer) objConfiguratorOption(ctx context.Context, f *graphql.Collected
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e41 := range v {
+				for i, e43 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e41 == nil {
+					if e43 == nil {
 						return false
 					} else {
-						if !w.objOptionSet(ctx, f, e41) {
+						if !w.objOptionSet(ctx, f, e43) {
 							return false
 						}
 					}
@@ -2519,14 +2699,14 @@ func (w *writer) objConfiguratorOptionConnection(ctx context.Context, f *graphql
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e42 := range v {
+				for i, e44 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e42 == nil {
+					if e44 == nil {
 						w.null()
 					} else {
-						if !w.objConfiguratorOptionEdge(ctx, f, e42) {
+						if !w.objConfiguratorOptionEdge(ctx, f, e44) {
 							return false
 						}
 					}
@@ -2601,14 +2781,14 @@ func (w *writer) objConfiguratorOptionPage(ctx context.Context, f *graphql.Colle
 				w.raw("[]")
 			} else {
 				w.byte('[')
-				for i, e43 := range v {
+				for i, e45 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e43 == nil {
+					if e45 == nil {
 						return false
 					} else {
-						if !w.objConfiguratorOption(ctx, f, e43) {
+						if !w.objConfiguratorOption(ctx, f, e45) {
 							return false
 						}
 					}
@@ -2621,6 +2801,89 @@ func (w *writer) objConfiguratorOptionPage(ctx context.Context, f *graphql.Colle
 				return false
 			} else {
 				if !w.objPagination(ctx, f, v) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	w.byte('}')
+	return true
+}
+
+func (w *writer) objEvent(ctx context.Context, f *graphql.CollectedField, obj *events.Event) bool {
+	set := w.collect(f.Selections, "Event")
+	w.byte('{')
+	for i := range set.fields {
+		f := &set.fields[i]
+		if i > 0 {
+			w.byte(',')
+		}
+		w.key(set, i)
+		switch f.Name {
+		case "__typename":
+			w.str("Event")
+		case "id":
+			v := obj.ID
+			if !w.id(v, true) {
+				return false
+			}
+		case "type":
+			v := obj.Type
+			if !w.string(v, true) {
+				return false
+			}
+		case "timestamp":
+			v := obj.Time
+			if !w.time(v, true) {
+				return false
+			}
+		case "order":
+			v, err := w.resolvers.Event().Order(w.fieldContext(ctx, f, "Event", true, true), obj)
+			if err != nil {
+				return false
+			}
+			if v == nil {
+				w.null()
+			} else {
+				if !w.objOrder(ctx, f, v) {
+					return false
+				}
+			}
+		case "material":
+			v, err := w.resolvers.Event().Material(w.fieldContext(ctx, f, "Event", true, true), obj)
+			if err != nil {
+				return false
+			}
+			if v == nil {
+				w.null()
+			} else {
+				if !w.objMaterial(ctx, f, v) {
+					return false
+				}
+			}
+		case "texture":
+			v, err := w.resolvers.Event().Texture(w.fieldContext(ctx, f, "Event", true, true), obj)
+			if err != nil {
+				return false
+			}
+			if v == nil {
+				w.null()
+			} else {
+				if !w.objTexture(ctx, f, v) {
+					return false
+				}
+			}
+		case "deletedID":
+			v, err := w.resolvers.Event().DeletedID(w.fieldContext(ctx, f, "Event", true, true), obj)
+			if err != nil {
+				return false
+			}
+			if v == nil {
+				w.null()
+			} else {
+				if !w.id(*v, false) {
 					return false
 				}
 			}
@@ -2763,14 +3026,14 @@ func (w *writer) objFormFieldConnection(ctx context.Context, f *graphql.Collecte
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e44 := range v {
+				for i, e46 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e44 == nil {
+					if e46 == nil {
 						w.null()
 					} else {
-						if !w.objFormFieldEdge(ctx, f, e44) {
+						if !w.objFormFieldEdge(ctx, f, e46) {
 							return false
 						}
 					}
@@ -2845,14 +3108,14 @@ func (w *writer) objFormFieldPage(ctx context.Context, f *graphql.CollectedField
 				w.raw("[]")
 			} else {
 				w.byte('[')
-				for i, e45 := range v {
+				for i, e47 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e45 == nil {
+					if e47 == nil {
 						return false
 					} else {
-						if !w.objFormField(ctx, f, e45) {
+						if !w.objFormField(ctx, f, e47) {
 							return false
 						}
 					}
@@ -3063,14 +3326,14 @@ func (w *writer) objMaterialCategory(ctx context.Context, f *graphql.CollectedFi
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e46 := range v {
+				for i, e48 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e46 == nil {
+					if e48 == nil {
 						return false
 					} else {
-						if !w.objMaterial(ctx, f, e46) {
+						if !w.objMaterial(ctx, f, e48) {
 							return false
 						}
 					}
@@ -3086,14 +3349,14 @@ func (w *writer) objMaterialCategory(ctx context.Context, f *graphql.CollectedFi
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e47 := range v {
+				for i, e49 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e47 == nil {
+					if e49 == nil {
 						return false
 					} else {
-						if !w.objTexture(ctx, f, e47) {
+						if !w.objTexture(ctx, f, e49) {
 							return false
 						}
 					}
@@ -3126,14 +3389,14 @@ func (w *writer) objMaterialCategoryConnection(ctx context.Context, f *graphql.C
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e48 := range v {
+				for i, e50 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e48 == nil {
+					if e50 == nil {
 						w.null()
 					} else {
-						if !w.objMaterialCategoryEdge(ctx, f, e48) {
+						if !w.objMaterialCategoryEdge(ctx, f, e50) {
 							return false
 						}
 					}
@@ -3208,14 +3471,14 @@ func (w *writer) objMaterialConnection(ctx context.Context, f *graphql.Collected
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e49 := range v {
+				for i, e51 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e49 == nil {
+					if e51 == nil {
 						w.null()
 					} else {
-						if !w.objMaterialEdge(ctx, f, e49) {
+						if !w.objMaterialEdge(ctx, f, e51) {
 							return false
 						}
 					}
@@ -3290,14 +3553,14 @@ func (w *writer) objMaterialPage(ctx context.Context, f *graphql.CollectedField,
 				w.raw("[]")
 			} else {
 				w.byte('[')
-				for i, e50 := range v {
+				for i, e52 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e50 == nil {
+					if e52 == nil {
 						return false
 					} else {
-						if !w.objMaterial(ctx, f, e50) {
+						if !w.objMaterial(ctx, f, e52) {
 							return false
 						}
 					}
@@ -3379,14 +3642,14 @@ func (w *writer) objOptionSet(ctx context.Context, f *graphql.CollectedField, ob
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e51 := range v {
+				for i, e53 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e51 == nil {
+					if e53 == nil {
 						return false
 					} else {
-						if !w.objConfiguratorOption(ctx, f, e51) {
+						if !w.objConfiguratorOption(ctx, f, e53) {
 							return false
 						}
 					}
@@ -3419,14 +3682,14 @@ func (w *writer) objOptionSetConnection(ctx context.Context, f *graphql.Collecte
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e52 := range v {
+				for i, e54 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e52 == nil {
+					if e54 == nil {
 						w.null()
 					} else {
-						if !w.objOptionSetEdge(ctx, f, e52) {
+						if !w.objOptionSetEdge(ctx, f, e54) {
 							return false
 						}
 					}
@@ -3649,14 +3912,14 @@ func (w *writer) objOptionVariationConnection(ctx context.Context, f *graphql.Co
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e53 := range v {
+				for i, e55 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e53 == nil {
+					if e55 == nil {
 						w.null()
 					} else {
-						if !w.objOptionVariationEdge(ctx, f, e53) {
+						if !w.objOptionVariationEdge(ctx, f, e55) {
 							return false
 						}
 					}
@@ -3788,11 +4051,11 @@ func (w *writer) objOrder(ctx context.Context, f *graphql.CollectedField, obj *e
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e54 := range v {
+				for i, e56 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if !w.string(e54, true) {
+					if !w.string(e56, true) {
 						return false
 					}
 				}
@@ -3854,14 +4117,14 @@ func (w *writer) objOrderConnection(ctx context.Context, f *graphql.CollectedFie
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e55 := range v {
+				for i, e57 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e55 == nil {
+					if e57 == nil {
 						w.null()
 					} else {
-						if !w.objOrderEdge(ctx, f, e55) {
+						if !w.objOrderEdge(ctx, f, e57) {
 							return false
 						}
 					}
@@ -3936,14 +4199,14 @@ func (w *writer) objOrderPage(ctx context.Context, f *graphql.CollectedField, ob
 				w.raw("[]")
 			} else {
 				w.byte('[')
-				for i, e56 := range v {
+				for i, e58 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e56 == nil {
+					if e58 == nil {
 						return false
 					} else {
-						if !w.objOrder(ctx, f, e56) {
+						if !w.objOrder(ctx, f, e58) {
 							return false
 						}
 					}
@@ -4114,14 +4377,14 @@ func (w *writer) objSharedConfigurator(ctx context.Context, f *graphql.Collected
 				w.raw("[]")
 			} else {
 				w.byte('[')
-				for i, e57 := range v {
+				for i, e59 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e57 == nil {
+					if e59 == nil {
 						return false
 					} else {
-						if !w.objSharedOption(ctx, f, e57) {
+						if !w.objSharedOption(ctx, f, e59) {
 							return false
 						}
 					}
@@ -4201,14 +4464,14 @@ func (w *writer) objSharedOption(ctx context.Context, f *graphql.CollectedField,
 				w.raw("[]")
 			} else {
 				w.byte('[')
-				for i, e58 := range v {
+				for i, e60 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e58 == nil {
+					if e60 == nil {
 						return false
 					} else {
-						if !w.objSharedVariation(ctx, f, e58) {
+						if !w.objSharedVariation(ctx, f, e60) {
 							return false
 						}
 					}
@@ -4347,11 +4610,11 @@ func (w *writer) objSharedVariation(ctx context.Context, f *graphql.CollectedFie
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e59 := range v {
+				for i, e61 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if !w.string(e59, true) {
+					if !w.string(e61, true) {
 						return false
 					}
 				}
@@ -4473,14 +4736,14 @@ func (w *writer) objTexture(ctx context.Context, f *graphql.CollectedField, obj 
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e60 := range v {
+				for i, e62 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e60 == nil {
+					if e62 == nil {
 						return false
 					} else {
-						if !w.objMaterial(ctx, f, e60) {
+						if !w.objMaterial(ctx, f, e62) {
 							return false
 						}
 					}
@@ -4513,14 +4776,14 @@ func (w *writer) objTextureConnection(ctx context.Context, f *graphql.CollectedF
 				w.null()
 			} else {
 				w.byte('[')
-				for i, e61 := range v {
+				for i, e63 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e61 == nil {
+					if e63 == nil {
 						w.null()
 					} else {
-						if !w.objTextureEdge(ctx, f, e61) {
+						if !w.objTextureEdge(ctx, f, e63) {
 							return false
 						}
 					}
@@ -4595,14 +4858,14 @@ func (w *writer) objTexturePage(ctx context.Context, f *graphql.CollectedField, 
 				w.raw("[]")
 			} else {
 				w.byte('[')
-				for i, e62 := range v {
+				for i, e64 := range v {
 					if i > 0 {
 						w.byte(',')
 					}
-					if e62 == nil {
+					if e64 == nil {
 						return false
 					} else {
-						if !w.objTexture(ctx, f, e62) {
+						if !w.objTexture(ctx, f, e64) {
 							return false
 						}
 					}
@@ -4662,6 +4925,242 @@ func (w *writer) objViewer(ctx context.Context, f *graphql.CollectedField, obj *
 				if !w.objConfigurator(ctx, f, v) {
 					return false
 				}
+			}
+		default:
+			return false
+		}
+	}
+	w.byte('}')
+	return true
+}
+
+func (w *writer) objWebhookDelivery(ctx context.Context, f *graphql.CollectedField, obj *ent.WebhookDelivery) bool {
+	set := w.collect(f.Selections, "WebhookDelivery")
+	w.byte('{')
+	for i := range set.fields {
+		f := &set.fields[i]
+		if i > 0 {
+			w.byte(',')
+		}
+		w.key(set, i)
+		switch f.Name {
+		case "__typename":
+			w.str("WebhookDelivery")
+		case "id":
+			v := obj.ID
+			if !w.id(v, true) {
+				return false
+			}
+		case "endpointID":
+			v := obj.EndpointID
+			if !w.id(v, true) {
+				return false
+			}
+		case "eventID":
+			v := obj.EventID
+			if !w.id(v, true) {
+				return false
+			}
+		case "eventType":
+			v := obj.EventType
+			if !w.string(v, true) {
+				return false
+			}
+		case "status":
+			v, err := w.resolvers.WebhookDelivery().Status(w.fieldContext(ctx, f, "WebhookDelivery", true, true), obj)
+			if err != nil {
+				return false
+			}
+			v.MarshalGQL(w)
+		case "attempts":
+			v := obj.Attempts
+			if !w.int(v, true) {
+				return false
+			}
+		case "lastStatusCode":
+			v := obj.LastStatusCode
+			if v == nil {
+				w.null()
+			} else {
+				if !w.int(*v, false) {
+					return false
+				}
+			}
+		case "lastError":
+			v := obj.LastError
+			if v == nil {
+				w.null()
+			} else {
+				if !w.string(*v, false) {
+					return false
+				}
+			}
+		case "nextAttemptAt":
+			v := obj.NextAttemptAt
+			if v == nil {
+				w.null()
+			} else {
+				if !w.time(*v, false) {
+					return false
+				}
+			}
+		case "createdAt":
+			v := obj.CreatedAt
+			if !w.time(v, true) {
+				return false
+			}
+		case "deliveredAt":
+			v := obj.DeliveredAt
+			if v == nil {
+				w.null()
+			} else {
+				if !w.time(*v, false) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	w.byte('}')
+	return true
+}
+
+func (w *writer) objWebhookDeliveryPage(ctx context.Context, f *graphql.CollectedField, obj *model.WebhookDeliveryPage) bool {
+	set := w.collect(f.Selections, "WebhookDeliveryPage")
+	w.byte('{')
+	for i := range set.fields {
+		f := &set.fields[i]
+		if i > 0 {
+			w.byte(',')
+		}
+		w.key(set, i)
+		switch f.Name {
+		case "__typename":
+			w.str("WebhookDeliveryPage")
+		case "data":
+			v := obj.Data
+			if v == nil {
+				w.raw("[]")
+			} else {
+				w.byte('[')
+				for i, e65 := range v {
+					if i > 0 {
+						w.byte(',')
+					}
+					if e65 == nil {
+						return false
+					} else {
+						if !w.objWebhookDelivery(ctx, f, e65) {
+							return false
+						}
+					}
+				}
+				w.byte(']')
+			}
+		case "pagination":
+			v := obj.Pagination
+			if v == nil {
+				return false
+			} else {
+				if !w.objPagination(ctx, f, v) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	w.byte('}')
+	return true
+}
+
+func (w *writer) objWebhookEndpoint(ctx context.Context, f *graphql.CollectedField, obj *ent.WebhookEndpoint) bool {
+	set := w.collect(f.Selections, "WebhookEndpoint")
+	w.byte('{')
+	for i := range set.fields {
+		f := &set.fields[i]
+		if i > 0 {
+			w.byte(',')
+		}
+		w.key(set, i)
+		switch f.Name {
+		case "__typename":
+			w.str("WebhookEndpoint")
+		case "id":
+			v := obj.ID
+			if !w.id(v, true) {
+				return false
+			}
+		case "url":
+			v := obj.URL
+			if !w.string(v, true) {
+				return false
+			}
+		case "eventTypes":
+			v := obj.EventTypes
+			if v == nil {
+				w.raw("[]")
+			} else {
+				w.byte('[')
+				for i, e66 := range v {
+					if i > 0 {
+						w.byte(',')
+					}
+					if !w.string(e66, true) {
+						return false
+					}
+				}
+				w.byte(']')
+			}
+		case "enabled":
+			v := obj.Enabled
+			if !w.bool(v, true) {
+				return false
+			}
+		case "description":
+			v := obj.Description
+			if !w.string(v, true) {
+				return false
+			}
+		case "createdAt":
+			v := obj.CreatedAt
+			if !w.time(v, true) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	w.byte('}')
+	return true
+}
+
+func (w *writer) objWebhookEndpointSecret(ctx context.Context, f *graphql.CollectedField, obj *app.EndpointSecret) bool {
+	set := w.collect(f.Selections, "WebhookEndpointSecret")
+	w.byte('{')
+	for i := range set.fields {
+		f := &set.fields[i]
+		if i > 0 {
+			w.byte(',')
+		}
+		w.key(set, i)
+		switch f.Name {
+		case "__typename":
+			w.str("WebhookEndpointSecret")
+		case "endpoint":
+			v := obj.Endpoint
+			if v == nil {
+				return false
+			} else {
+				if !w.objWebhookEndpoint(ctx, f, v) {
+					return false
+				}
+			}
+		case "secret":
+			v := obj.Secret
+			if !w.string(v, true) {
+				return false
 			}
 		default:
 			return false

@@ -3,7 +3,11 @@
 package model
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/configurator/catalogue/ent"
@@ -41,6 +45,20 @@ type CreateTextureInput struct {
 	BumpFile   *graphql.Upload `json:"bumpFile,omitempty"`
 }
 
+// A new webhook endpoint.
+type CreateWebhookEndpointInput struct {
+	// An absolute https URL of a public host, at most 2048 bytes.
+	URL string `json:"url"`
+	// Among order.created, order.updated, material.created, material.updated,
+	// material.deleted, texture.created, texture.updated, texture.deleted;
+	// none or empty: every type.
+	EventTypes []string `json:"eventTypes,omitempty"`
+	// At most 255 bytes.
+	Description *string `json:"description,omitempty"`
+	// Default true.
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
 // A numbered page of form fields.
 type FormFieldPage struct {
 	Data       []*ent.FormField `json:"data"`
@@ -66,6 +84,9 @@ type Pagination struct {
 	PerPage     int `json:"perPage"`
 	Total       int `json:"total"`
 	LastPage    int `json:"lastPage"`
+}
+
+type Subscription struct {
 }
 
 // A numbered page of textures.
@@ -97,4 +118,80 @@ type UpdateTextureInput struct {
 	ClearCategory *bool           `json:"clearCategory,omitempty"`
 	BumpFile      *graphql.Upload `json:"bumpFile,omitempty"`
 	ClearBumpFile *bool           `json:"clearBumpFile,omitempty"`
+}
+
+// Changes to a webhook endpoint: only what is given changes.
+type UpdateWebhookEndpointInput struct {
+	URL *string `json:"url,omitempty"`
+	// Empty: every type.
+	EventTypes  []string `json:"eventTypes,omitempty"`
+	Description *string  `json:"description,omitempty"`
+	Enabled     *bool    `json:"enabled,omitempty"`
+}
+
+// A numbered page of webhook deliveries, newest first.
+type WebhookDeliveryPage struct {
+	Data       []*ent.WebhookDelivery `json:"data"`
+	Pagination *Pagination            `json:"pagination"`
+}
+
+// Where a delivery stands.
+type WebhookDeliveryStatus string
+
+const (
+	// Not yet delivered; attempted again at nextAttemptAt.
+	WebhookDeliveryStatusPending WebhookDeliveryStatus = "PENDING"
+	// The receiver answered 2xx.
+	WebhookDeliveryStatusSucceeded WebhookDeliveryStatus = "SUCCEEDED"
+	// Every attempt failed, or the endpoint was disabled.
+	WebhookDeliveryStatusFailed WebhookDeliveryStatus = "FAILED"
+)
+
+var AllWebhookDeliveryStatus = []WebhookDeliveryStatus{
+	WebhookDeliveryStatusPending,
+	WebhookDeliveryStatusSucceeded,
+	WebhookDeliveryStatusFailed,
+}
+
+func (e WebhookDeliveryStatus) IsValid() bool {
+	switch e {
+	case WebhookDeliveryStatusPending, WebhookDeliveryStatusSucceeded, WebhookDeliveryStatusFailed:
+		return true
+	}
+	return false
+}
+
+func (e WebhookDeliveryStatus) String() string {
+	return string(e)
+}
+
+func (e *WebhookDeliveryStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = WebhookDeliveryStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid WebhookDeliveryStatus", str)
+	}
+	return nil
+}
+
+func (e WebhookDeliveryStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *WebhookDeliveryStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e WebhookDeliveryStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

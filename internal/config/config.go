@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/ratelimit"
+	"github.com/configurator/catalogue/internal/webhook"
 )
 
 // Defaults of the settings.
@@ -92,6 +93,15 @@ type Config struct {
 	// (METRICS_ADDR) instead of the public address, for deployments that
 	// keep the service's internals off the public network.
 	MetricsAddr string
+	// WebhookAllowPrivate lets webhook endpoints use plain http and
+	// loopback or private addresses (WEBHOOK_ALLOW_PRIVATE=true), for
+	// local development and tests; by default both are refused (SSRF).
+	WebhookAllowPrivate bool
+	// WebhookRetry is the wait before each retry of a failed webhook
+	// delivery (WEBHOOK_RETRY_SCHEDULE, such as 1s,2s,5s); Validate fills
+	// WebhookSchedule from it. Empty: webhook.DefaultSchedule.
+	WebhookRetry    string
+	WebhookSchedule []time.Duration
 }
 
 // Env looks up an environment variable; os.Getenv in production.
@@ -141,6 +151,10 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 		"PostgreSQL statement_timeout of the service's connections, 0 leaves the server's (env DB_STATEMENT_TIMEOUT)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("METRICS_ADDR"),
 		"serve /metrics on this address only, e.g. :9090 (env METRICS_ADDR; default: on the public address)")
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", env("WEBHOOK_ALLOW_PRIVATE") == "true",
+		"let webhook endpoints be plain http and loopback or private addresses, for development (env WEBHOOK_ALLOW_PRIVATE=true)")
+	fs.StringVar(&c.WebhookRetry, "webhook-retry-schedule", env("WEBHOOK_RETRY_SCHEDULE"),
+		"waits before the retries of a failed webhook delivery (env WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
 }
 
 // Validate checks the values and fills in the derived ones.
@@ -227,6 +241,13 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxUploadBytes == 0 {
 		c.MaxUploadBytes = DefaultMaxUploadBytes
+	}
+	if c.WebhookRetry != "" {
+		sched, err := webhook.ParseSchedule(c.WebhookRetry)
+		if err != nil {
+			return fmt.Errorf("--webhook-retry-schedule: %v", err)
+		}
+		c.WebhookSchedule = sched
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/configurator/catalogue/internal/apperr"
@@ -53,6 +54,15 @@ func Deadline(d time.Duration) func(http.Handler) http.Handler {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if Streaming(r) {
+				// A subscription lives as long as its client: neither the
+				// deadline nor the server's read and write timeouts apply.
+				rc := http.NewResponseController(w)
+				rc.SetReadDeadline(time.Time{})
+				rc.SetWriteDeadline(time.Time{})
+				next.ServeHTTP(w, r)
+				return
+			}
 			ctx, cancel := context.WithTimeout(r.Context(), d)
 			defer cancel()
 			next.ServeHTTP(w, r.WithContext(ctx))
@@ -100,4 +110,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
+}
+
+// Streaming reports whether r opens a stream (a WebSocket upgrade, or
+// Server-Sent Events), which stays open as long as its client.
+func Streaming(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") ||
+		(r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream"))
 }

@@ -14,12 +14,14 @@
 package idempotency
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -131,6 +133,15 @@ func (m *marker) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (m *marker) Unwrap() http.ResponseWriter { return m.ResponseWriter }
+
+// Flush sends what is buffered, for streamed answers (subscriptions over
+// Server-Sent Events), which look for http.Flusher on the writer itself.
+func (m *marker) Flush() { http.NewResponseController(m.ResponseWriter).Flush() }
+
+// Hijack hands the connection over, for WebSocket upgrades.
+func (m *marker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(m.ResponseWriter).Hijack()
+}
 
 // Key returns the Idempotency-Key of the request in ctx, "" when it has
 // none.

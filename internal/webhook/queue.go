@@ -40,7 +40,7 @@ func ParseSchedule(s string) ([]time.Duration, error) {
 	for _, part := range strings.Split(s, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(part))
 		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("WEBHOOK_RETRY_SCHEDULE: %q is not a positive duration such as 5s or 2h", part)
+			return nil, fmt.Errorf("%q is not a positive duration such as 5s or 2h", part)
 		}
 		out = append(out, d)
 	}

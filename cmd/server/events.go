@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/graph"
+	ops "github.com/configurator/catalogue/internal/app"
+	"github.com/configurator/catalogue/internal/config"
+	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/events"
+	"github.com/configurator/catalogue/internal/metrics"
+	"github.com/configurator/catalogue/internal/webhook"
+	"github.com/configurator/catalogue/rest"
+)
+
+// eventParts carry the events of writes: the hub of this process's
+// subscriptions, the notifier that feeds the hubs (PostgreSQL
+// LISTEN/NOTIFY across replicas, in process on SQLite) and the webhook
+// queue. newRouter makes them; start runs their background work.
+type eventParts struct {
+	hub    *events.Hub
+	notify events.Notifier
+	queue  *webhook.Queue
+	guard  *webhook.Guard
+	pg     bool
+}
+
+// newEvents makes the event parts of c's database; nothing runs yet.
+func newEvents(c *ent.Client, cfg *config.Config, m *metrics.Metrics, log *slog.Logger) *eventParts {
+	dropped := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "subscriptions_dropped_total",
+		Help: "GraphQL subscriptions ended because their client fell too far behind.",
+	})
+	m.Registry().MustRegister(dropped)
+	p := &eventParts{hub: events.NewHub(dropped.Inc), guard: &webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}}
+	m.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "subscriptions_active",
+		Help: "GraphQL subscriptions open on this replica.",
+	}, func() float64 { return float64(p.hub.Len()) }))
+	p.notify = events.Local{Hub: p.hub}
+	if database.Dialect(c) == dialect.Postgres {
+		p.notify, p.pg = events.Postgres{}, true
+	}
+	if db := database.Pool(c); db != nil {
+		q, err := webhook.NewQueue(c, db, database.Dialect(c), webhook.Config{
+			Guard: p.guard, Schedule: cfg.WebhookSchedule, Log: log, Metrics: m.Registry(),
+		})
+		if err != nil {
+			log.Error("webhook deliveries are off", "err", err)
+		}
+		p.queue = q
+	}
+	return p
+}
+
+// options are the resolver's options of the events.
+func (p *eventParts) options() []graph.Option {
+	return []graph.Option{
+		graph.WithEvents(ops.Events{Shape: rest.EventData, Queue: p.queue, Notify: p.notify, Guard: p.guard}),
+		graph.WithHub(p.hub),
+	}
+}
+
+// start runs the webhook queue and, on PostgreSQL, the event listener,
+// until stop. The queue lets the attempts in flight finish for up to
+// AttemptTimeout; one cut short is retried by another replica or at the
+// next start (River rescues it).
+func (p *eventParts) start(ctx context.Context, databaseURL string, log *slog.Logger) (stop func(), err error) {
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if p.pg {
+		if err := events.Listen(lctx, databaseURL, p.hub, log); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	if p.queue != nil {
+		if err := p.queue.Start(lctx); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	return func() {
+		if p.queue != nil {
+			sctx, done := context.WithTimeout(context.Background(), webhook.AttemptTimeout+time.Second)
+			defer done()
+			if err := p.queue.Stop(sctx); err != nil {
+				log.Warn("webhook queue stopped with attempts in flight; they are retried", "err", err)
+			}
+		}
+		cancel()
+	}, nil
+}

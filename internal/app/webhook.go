@@ -1,0 +1,152 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/webhookdelivery"
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/events"
+	"github.com/configurator/catalogue/internal/query"
+	"github.com/configurator/catalogue/internal/valid"
+	"github.com/configurator/catalogue/internal/webhook"
+)
+
+// EndpointSecret is a webhook endpoint with its signing secret, which is
+// shown only when the endpoint is made or its secret rotated.
+type EndpointSecret struct {
+	Endpoint *ent.WebhookEndpoint
+	Secret   string
+}
+
+// CreateWebhookEndpoint is a new endpoint (nil Enabled: enabled).
+type CreateWebhookEndpoint struct {
+	URL         string
+	EventTypes  []string
+	Description *string
+	Enabled     *bool
+}
+
+// CreateWebhookEndpoint checks and stores an endpoint with a fresh
+// secret. It needs a dashboard token.
+func (a *App) CreateWebhookEndpoint(ctx context.Context, cmd CreateWebhookEndpoint) (*EndpointSecret, error) {
+	if err := auth.RequireDashboard(ctx); err != nil {
+		return nil, err
+	}
+	if err := a.checkEndpoint(ctx, &cmd.URL, cmd.EventTypes, cmd.Description); err != nil {
+		return nil, err
+	}
+	secret := webhook.NewSecret()
+	ep, err := a.client.WebhookEndpoint.Create().SetURL(cmd.URL).SetEventTypes(cmd.EventTypes).
+		SetNillableDescription(cmd.Description).SetNillableEnabled(cmd.Enabled).SetSecret(secret).Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("create webhook endpoint: %w", err)
+	}
+	return &EndpointSecret{Endpoint: ep, Secret: secret}, nil
+}
+
+// checkEndpoint validates the fields of an endpoint that are set: the URL
+// through the guard (SSRF), the event types among events.Types, the
+// description's length.
+func (a *App) checkEndpoint(ctx context.Context, url *string, types []string, description *string) error {
+	var errs apperr.List
+	if url != nil {
+		if err := a.guard().CheckURL(ctx, "url", *url); err != nil {
+			errs = append(errs, apperr.Errors(err)...)
+		}
+	}
+	for i, t := range types {
+		if !events.Known(t) {
+			errs = append(errs, apperr.Field(fmt.Sprintf("event_types[%d]", i), "{} is %q, not an event type; the types are %v", t, events.Types))
+		}
+	}
+	if description != nil && len(*description) > valid.MaxName {
+		errs = append(errs, apperr.Field("description", "{} must be at most %d bytes, got %d", valid.MaxName, len(*description)))
+	}
+	return errs.Err()
+}
+
+// UpdateWebhookEndpoint changes the fields it sets of endpoint ID; a
+// non-nil empty EventTypes means every type.
+type UpdateWebhookEndpoint struct {
+	ID          int
+	URL         *string
+	EventTypes  *[]string
+	Description *string
+	Enabled     *bool
+}
+
+// UpdateWebhookEndpoint checks and applies the change. It needs a
+// dashboard token; another owner's endpoint is NotFound.
+func (a *App) UpdateWebhookEndpoint(ctx context.Context, cmd UpdateWebhookEndpoint) error {
+	if err := auth.RequireDashboard(ctx); err != nil {
+		return err
+	}
+	var types []string
+	if cmd.EventTypes != nil {
+		types = *cmd.EventTypes
+	}
+	if err := a.checkEndpoint(ctx, cmd.URL, types, cmd.Description); err != nil {
+		return err
+	}
+	u := a.client.WebhookEndpoint.UpdateOneID(cmd.ID).SetNillableURL(cmd.URL).
+		SetNillableDescription(cmd.Description).SetNillableEnabled(cmd.Enabled)
+	if cmd.EventTypes != nil {
+		u.SetEventTypes(types)
+	}
+	return query.NotFoundAs(u.Exec(ctx), "webhook endpoint", cmd.ID)
+}
+
+// DeleteWebhookEndpoint deletes endpoint id and its deliveries. It needs
+// a dashboard token.
+func (a *App) DeleteWebhookEndpoint(ctx context.Context, id int) error {
+	if err := auth.RequireDashboard(ctx); err != nil {
+		return err
+	}
+	// The deliveries go by the foreign key's ON DELETE CASCADE.
+	return query.NotFoundAs(a.client.WebhookEndpoint.DeleteOneID(id).Exec(ctx), "webhook endpoint", id)
+}
+
+// RotateWebhookSecret gives endpoint id a new secret, which signs every
+// attempt from now on. It needs a dashboard token.
+func (a *App) RotateWebhookSecret(ctx context.Context, id int) (*EndpointSecret, error) {
+	if err := auth.RequireDashboard(ctx); err != nil {
+		return nil, err
+	}
+	secret := webhook.NewSecret()
+	ep, err := a.client.WebhookEndpoint.UpdateOneID(id).SetSecret(secret).Save(ctx)
+	if err := query.NotFoundAs(err, "webhook endpoint", id); err != nil {
+		return nil, err
+	}
+	return &EndpointSecret{Endpoint: ep, Secret: secret}, nil
+}
+
+// RedeliverWebhook sends delivery id again, from its first attempt, with
+// the same webhook-id. A delivery still pending is a Conflict: it is
+// already on its way. It needs a dashboard token.
+func (a *App) RedeliverWebhook(ctx context.Context, id int) error {
+	if err := auth.RequireDashboard(ctx); err != nil {
+		return err
+	}
+	if a.events.Queue == nil {
+		return apperr.E(apperr.Unavailable, "webhook deliveries are not running on this server")
+	}
+	return a.withTx(ctx, func(t *database.Tx) error {
+		d, err := query.One[ent.WebhookDelivery](ctx, t.Client.WebhookDelivery.Query().Where(webhookdelivery.ID(id)), "webhook delivery", id)
+		if err != nil {
+			return err
+		}
+		if d.Status == webhookdelivery.StatusPENDING {
+			return apperr.E(apperr.Conflict, "webhook delivery %d is pending: it is already being delivered", id)
+		}
+		err = t.Client.WebhookDelivery.UpdateOneID(id).SetStatus(webhookdelivery.StatusPENDING).
+			ClearNextAttemptAt().ClearDeliveredAt().Exec(ctx)
+		if err != nil {
+			return err
+		}
+		return a.events.Queue.Enqueue(ctx, t.SQL, id)
+	})
+}
