@@ -67,7 +67,7 @@ func (a *App) emit(ctx context.Context, t *database.Tx, typ string, id int, reso
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)
 	}
-	if a.events.Queue != nil {
+	if a.events.Queue != nil && t.SQL != nil {
 		if err := a.deliveries(ctx, t, ev); err != nil {
 			return err
 		}

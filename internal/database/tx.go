@@ -3,7 +3,6 @@ package database
 import (
 	"context"
 	"database/sql"
-	"errors"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
@@ -20,19 +19,27 @@ type Tx struct {
 	// Client runs ent statements in the transaction. The privacy rules and
 	// hooks of ent/runtime apply to it as to any client.
 	Client *ent.Client
-	// SQL is the transaction itself.
+	// SQL is the transaction itself (nil when Begin could not reach the
+	// pool; see Begin).
 	SQL *sql.Tx
 	// Dialect is ent's name of the database: "postgres" or "sqlite3".
 	Dialect string
 
-	after []func()
+	after            []func()
+	commit, rollback func() error
 }
 
-// Begin starts a transaction on the pool of c, a client Open made.
+// Begin starts a transaction on the pool of c. For a client Open did not
+// make (a test's c.Debug()), whose pool is unknown, it is ent's own
+// transaction and SQL is nil: nothing can be inserted beside it.
 func Begin(ctx context.Context, c *ent.Client) (*Tx, error) {
 	db := Pool(c)
 	if db == nil {
-		return nil, errors.New("database: the client was not opened by database.Open")
+		tx, err := c.Tx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &Tx{Client: tx.Client(), commit: tx.Commit, rollback: tx.Rollback}, nil
 	}
 	dialectName := Dialect(c)
 	tx, err := db.BeginTx(ctx, nil)
@@ -40,7 +47,7 @@ func Begin(ctx context.Context, c *ent.Client) (*Tx, error) {
 		return nil, err
 	}
 	drv := txDriver{typedDriver{entsql.NewDriver(dialectName, entsql.Conn{ExecQuerier: tx})}}
-	return &Tx{Client: ent.NewClient(ent.Driver(drv)), SQL: tx, Dialect: dialectName}, nil
+	return &Tx{Client: ent.NewClient(ent.Driver(drv)), SQL: tx, Dialect: dialectName, commit: tx.Commit, rollback: tx.Rollback}, nil
 }
 
 // txDriver is ent's driver over a transaction that is already open: ent
@@ -66,7 +73,7 @@ func (t *Tx) AfterCommit(fn func()) { t.after = append(t.after, fn) }
 
 // Commit commits the transaction and runs the AfterCommit functions.
 func (t *Tx) Commit() error {
-	if err := t.SQL.Commit(); err != nil {
+	if err := t.commit(); err != nil {
 		return err
 	}
 	for _, fn := range t.after {
@@ -76,4 +83,4 @@ func (t *Tx) Commit() error {
 }
 
 // Rollback rolls the transaction back.
-func (t *Tx) Rollback() error { return t.SQL.Rollback() }
+func (t *Tx) Rollback() error { return t.rollback() }
