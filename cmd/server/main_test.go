@@ -219,6 +219,7 @@ func testServe(t *testing.T, env map[string]string) {
 	testDocs(t, base, token)
 	// Writes last: they add an order to the demo data read above.
 	testWrites(t, base, token)
+	testPlaygroundSubscription(t, base, token)
 }
 
 // TestSIGTERM runs the real binary: on SIGTERM it stops accepting, lets a

@@ -37,8 +37,8 @@ const haproxyConfig = "../../docs/haproxy.cfg"
 // deployment guide's docs/haproxy.cfg. It shows that all three migrated
 // without error, and that any replica serves what another wrote: an order
 // and its files, share links, idempotent retries, a token revoked with the
-// CLI (refused by every replica within a second), and one shared rate
-// budget.
+// CLI (refused by every replica within a second), one shared rate
+// budget, and a subscription on one replica hearing a write on another.
 func TestReplicas(t *testing.T) {
 	bin := binary(t)
 	haproxy := haproxyBinary(t)
@@ -144,6 +144,11 @@ func TestReplicas(t *testing.T) {
 				}
 			}
 		}
+	})
+
+	t.Run("a subscription on one replica hears a write through another within a second", func(t *testing.T) {
+		tok, _ := token()
+		testSubscriptionAcross(t, reps[0].base, reps[1].base, tok)
 	})
 
 	t.Run("share links through any", func(t *testing.T) {

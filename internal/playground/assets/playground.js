@@ -53,8 +53,20 @@
   }
 
   var root = document.getElementById('graphiql');
+  // Subscriptions go over graphql-transport-ws on the same endpoint. A
+  // socket cannot carry headers from a browser, so the Authorization of
+  // the headers editor (as last saved) goes in connection_init.
+  var endpoint = new URL(root.dataset.endpoint, location.href);
+  var wsURL = (endpoint.protocol === 'https:' ? 'wss:' : 'ws:') + '//' + endpoint.host + endpoint.pathname;
   var props = {
-    fetcher: GraphiQL.createFetcher({ url: root.dataset.endpoint }),
+    fetcher: GraphiQL.createFetcher({
+      url: root.dataset.endpoint,
+      subscriptionUrl: wsURL,
+      wsConnectionParams: function () {
+        var auth = parseObject(load()).Authorization;
+        return auth ? { Authorization: auth } : {};
+      },
+    }),
     isHeadersEditorEnabled: true,
     defaultEditorToolsVisibility: 'headers',
     // Persistence is done above and in onEditHeaders instead.
