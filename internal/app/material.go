@@ -25,12 +25,16 @@ func (a *App) CreateMaterial(ctx context.Context, cmd CreateMaterial) (id int, e
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
+		rec, err := a.recorder(ctx, t)
+		if err != nil {
+			return err
+		}
 		m, err := c.Material.Create().SetInput(cmd.Input).Save(ctx)
 		if err != nil {
 			return err
 		}
 		id = m.ID
-		return a.emit(ctx, t, events.MaterialCreated, id, m)
+		return rec.emit(ctx, events.MaterialCreated, id, m)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create material: %w", err)
@@ -51,10 +55,14 @@ func (a *App) UpdateMaterial(ctx context.Context, cmd UpdateMaterial) error {
 	}
 	return a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
+		rec, err := a.recorder(ctx, t)
+		if err != nil {
+			return err
+		}
 		if err := query.NotFoundAs(c.Material.UpdateOneID(cmd.ID).SetInput(cmd.Input).Exec(ctx), "material", cmd.ID); err != nil {
 			return err
 		}
-		return a.emitMaterial(ctx, t, events.MaterialUpdated, cmd.ID)
+		return rec.emitMaterial(ctx, events.MaterialUpdated, cmd.ID)
 	})
 }
 
@@ -68,10 +76,14 @@ func (a *App) DeleteMaterial(ctx context.Context, cmd DeleteMaterial) error {
 	}
 	return a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
+		rec, err := a.recorder(ctx, t)
+		if err != nil {
+			return err
+		}
 		if err := query.NotFoundAs(c.Material.DeleteOneID(cmd.ID).Exec(ctx), "material", cmd.ID); err != nil {
 			return err
 		}
-		return a.emit(ctx, t, events.MaterialDeleted, cmd.ID, nil)
+		return rec.emit(ctx, events.MaterialDeleted, cmd.ID, nil)
 	})
 }
 

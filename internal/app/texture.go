@@ -45,6 +45,10 @@ func (a *App) CreateTexture(ctx context.Context, cmd CreateTexture) (id int, err
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
+		rec, err := a.recorder(ctx, t)
+		if err != nil {
+			return err
+		}
 		x, err := c.Texture.Create().SetName(cmd.Name).
 			SetTextureFile(tex.File).SetTextureThumbnail50(tex.Thumbnail50).SetTextureThumbnail100(tex.Thumbnail100).
 			SetNillableBumpFile(bump).SetNillableCategoryID(cmd.CategoryID).Save(ctx)
@@ -52,7 +56,7 @@ func (a *App) CreateTexture(ctx context.Context, cmd CreateTexture) (id int, err
 			return err
 		}
 		id = x.ID
-		return a.emit(ctx, t, events.TextureCreated, id, x)
+		return rec.emit(ctx, events.TextureCreated, id, x)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create texture: %w", err)
@@ -107,6 +111,10 @@ func (a *App) UpdateTexture(ctx context.Context, cmd UpdateTexture) (err error) 
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
+		rec, err := a.recorder(ctx, t)
+		if err != nil {
+			return err
+		}
 		u := c.Texture.UpdateOneID(cmd.ID).SetNillableName(cmd.Name).SetNillableCategoryID(cmd.CategoryID).
 			SetNillableTextureFile(nonEmpty(tex.File)).SetNillableTextureThumbnail50(nonEmpty(tex.Thumbnail50)).
 			SetNillableTextureThumbnail100(nonEmpty(tex.Thumbnail100)).SetNillableBumpFile(bump)
@@ -119,7 +127,7 @@ func (a *App) UpdateTexture(ctx context.Context, cmd UpdateTexture) (err error) 
 		if err := query.NotFoundAs(u.Exec(ctx), "texture", cmd.ID); err != nil {
 			return err
 		}
-		return a.emitTexture(ctx, t, events.TextureUpdated, cmd.ID)
+		return rec.emitTexture(ctx, events.TextureUpdated, cmd.ID)
 	})
 	if err != nil {
 		return err
@@ -143,10 +151,14 @@ func (a *App) DeleteTexture(ctx context.Context, cmd DeleteTexture) error {
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
+		rec, err := a.recorder(ctx, t)
+		if err != nil {
+			return err
+		}
 		if err := query.NotFoundAs(c.Texture.DeleteOneID(cmd.ID).Exec(ctx), "texture", cmd.ID); err != nil {
 			return err
 		}
-		return a.emit(ctx, t, events.TextureDeleted, cmd.ID, nil)
+		return rec.emit(ctx, events.TextureDeleted, cmd.ID, nil)
 	})
 	if err != nil {
 		return err

@@ -84,3 +84,17 @@ func (t *Tx) Commit() error {
 
 // Rollback rolls the transaction back.
 func (t *Tx) Rollback() error { return t.rollback() }
+
+// NextID takes the next id of table's identity column on PostgreSQL, so
+// that a write can record what refers to a row before inserting the row
+// itself, and end its transaction with the insert whose locks others
+// wait for. It returns 0 where ids cannot be taken ahead (SQLite, whose
+// single writer makes the order of statements immaterial).
+func (t *Tx) NextID(ctx context.Context, table string) (int, error) {
+	if t.SQL == nil || t.Dialect != dialect.Postgres {
+		return 0, nil
+	}
+	var id int
+	err := t.SQL.QueryRowContext(ctx, `SELECT nextval(pg_get_serial_sequence($1, 'id'))`, table).Scan(&id)
+	return id, err
+}

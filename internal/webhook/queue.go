@@ -13,12 +13,15 @@ import (
 	"strings"
 	"time"
 
+	entsql "entgo.io/ent/dialect/sql"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/event"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/ent/webhookdelivery"
+	"github.com/configurator/catalogue/ent/webhookendpoint"
 	"github.com/configurator/catalogue/internal/database"
 )
 
@@ -76,6 +79,8 @@ type Config struct {
 // and rescues it if the replica dies mid-attempt.
 type Queue struct {
 	client   *ent.Client
+	db       *sql.DB
+	dialect  string
 	river    *river.Client[*sql.Tx]
 	schedule []time.Duration
 	http     *http.Client
@@ -94,7 +99,7 @@ func (deliverArgs) Kind() string { return "webhook_delivery" }
 // NewQueue returns the queue over c, whose pool is db of dialect dialectName.
 // It inserts jobs at once; it works them once Start is called.
 func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue, error) {
-	q := &Queue{client: c, schedule: cfg.Schedule, http: cfg.HTTPClient, log: cfg.Log}
+	q := &Queue{client: c, db: db, dialect: dialectName, schedule: cfg.Schedule, http: cfg.HTTPClient, log: cfg.Log}
 	if q.schedule == nil {
 		q.schedule = DefaultSchedule
 	}
@@ -132,7 +137,9 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 		Workers:           ws,
 		PollOnly:          true,
 		FetchPollInterval: poll,
-		FetchCooldown:     min(poll, river.FetchCooldownDefault),
+		// A fetch as soon as a worker is free (the default waits 100 ms,
+		// which caps one replica at MaxWorkers deliveries per 100 ms).
+		FetchCooldown: 5 * time.Millisecond,
 		// An attempt takes at most AttemptTimeout; a job running for
 		// longer belonged to a replica that died.
 		RescueStuckJobsAfter: 3 * AttemptTimeout,
@@ -208,26 +215,26 @@ func (w *worker) Timeout(*river.Job[deliverArgs]) time.Duration {
 func (w *worker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
 	q := w.q
 	sys := privacy.DecisionContext(ctx, privacy.Allow)
-	d, err := q.client.WebhookDelivery.Query().Where(webhookdelivery.ID(job.Args.DeliveryID)).
-		WithEndpoint().WithEvent().Only(sys)
-	if ent.IsNotFound(err) {
+	d, err := q.load(ctx, job.Args.DeliveryID)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if d.Status != webhookdelivery.StatusPENDING {
+	if d.status != webhookdelivery.StatusPENDING {
 		return nil
 	}
-	up := q.client.WebhookDelivery.UpdateOneID(d.ID).SetAttempts(d.Attempts + 1)
-	ep := d.Edges.Endpoint
-	if !ep.Enabled {
+	// One UPDATE records the outcome (an update of one node would read
+	// the row back, in a transaction of its own).
+	up := q.client.WebhookDelivery.Update().Where(webhookdelivery.ID(job.Args.DeliveryID)).SetAttempts(d.attempts + 1)
+	if !d.enabled {
 		_, err := up.SetStatus(webhookdelivery.StatusFAILED).SetLastError("the endpoint is disabled").ClearNextAttemptAt().Save(sys)
 		q.metrics.outcome("failed")
 		return err
 	}
 	start := time.Now()
-	code, sendErr := q.send(ctx, ep.URL, ep.Secret, MessageID(d.ID), d.Edges.Event.Payload)
+	code, sendErr := q.send(ctx, d.url, d.secret, MessageID(job.Args.DeliveryID), d.payload)
 	q.metrics.latency(time.Since(start))
 	if code != 0 {
 		up.SetLastStatusCode(code)
@@ -250,6 +257,30 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
 		return errors.Join(sendErr, err)
 	}
 	return sendErr
+}
+
+// delivery is what an attempt needs of a delivery, its endpoint and its
+// event.
+type delivery struct {
+	status      webhookdelivery.Status
+	attempts    int
+	url, secret string
+	enabled     bool
+	payload     []byte
+}
+
+// load reads delivery id with its endpoint and event in one statement.
+func (q *Queue) load(ctx context.Context, id int) (delivery, error) {
+	d, e, ev := entsql.Table(webhookdelivery.Table).As("d"), entsql.Table(webhookendpoint.Table).As("e"), entsql.Table(event.Table).As("ev")
+	query, args := entsql.Dialect(q.dialect).
+		Select(d.C(webhookdelivery.FieldStatus), d.C(webhookdelivery.FieldAttempts), e.C(webhookendpoint.FieldURL),
+			e.C(webhookendpoint.FieldSecret), e.C(webhookendpoint.FieldEnabled), ev.C(event.FieldPayload)).
+		From(d).Join(e).On(d.C(webhookdelivery.FieldEndpointID), e.C(webhookendpoint.FieldID)).
+		Join(ev).On(d.C(webhookdelivery.FieldEventID), ev.C(event.FieldID)).
+		Where(entsql.EQ(d.C(webhookdelivery.FieldID), id)).Query()
+	var out delivery
+	err := q.db.QueryRowContext(ctx, query, args...).Scan(&out.status, &out.attempts, &out.url, &out.secret, &out.enabled, &out.payload)
+	return out, err
 }
 
 // MessageID is the webhook-id of a delivery: the same on every attempt of
