@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/events"
+	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/webhook"
 )
 
@@ -330,4 +332,39 @@ func TestSubscriptionOverWebSocket(t *testing.T) {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// TestSubscriptionBudget: each subscription started over a socket is
+// charged to its token like a query (a budget of 3 units a minute lets
+// three start and refuses the fourth), and a subscription is held to the
+// same complexity limit.
+func TestSubscriptionBudget(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		hub := events.NewHub(nil)
+		res := graph.NewResolver(c, graph.WithEvents(app.Events{Notify: events.Local{Hub: hub}}), graph.WithHub(hub))
+		srv := httptest.NewServer(endpoint.NewHandler(res, w.tokens, endpoint.HandlerOptions{Limiter: ratelimit.NewMemory(3)}))
+		defer srv.Close()
+		ws := dialWS(t, srv.URL, w.tokA)
+		for i := 1; i <= 4; i++ {
+			ws.send(map[string]any{"id": strconv.Itoa(i), "type": "subscribe", "payload": map[string]any{"query": `subscription { events { id } }`}})
+		}
+		var refused struct {
+			ID      string
+			Type    string
+			Payload struct{ Errors []gqlError }
+		}
+		json.Unmarshal(mustJSON(ws.read(5*time.Second)), &refused)
+		if errs := refused.Payload.Errors; refused.ID != "4" || len(errs) != 1 || errs[0].Extensions["code"] != "RATE_LIMITED" {
+			t.Errorf("the fourth subscription: %+v; want an error RATE_LIMITED", refused)
+		}
+		costly := "subscription { events { order { configurator { orders { edges { node { configurator { orders { edges { node { configurator { orders { edges { node { id } } } } } } } } } } } } } } }"
+		ws2 := dialWS(t, srv.URL, w.dashA)
+		ws2.send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": costly}})
+		refused.Payload.Errors = nil
+		json.Unmarshal(mustJSON(ws2.read(5*time.Second)), &refused)
+		if errs := refused.Payload.Errors; len(errs) == 0 || errs[0].Extensions["code"] != "QUERY_TOO_COMPLEX" {
+			t.Errorf("a subscription over the complexity limit: %+v; want QUERY_TOO_COMPLEX", refused)
+		}
+	})
 }
