@@ -122,11 +122,12 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		Type: "Event",
 		Fields: map[string]*sqlgraph.FieldSpec{
-			event.FieldOwnerID:    {Type: field.TypeInt, Column: event.FieldOwnerID},
-			event.FieldType:       {Type: field.TypeString, Column: event.FieldType},
-			event.FieldPayload:    {Type: field.TypeBytes, Column: event.FieldPayload},
-			event.FieldResourceID: {Type: field.TypeInt, Column: event.FieldResourceID},
-			event.FieldCreatedAt:  {Type: field.TypeTime, Column: event.FieldCreatedAt},
+			event.FieldOwnerID:      {Type: field.TypeInt, Column: event.FieldOwnerID},
+			event.FieldType:         {Type: field.TypeString, Column: event.FieldType},
+			event.FieldPayload:      {Type: field.TypeBytes, Column: event.FieldPayload},
+			event.FieldResourceID:   {Type: field.TypeInt, Column: event.FieldResourceID},
+			event.FieldCreatedAt:    {Type: field.TypeTime, Column: event.FieldCreatedAt},
+			event.FieldDispatchedAt: {Type: field.TypeTime, Column: event.FieldDispatchedAt},
 		},
 	}
 	graph.Nodes[5] = &sqlgraph.Node{
@@ -1632,6 +1633,11 @@ func (f *EventFilter) WhereResourceID(p entql.IntP) {
 // WhereCreatedAt applies the entql time.Time predicate on the created_at field.
 func (f *EventFilter) WhereCreatedAt(p entql.TimeP) {
 	f.Where(p.Field(event.FieldCreatedAt))
+}
+
+// WhereDispatchedAt applies the entql time.Time predicate on the dispatched_at field.
+func (f *EventFilter) WhereDispatchedAt(p entql.TimeP) {
+	f.Where(p.Field(event.FieldDispatchedAt))
 }
 
 // WhereHasOwner applies a predicate to check if query has an edge owner.

@@ -61,6 +61,20 @@ func (_c *EventCreate) SetNillableCreatedAt(v *time.Time) *EventCreate {
 	return _c
 }
 
+// SetDispatchedAt sets the "dispatched_at" field.
+func (_c *EventCreate) SetDispatchedAt(v time.Time) *EventCreate {
+	_c.mutation.SetDispatchedAt(v)
+	return _c
+}
+
+// SetNillableDispatchedAt sets the "dispatched_at" field if the given value is not nil.
+func (_c *EventCreate) SetNillableDispatchedAt(v *time.Time) *EventCreate {
+	if v != nil {
+		_c.SetDispatchedAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *EventCreate) SetID(v int) *EventCreate {
 	_c.mutation.SetID(v)
@@ -193,6 +207,10 @@ func (_c *EventCreate) createSpec() (*Event, *sqlgraph.CreateSpec) {
 		_spec.SetField(event.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
 	}
+	if value, ok := _c.mutation.DispatchedAt(); ok {
+		_spec.SetField(event.FieldDispatchedAt, field.TypeTime, value)
+		_node.DispatchedAt = &value
+	}
 	if nodes := _c.mutation.OwnerIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -262,6 +280,24 @@ type (
 	}
 )
 
+// SetDispatchedAt sets the "dispatched_at" field.
+func (u *EventUpsert) SetDispatchedAt(v time.Time) *EventUpsert {
+	u.Set(event.FieldDispatchedAt, v)
+	return u
+}
+
+// UpdateDispatchedAt sets the "dispatched_at" field to the value that was provided on create.
+func (u *EventUpsert) UpdateDispatchedAt() *EventUpsert {
+	u.SetExcluded(event.FieldDispatchedAt)
+	return u
+}
+
+// ClearDispatchedAt clears the value of the "dispatched_at" field.
+func (u *EventUpsert) ClearDispatchedAt() *EventUpsert {
+	u.SetNull(event.FieldDispatchedAt)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -323,6 +359,27 @@ func (u *EventUpsertOne) Update(set func(*EventUpsert)) *EventUpsertOne {
 		set(&EventUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetDispatchedAt sets the "dispatched_at" field.
+func (u *EventUpsertOne) SetDispatchedAt(v time.Time) *EventUpsertOne {
+	return u.Update(func(s *EventUpsert) {
+		s.SetDispatchedAt(v)
+	})
+}
+
+// UpdateDispatchedAt sets the "dispatched_at" field to the value that was provided on create.
+func (u *EventUpsertOne) UpdateDispatchedAt() *EventUpsertOne {
+	return u.Update(func(s *EventUpsert) {
+		s.UpdateDispatchedAt()
+	})
+}
+
+// ClearDispatchedAt clears the value of the "dispatched_at" field.
+func (u *EventUpsertOne) ClearDispatchedAt() *EventUpsertOne {
+	return u.Update(func(s *EventUpsert) {
+		s.ClearDispatchedAt()
+	})
 }
 
 // Exec executes the query.
@@ -552,6 +609,27 @@ func (u *EventUpsertBulk) Update(set func(*EventUpsert)) *EventUpsertBulk {
 		set(&EventUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetDispatchedAt sets the "dispatched_at" field.
+func (u *EventUpsertBulk) SetDispatchedAt(v time.Time) *EventUpsertBulk {
+	return u.Update(func(s *EventUpsert) {
+		s.SetDispatchedAt(v)
+	})
+}
+
+// UpdateDispatchedAt sets the "dispatched_at" field to the value that was provided on create.
+func (u *EventUpsertBulk) UpdateDispatchedAt() *EventUpsertBulk {
+	return u.Update(func(s *EventUpsert) {
+		s.UpdateDispatchedAt()
+	})
+}
+
+// ClearDispatchedAt clears the value of the "dispatched_at" field.
+func (u *EventUpsertBulk) ClearDispatchedAt() *EventUpsertBulk {
+	return u.Update(func(s *EventUpsert) {
+		s.ClearDispatchedAt()
+	})
 }
 
 // Exec executes the query.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -25,6 +26,26 @@ type EventUpdate struct {
 // Where appends a list predicates to the EventUpdate builder.
 func (_u *EventUpdate) Where(ps ...predicate.Event) *EventUpdate {
 	_u.mutation.Where(ps...)
+	return _u
+}
+
+// SetDispatchedAt sets the "dispatched_at" field.
+func (_u *EventUpdate) SetDispatchedAt(v time.Time) *EventUpdate {
+	_u.mutation.SetDispatchedAt(v)
+	return _u
+}
+
+// SetNillableDispatchedAt sets the "dispatched_at" field if the given value is not nil.
+func (_u *EventUpdate) SetNillableDispatchedAt(v *time.Time) *EventUpdate {
+	if v != nil {
+		_u.SetDispatchedAt(*v)
+	}
+	return _u
+}
+
+// ClearDispatchedAt clears the value of the "dispatched_at" field.
+func (_u *EventUpdate) ClearDispatchedAt() *EventUpdate {
+	_u.mutation.ClearDispatchedAt()
 	return _u
 }
 
@@ -86,6 +107,12 @@ func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			}
 		}
 	}
+	if value, ok := _u.mutation.DispatchedAt(); ok {
+		_spec.SetField(event.FieldDispatchedAt, field.TypeTime, value)
+	}
+	if _u.mutation.DispatchedAtCleared() {
+		_spec.ClearField(event.FieldDispatchedAt, field.TypeTime)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -106,6 +133,26 @@ type EventUpdateOne struct {
 	hooks     []Hook
 	mutation  *EventMutation
 	modifiers []func(*sql.UpdateBuilder)
+}
+
+// SetDispatchedAt sets the "dispatched_at" field.
+func (_u *EventUpdateOne) SetDispatchedAt(v time.Time) *EventUpdateOne {
+	_u.mutation.SetDispatchedAt(v)
+	return _u
+}
+
+// SetNillableDispatchedAt sets the "dispatched_at" field if the given value is not nil.
+func (_u *EventUpdateOne) SetNillableDispatchedAt(v *time.Time) *EventUpdateOne {
+	if v != nil {
+		_u.SetDispatchedAt(*v)
+	}
+	return _u
+}
+
+// ClearDispatchedAt clears the value of the "dispatched_at" field.
+func (_u *EventUpdateOne) ClearDispatchedAt() *EventUpdateOne {
+	_u.mutation.ClearDispatchedAt()
+	return _u
 }
 
 // Mutation returns the EventMutation object of the builder.
@@ -195,6 +242,12 @@ func (_u *EventUpdateOne) sqlSave(ctx context.Context) (_node *Event, err error)
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.DispatchedAt(); ok {
+		_spec.SetField(event.FieldDispatchedAt, field.TypeTime, value)
+	}
+	if _u.mutation.DispatchedAtCleared() {
+		_spec.ClearField(event.FieldDispatchedAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Event{config: _u.config}

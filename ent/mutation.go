@@ -4012,6 +4012,7 @@ type EventMutation struct {
 	resource_id    *int
 	addresource_id *int
 	created_at     *time.Time
+	dispatched_at  *time.Time
 	clearedFields  map[string]struct{}
 	owner          *int
 	clearedowner   bool
@@ -4324,6 +4325,55 @@ func (m *EventMutation) ResetCreatedAt() {
 	m.created_at = nil
 }
 
+// SetDispatchedAt sets the "dispatched_at" field.
+func (m *EventMutation) SetDispatchedAt(t time.Time) {
+	m.dispatched_at = &t
+}
+
+// DispatchedAt returns the value of the "dispatched_at" field in the mutation.
+func (m *EventMutation) DispatchedAt() (r time.Time, exists bool) {
+	v := m.dispatched_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDispatchedAt returns the old "dispatched_at" field's value of the Event entity.
+// If the Event object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventMutation) OldDispatchedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDispatchedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDispatchedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDispatchedAt: %w", err)
+	}
+	return oldValue.DispatchedAt, nil
+}
+
+// ClearDispatchedAt clears the value of the "dispatched_at" field.
+func (m *EventMutation) ClearDispatchedAt() {
+	m.dispatched_at = nil
+	m.clearedFields[event.FieldDispatchedAt] = struct{}{}
+}
+
+// DispatchedAtCleared returns if the "dispatched_at" field was cleared in this mutation.
+func (m *EventMutation) DispatchedAtCleared() bool {
+	_, ok := m.clearedFields[event.FieldDispatchedAt]
+	return ok
+}
+
+// ResetDispatchedAt resets all changes to the "dispatched_at" field.
+func (m *EventMutation) ResetDispatchedAt() {
+	m.dispatched_at = nil
+	delete(m.clearedFields, event.FieldDispatchedAt)
+}
+
 // ClearOwner clears the "owner" edge to the Owner entity.
 func (m *EventMutation) ClearOwner() {
 	m.clearedowner = true
@@ -4385,7 +4435,7 @@ func (m *EventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EventMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 6)
 	if m.owner != nil {
 		fields = append(fields, event.FieldOwnerID)
 	}
@@ -4400,6 +4450,9 @@ func (m *EventMutation) Fields() []string {
 	}
 	if m.created_at != nil {
 		fields = append(fields, event.FieldCreatedAt)
+	}
+	if m.dispatched_at != nil {
+		fields = append(fields, event.FieldDispatchedAt)
 	}
 	return fields
 }
@@ -4419,6 +4472,8 @@ func (m *EventMutation) Field(name string) (ent.Value, bool) {
 		return m.ResourceID()
 	case event.FieldCreatedAt:
 		return m.CreatedAt()
+	case event.FieldDispatchedAt:
+		return m.DispatchedAt()
 	}
 	return nil, false
 }
@@ -4438,6 +4493,8 @@ func (m *EventMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldResourceID(ctx)
 	case event.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
+	case event.FieldDispatchedAt:
+		return m.OldDispatchedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown Event field %s", name)
 }
@@ -4481,6 +4538,13 @@ func (m *EventMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCreatedAt(v)
+		return nil
+	case event.FieldDispatchedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDispatchedAt(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Event field %s", name)
@@ -4526,7 +4590,11 @@ func (m *EventMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *EventMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(event.FieldDispatchedAt) {
+		fields = append(fields, event.FieldDispatchedAt)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -4539,6 +4607,11 @@ func (m *EventMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *EventMutation) ClearField(name string) error {
+	switch name {
+	case event.FieldDispatchedAt:
+		m.ClearDispatchedAt()
+		return nil
+	}
 	return fmt.Errorf("unknown Event nullable field %s", name)
 }
 
@@ -4560,6 +4633,9 @@ func (m *EventMutation) ResetField(name string) error {
 		return nil
 	case event.FieldCreatedAt:
 		m.ResetCreatedAt()
+		return nil
+	case event.FieldDispatchedAt:
+		m.ResetDispatchedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Event field %s", name)

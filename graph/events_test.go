@@ -25,10 +25,11 @@ import (
 	"github.com/configurator/catalogue/internal/webhook"
 )
 
-// withEvents points w's handler at a resolver that records deliveries in
-// a queue (never started: the deliveries stay PENDING) and publishes to
-// hub, and returns a dashboard token of owner B.
-func (w *world) withEvents(t *testing.T, hub *events.Hub) (dashB string) {
+// withEvents points w's handler at a resolver whose events go to a
+// webhook queue (never started: the test dispatches, and the deliveries
+// stay PENDING) and to hub, and returns a dashboard token of owner B and
+// the queue.
+func (w *world) withEvents(t *testing.T, hub *events.Hub) (dashB string, q *webhook.Queue) {
 	t.Helper()
 	q, err := webhook.NewQueue(w.c, database.Pool(w.c), database.Dialect(w.c), webhook.Config{})
 	if err != nil {
@@ -41,7 +42,7 @@ func (w *world) withEvents(t *testing.T, hub *events.Hub) (dashB string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dashB
+	return dashB, q
 }
 
 // TestWebhookEndpoints: dashboard tokens manage their owner's endpoints;
@@ -51,7 +52,7 @@ func (w *world) withEvents(t *testing.T, hub *events.Hub) (dashB string) {
 func TestWebhookEndpoints(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
-		dashB := w.withEvents(t, events.NewHub(nil))
+		dashB, _ := w.withEvents(t, events.NewHub(nil))
 		const create = `mutation($in: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $in) { endpoint { id url eventTypes enabled description createdAt } secret } }`
 		in := func(url string, types ...string) map[string]any {
 			return map[string]any{"in": map[string]any{"url": url, "eventTypes": types}}
@@ -159,7 +160,7 @@ func TestWebhookEndpoints(t *testing.T) {
 func TestWebhookDeliveries(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
-		dashB := w.withEvents(t, events.NewHub(nil))
+		dashB, queue := w.withEvents(t, events.NewHub(nil))
 		const create = `mutation($in: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $in) { endpoint { id } } }`
 		w.ok(t, w.dashA, create, map[string]any{"in": map[string]any{"url": "https://93.184.216.34/orders", "eventTypes": []string{"order.updated"}}}, &struct{}{})
 		w.ok(t, w.dashA, create, map[string]any{"in": map[string]any{"url": "https://93.184.216.34/all"}}, &struct{}{})
@@ -168,6 +169,12 @@ func TestWebhookDeliveries(t *testing.T) {
 		mine := c.Order.Query().Where(order.OwnerID(w.a.ID)).FirstIDX(ctx)
 		w.ok(t, w.dashA, `mutation($id: ID!) { updateOrder(id: $id, input: {status: "paid"}) { id } }`, map[string]any{"id": mine}, &struct{}{})
 		w.ok(t, w.dashA, `mutation { createMaterial(input: {name: "Teak"}) { id } }`, nil, &struct{}{})
+		if n, err := queue.Dispatch(context.Background()); err != nil || n != 2 {
+			t.Fatalf("dispatch: %d events, %v; want the 2 writes'", n, err)
+		}
+		if n, err := queue.Dispatch(context.Background()); err != nil || n != 0 {
+			t.Errorf("a second dispatch: %d events, %v; want none left", n, err)
+		}
 
 		type page struct {
 			WebhookDeliveries struct {
@@ -270,7 +277,7 @@ func TestSubscriptionOverWebSocket(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
 		hub := events.NewHub(nil)
-		w.withEvents(t, hub)
+		_, _ = w.withEvents(t, hub)
 		srv := httptest.NewServer(w.h)
 		defer srv.Close()
 		a, b := dialWS(t, srv.URL, w.tokA), dialWS(t, srv.URL, w.tokB)

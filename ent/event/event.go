@@ -25,6 +25,8 @@ const (
 	FieldResourceID = "resource_id"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
+	// FieldDispatchedAt holds the string denoting the dispatched_at field in the database.
+	FieldDispatchedAt = "dispatched_at"
 	// EdgeOwner holds the string denoting the owner edge name in mutations.
 	EdgeOwner = "owner"
 	// Table holds the table name of the event in the database.
@@ -46,6 +48,7 @@ var Columns = []string{
 	FieldPayload,
 	FieldResourceID,
 	FieldCreatedAt,
+	FieldDispatchedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -98,6 +101,11 @@ func ByResourceID(opts ...sql.OrderTermOption) OrderOption {
 // ByCreatedAt orders the results by the created_at field.
 func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedAt, opts...).ToFunc()
+}
+
+// ByDispatchedAt orders the results by the dispatched_at field.
+func ByDispatchedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDispatchedAt, opts...).ToFunc()
 }
 
 // ByOwnerField orders the results by owner field.

@@ -3,6 +3,7 @@
 package migrate
 
 import (
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/dialect/sql/schema"
 	"entgo.io/ent/schema/field"
 )
@@ -194,6 +195,7 @@ var (
 		{Name: "payload", Type: field.TypeBytes},
 		{Name: "resource_id", Type: field.TypeInt},
 		{Name: "created_at", Type: field.TypeTime},
+		{Name: "dispatched_at", Type: field.TypeTime, Nullable: true},
 		{Name: "owner_id", Type: field.TypeInt},
 	}
 	// EventsTable holds the schema information for the "events" table.
@@ -204,7 +206,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "events_owners_owner",
-				Columns:    []*schema.Column{EventsColumns[5]},
+				Columns:    []*schema.Column{EventsColumns[6]},
 				RefColumns: []*schema.Column{OwnersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -213,12 +215,20 @@ var (
 			{
 				Name:    "event_owner_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[5], EventsColumns[4], EventsColumns[0]},
+				Columns: []*schema.Column{EventsColumns[6], EventsColumns[4], EventsColumns[0]},
 			},
 			{
 				Name:    "event_owner_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[5], EventsColumns[0]},
+				Columns: []*schema.Column{EventsColumns[6], EventsColumns[0]},
+			},
+			{
+				Name:    "events_undispatched",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[0]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "dispatched_at IS NULL",
+				},
 			},
 		},
 	}

@@ -28,11 +28,19 @@ func (Event) Fields() []ent.Field {
 			Comment(`The JSON sent to receivers: {"type", "timestamp", "data"}`),
 		field.Int("resource_id").Immutable().Comment("The id of the order, material or texture"),
 		field.Time("created_at").Default(time.Now).Immutable(),
+		field.Time("dispatched_at").Optional().Nillable().
+			Comment("When its webhook deliveries were made (internal/webhook.Queue.Dispatch)"),
 	}
 }
 
-// Indexes of the Event: read by owner, newest last.
-func (Event) Indexes() []ent.Index { return []ent.Index{index.Fields("owner_id", "id")} }
+// Indexes of the Event: read by owner, newest last; the events still to
+// dispatch, a partial index that stays as small as the backlog.
+func (Event) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("owner_id", "id"),
+		index.Fields("id").StorageKey("events_undispatched").Annotations(entsql.IndexWhere("dispatched_at IS NULL")),
+	}
+}
 
 // Annotations of the Event.
 func (Event) Annotations() []schema.Annotation { return hidden() }

@@ -3,14 +3,11 @@ package app
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
-	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/material"
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/texture"
-	"github.com/configurator/catalogue/ent/webhookendpoint"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/query"
@@ -25,8 +22,8 @@ type Events struct {
 	// or *ent.Texture) as its payload's data: REST v1's shape
 	// (rest.EventData). Nil: the ent record as JSON.
 	Shape func(resource any) any
-	// Queue delivers webhooks; nil: no delivery is made (a process that
-	// runs no queue, such as a test of the operations alone).
+	// Queue delivers webhooks (it dispatches the recorded events itself);
+	// the operations use it to redeliver. Nil: redelivery is unavailable.
 	Queue *webhook.Queue
 	// Notify carries events to subscriptions; nil: none.
 	Notify events.Notifier
@@ -46,35 +43,23 @@ func (a *App) guard() *webhook.Guard {
 	return &webhook.Guard{}
 }
 
-// recorder records the events of one write in the write's transaction.
-// It is made before the write, so that what it reads (the endpoints that
-// want events) is read before the write takes its locks: the order
-// inserts of one owner wait for each other's commit (the order-count
-// trigger holds a row until then), and every statement after the insert
-// lengthens that wait for all of them.
+// recorder records the events of one write in the write's transaction:
+// the outbox row and the notification of subscribers. Webhook deliveries
+// are made from the outbox afterwards, in batches (webhook.Queue.Dispatch),
+// so that a write costs the same whether its owner has endpoints or not.
 type recorder struct {
-	a         *App
-	t         *database.Tx
-	endpoints []*ent.WebhookEndpoint
+	a *App
+	t *database.Tx
 }
 
 // recorder returns the event recorder of a write in t.
-func (a *App) recorder(ctx context.Context, t *database.Tx) (*recorder, error) {
-	r := &recorder{a: a, t: t}
-	if a.events.Queue != nil && t.SQL != nil {
-		eps, err := t.Client.WebhookEndpoint.Query().Where(webhookendpoint.Enabled(true)).All(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("events: endpoints: %w", err)
-		}
-		r.endpoints = eps
-	}
-	return r, nil
+func (a *App) recorder(_ context.Context, t *database.Tx) (*recorder, error) {
+	return &recorder{a: a, t: t}, nil
 }
 
 // emit records the event typ of resource id: the outbox row with its
-// payload, a delivery (and its queue job) for each enabled endpoint of
-// the owner that wants typ, and the notification of subscribers, sent
-// when the transaction commits. A deletion passes a nil resource.
+// payload and the notification of subscribers, sent when the
+// transaction commits. A deletion passes a nil resource.
 func (r *recorder) emit(ctx context.Context, typ string, id int, resource any) error {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	data := events.DeletedData(id)
@@ -92,40 +77,11 @@ func (r *recorder) emit(ctx context.Context, typ string, id int, resource any) e
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)
 	}
-	if err := r.deliveries(ctx, ev); err != nil {
-		return err
-	}
 	if n := r.a.events.Notify; n != nil {
 		e := events.Event{ID: ev.ID, OwnerID: ev.OwnerID, Type: typ, ResourceID: id, Time: now}
 		if err := n.Notify(ctx, r.t, e); err != nil {
 			return fmt.Errorf("event %s: notify: %w", typ, err)
 		}
-	}
-	return nil
-}
-
-// deliveries makes the deliveries of ev and inserts their jobs.
-func (r *recorder) deliveries(ctx context.Context, ev *ent.Event) error {
-	var creates []*ent.WebhookDeliveryCreate
-	for _, ep := range r.endpoints {
-		if len(ep.EventTypes) == 0 || slices.Contains(ep.EventTypes, ev.Type) {
-			creates = append(creates, r.t.Client.WebhookDelivery.Create().
-				SetEndpointID(ep.ID).SetEventID(ev.ID).SetEventType(ev.Type))
-		}
-	}
-	if len(creates) == 0 {
-		return nil
-	}
-	ds, err := r.t.Client.WebhookDelivery.CreateBulk(creates...).Save(ctx)
-	if err != nil {
-		return fmt.Errorf("event %s: deliveries: %w", ev.Type, err)
-	}
-	ids := make([]int, len(ds))
-	for i, d := range ds {
-		ids[i] = d.ID
-	}
-	if err := r.a.events.Queue.Enqueue(ctx, r.t.SQL, ids...); err != nil {
-		return fmt.Errorf("event %s: queue: %w", ev.Type, err)
 	}
 	return nil
 }

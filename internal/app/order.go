@@ -72,7 +72,7 @@ func (a *App) CreateOrder(ctx context.Context, cmd CreateOrder) (id int, err err
 		}
 		// The configurator's name is read before the insert (the payload
 		// shows it). On PostgreSQL the order's id is taken first and the
-		// insert comes last, after the event and the idempotency record:
+		// insert comes last, after its event and idempotency record:
 		// the order-count trigger makes the inserts of one owner wait for
 		// each other's commit, so nothing may follow the insert but the
 		// commit (bench/RESULTS.md, events).

@@ -57,7 +57,7 @@ type Config struct {
 	// Schedule is the wait before each retry (nil: DefaultSchedule).
 	Schedule []time.Duration
 	// PollInterval is how often an idle replica looks for due deliveries
-	// (0: 100 ms). The queue polls rather than listens, on both databases,
+	// (0: 50 ms). The queue polls rather than listens, on both databases,
 	// so that it needs nothing beyond the service's own pool.
 	PollInterval time.Duration
 	// Workers is the number of deliveries one replica sends at once
@@ -73,8 +73,9 @@ type Config struct {
 }
 
 // Queue delivers webhooks through River, a job queue in the service's own
-// database: a delivery's job is inserted in the transaction that records
-// its event (Enqueue), so it exists exactly when the event does; River
+// database: the events writes record are turned into deliveries in
+// batches (Dispatch), each delivery's job inserted in the transaction
+// that makes the delivery and marks its event dispatched; River
 // locks each job to one replica while it runs, retries it on the schedule
 // and rescues it if the replica dies mid-attempt.
 type Queue struct {
@@ -86,6 +87,8 @@ type Queue struct {
 	http     *http.Client
 	log      *slog.Logger
 	metrics  *queueMetrics
+	// stopDispatch ends the dispatch loop Start began.
+	stopDispatch func()
 }
 
 // deliverArgs is the job of one delivery.
@@ -125,7 +128,7 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 	q.metrics = newQueueMetrics(cfg.Metrics, q)
 	poll, workers := cfg.PollInterval, cfg.Workers
 	if poll == 0 {
-		poll = 100 * time.Millisecond
+		poll = 50 * time.Millisecond
 	}
 	if workers == 0 {
 		workers = 20
@@ -168,14 +171,32 @@ func (h levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.min && h.Handler.Enabled(ctx, l)
 }
 
-// Start works due deliveries until Stop.
-func (q *Queue) Start(ctx context.Context) error { return q.river.Start(ctx) }
+// Start dispatches new events and works due deliveries until Stop.
+func (q *Queue) Start(ctx context.Context) error {
+	if err := q.river.Start(ctx); err != nil {
+		return err
+	}
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	q.stopDispatch = func() { cancel(); <-done }
+	go func() {
+		defer close(done)
+		q.dispatchLoop(dctx)
+	}()
+	return nil
+}
 
-// Stop lets running attempts finish (until ctx is done) and stops working.
-func (q *Queue) Stop(ctx context.Context) error { return q.river.Stop(ctx) }
+// Stop stops dispatching, lets running attempts finish (until ctx is
+// done) and stops working.
+func (q *Queue) Stop(ctx context.Context) error {
+	if q.stopDispatch != nil {
+		q.stopDispatch()
+	}
+	return q.river.Stop(ctx)
+}
 
 // Enqueue inserts the jobs of deliveries in tx, the transaction that
-// created them.
+// created them (Dispatch, or a redelivery).
 func (q *Queue) Enqueue(ctx context.Context, tx *sql.Tx, deliveries ...int) error {
 	if len(deliveries) == 0 {
 		return nil
