@@ -98,10 +98,19 @@ type Config struct {
 	// local development and tests; by default both are refused (SSRF).
 	WebhookAllowPrivate bool
 	// WebhookRetry is the wait before each retry of a failed webhook
-	// delivery (WEBHOOK_RETRY_SCHEDULE, such as 1s,2s,5s); Validate fills
-	// WebhookSchedule from it. Empty: webhook.DefaultSchedule.
-	WebhookRetry    string
-	WebhookSchedule []time.Duration
+	// delivery (WEBHOOK_RETRY_SCHEDULE, such as 1s,2s,5s), checked by
+	// Validate; WebhookSchedule reads it. Empty: webhook.DefaultSchedule.
+	WebhookRetry string
+}
+
+// WebhookSchedule is the retry schedule WebhookRetry names (nil: the
+// default); Validate has checked it.
+func (c *Config) WebhookSchedule() []time.Duration {
+	sched, _ := webhook.ParseSchedule(c.WebhookRetry)
+	if c.WebhookRetry == "" {
+		return nil
+	}
+	return sched
 }
 
 // Env looks up an environment variable; os.Getenv in production.
@@ -243,11 +252,9 @@ func (c *Config) Validate() error {
 		c.MaxUploadBytes = DefaultMaxUploadBytes
 	}
 	if c.WebhookRetry != "" {
-		sched, err := webhook.ParseSchedule(c.WebhookRetry)
-		if err != nil {
+		if _, err := webhook.ParseSchedule(c.WebhookRetry); err != nil {
 			return fmt.Errorf("--webhook-retry-schedule: %v", err)
 		}
-		c.WebhookSchedule = sched
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"flag"
 	"io"
+	"strings"
 	"testing"
 	"time"
 )
@@ -96,5 +97,36 @@ func TestServeConfig(t *testing.T) {
 				t.Errorf("SeedDemo() = %v; want %v", c.SeedDemo(), tc.demo)
 			}
 		})
+	}
+}
+
+// TestWebhookSettings: WEBHOOK_ALLOW_PRIVATE and WEBHOOK_RETRY_SCHEDULE
+// are read, and a schedule that is not a list of positive durations is
+// refused naming the flag.
+func TestWebhookSettings(t *testing.T) {
+	read := func(env map[string]string) (Config, error) {
+		var c Config
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		c.ServeFlags(fs, func(k string) string { return env[k] })
+		if err := fs.Parse(nil); err != nil {
+			return c, err
+		}
+		return c, c.Validate()
+	}
+	c, err := read(map[string]string{"WEBHOOK_ALLOW_PRIVATE": "true", "WEBHOOK_RETRY_SCHEDULE": "1s, 2m,3h"})
+	if err != nil || !c.WebhookAllowPrivate {
+		t.Fatalf("config %+v, %v", c, err)
+	}
+	if got := c.WebhookSchedule(); len(got) != 3 || got[0] != time.Second || got[1] != 2*time.Minute || got[2] != 3*time.Hour {
+		t.Errorf("schedule %v; want [1s 2m 3h]", got)
+	}
+	if c, _ := read(nil); c.WebhookAllowPrivate || c.WebhookSchedule() != nil {
+		t.Errorf("defaults %+v; want private addresses refused and the default schedule", c)
+	}
+	for _, bad := range []string{"soon", "1s,,2s", "-1s", "0s"} {
+		if _, err := read(map[string]string{"WEBHOOK_RETRY_SCHEDULE": bad}); err == nil || !strings.Contains(err.Error(), "--webhook-retry-schedule") {
+			t.Errorf("WEBHOOK_RETRY_SCHEDULE=%q: %v; want an error naming the flag", bad, err)
+		}
 	}
 }
