@@ -87,6 +87,26 @@ func TestAuth(t *testing.T) {
 				}
 			})
 		}
+
+		// An expired token says so (RFC 6750's error_description), so that
+		// a client can tell "log in again" from a forged token; a forged
+		// token that is also expired is only invalid.
+		expired := sign(jwt.SigningMethodHS256, key, with("exp", time.Now().Add(-time.Hour).Unix()))
+		forged := sign(jwt.SigningMethodHS256, []byte("another-key-another-key-another-k"), with("exp", time.Now().Add(-time.Hour).Unix()))
+		for token, want := range map[string][2]string{
+			expired: {"token expired", `Bearer error="invalid_token", error_description="token expired"`},
+			forged:  {"invalid token", `Bearer error="invalid_token"`},
+		} {
+			req := httptest.NewRequest(http.MethodGet, "/graphql?query=%7Bviewer%7BownerID%7D%7D", nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			rec := httptest.NewRecorder()
+			w.h.ServeHTTP(rec, req)
+			var r gqlResponse
+			json.Unmarshal(rec.Body.Bytes(), &r)
+			if rec.Code != http.StatusUnauthorized || len(r.Errors) != 1 || r.Errors[0].Message != want[0] || rec.Header().Get("WWW-Authenticate") != want[1] {
+				t.Errorf("%s: %d %q %+v; want 401 %q with %s", want[0], rec.Code, rec.Header().Get("WWW-Authenticate"), r.Errors, want[0], want[1])
+			}
+		}
 	})
 }
 

@@ -65,6 +65,7 @@ func TestWriteProblem(t *testing.T) {
 		{name: "ent not found", err: &ent.NotFoundError{}, status: 404, code: apperr.NotFound, detail: "not found"},
 		{name: "no token", err: apperr.ErrNoToken, status: 401, code: apperr.Unauthenticated, detail: apperr.ErrNoToken.Error(), challenge: "Bearer"},
 		{name: "bad token", err: apperr.E(apperr.Unauthenticated, "invalid token"), auth: "Bearer x", status: 401, code: apperr.Unauthenticated, detail: "invalid token", challenge: `Bearer error="invalid_token"`},
+		{name: "expired token", err: apperr.ErrTokenExpired, auth: "Bearer x", status: 401, code: apperr.Unauthenticated, detail: "token expired", challenge: `Bearer error="invalid_token", error_description="token expired"`},
 		{name: "forbidden", err: apperr.E(apperr.Forbidden, "this write needs a dashboard token"), status: 403, code: apperr.Forbidden, detail: "this write needs a dashboard token"},
 		{name: "conflict", err: apperr.E(apperr.Conflict, "taken"), status: 409, code: apperr.Conflict, detail: "taken"},
 		{name: "too large", err: apperr.E(apperr.TooLarge, "too big"), status: 413, code: apperr.TooLarge, detail: "too big"},

@@ -54,6 +54,7 @@ func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) h
 	srv.AddTransport(transport.SSE{})
 	srv.AddTransport(httpTransport{})
 	srv.AddTransport(multipartTransport{transport.MultipartForm{MaxUploadSize: valid.MaxMultipartBody, MaxMemory: 8 << 20}})
+	srv.AddTransport(fallbackTransport{})
 	parsed := lru.New[*ast.QueryDocument](1000)
 	srv.SetQueryCache(parsed)
 	for _, ext := range opts.Extensions {
@@ -74,7 +75,7 @@ func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) h
 	if tokens != nil {
 		h = auth.Middleware(tokens, RejectAuth)(h)
 	}
-	return h
+	return noStore(h)
 }
 
 // limitBody answers 413 to a body larger than its content type allows,
@@ -93,6 +94,15 @@ func limitBody(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// noStore marks every answer of the endpoint Cache-Control: no-store, as
+// REST's are: answers depend on the token and change with every write.
+func noStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
 		next.ServeHTTP(w, r)
 	})
 }

@@ -19,14 +19,14 @@ import (
 // transport (POST with Accept: text/event-stream). Pings pings every 15 s keep proxies
 // from closing an idle subscription, and a client has 10 s to send
 // connection_init.
-func websocket(tokens *auth.Tokens) transport.Websocket {
+func websocket(tokens *auth.Tokens) websocketTransport {
 	limit := int64(MaxDocumentBytes * 2)
-	return transport.Websocket{
+	return websocketTransport{transport.Websocket{
 		KeepAlivePingInterval: 15 * time.Second,
 		InitTimeout:           10 * time.Second,
 		InitFunc:              initFunc(tokens),
 		PayloadReadLimit:      &limit,
-	}
+	}}
 }
 
 // initFunc authenticates a WebSocket connection by the Authorization of

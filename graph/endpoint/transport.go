@@ -70,6 +70,10 @@ func (httpTransport) Supports(r *http.Request) bool {
 
 // Do runs one request.
 func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if !acceptable(r) {
+		notAcceptable(w, r)
+		return
+	}
 	media := answerMedia(r)
 	w.Header().Set("Content-Type", media)
 	start := graphql.Now()
@@ -178,6 +182,8 @@ func answerMedia(r *http.Request) string {
 var httpLevel = map[apperr.Kind]bool{
 	apperr.Unauthenticated: true,
 	apperr.TooLarge:        true,
+	apperr.Unsupported:     true,
+	apperr.NotAcceptable:   true,
 	apperr.RateLimited:     true,
 	apperr.Unavailable:     true,
 	apperr.Internal:        true,

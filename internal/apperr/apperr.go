@@ -27,6 +27,9 @@ const (
 	// Unsupported is a body of a media type the operation does not take
 	// (HTTP 415).
 	Unsupported Kind = "UNSUPPORTED_MEDIA_TYPE"
+	// NotAcceptable is an Accept header that no answer the server can give
+	// satisfies (HTTP 406).
+	NotAcceptable Kind = "NOT_ACCEPTABLE"
 	// KeyReused is an Idempotency-Key sent again with another request
 	// (HTTP 422).
 	KeyReused Kind = "IDEMPOTENCY_KEY_REUSED"
@@ -239,3 +242,8 @@ func KindOf(err error) Kind {
 	}
 	return Internal
 }
+
+// ErrTokenExpired is a token whose expiry has passed: the client should
+// get a new one (log in again), which RFC 6750 tells it with the
+// invalid_token challenge and this description (problem.Headers).
+var ErrTokenExpired = E(Unauthenticated, "token expired")

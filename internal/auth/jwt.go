@@ -54,8 +54,13 @@ func (s *Signer) Mint(id int, kind viewer.Kind, issuedAt time.Time) (string, err
 }
 
 // ErrInvalidToken is returned for any token that fails verification; the
-// reason is not told to clients.
+// reason is not told to clients, except expiry (ErrExpired), after which a
+// client should get a new token rather than look for a fault.
 var ErrInvalidToken = errors.New("invalid token")
+
+// ErrExpired wraps the verification error of a well-signed token whose
+// expiry has passed.
+var ErrExpired = errors.New("expired")
 
 // Verify checks the signature with the pinned algorithm, the issuer and
 // the expiry when present, and returns the token record id and kind.
@@ -82,6 +87,9 @@ func (s *Signer) verify(token string) (verified, error) {
 		jwt.WithLeeway(leeway),
 		jwt.WithTimeFunc(s.now),
 	)
+	if errors.Is(err, jwt.ErrTokenExpired) {
+		return verified{}, fmt.Errorf("%w: %w", ErrInvalidToken, ErrExpired)
+	}
 	if err != nil {
 		return verified{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}

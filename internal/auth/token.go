@@ -230,6 +230,9 @@ func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, err
 		return &v, nil
 	}
 	claims, err := t.signer.verify(token)
+	if errors.Is(err, ErrExpired) {
+		return nil, apperr.ErrTokenExpired
+	}
 	if err != nil {
 		return nil, apperr.E(apperr.Unauthenticated, "invalid token")
 	}

@@ -91,6 +91,7 @@ var statusOf = map[apperr.Kind]int{
 	apperr.Conflict:        http.StatusConflict,
 	apperr.TooLarge:        http.StatusRequestEntityTooLarge,
 	apperr.Unsupported:     http.StatusUnsupportedMediaType,
+	apperr.NotAcceptable:   http.StatusNotAcceptable,
 	apperr.TooComplex:      http.StatusBadRequest,
 	apperr.RateLimited:     http.StatusTooManyRequests,
 	apperr.KeyReused:       http.StatusUnprocessableEntity,
@@ -109,13 +110,16 @@ func Status(k apperr.Kind) int {
 
 // Headers sets the headers the answer to e carries: WWW-Authenticate on
 // a 401, as RFC 6750 asks (a bare Bearer challenge when no credentials
-// were sent, invalid_token when they were refused), and Retry-After on a
+// were sent, invalid_token when they were refused, with the description
+// "token expired" when that is why), and Retry-After on a
 // 429 or 503 (e's own wait, or apperr.RetryAfter).
 func Headers(w http.ResponseWriter, r *http.Request, e *apperr.Error) {
 	switch e.Kind {
 	case apperr.Unauthenticated:
 		if r == nil || r.Header.Get("Authorization") == "" {
 			w.Header().Set("WWW-Authenticate", "Bearer")
+		} else if e.Error() == apperr.ErrTokenExpired.Error() {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="token expired"`)
 		} else {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 		}
