@@ -53,9 +53,7 @@ type recorder struct {
 }
 
 // recorder returns the event recorder of a write in t.
-func (a *App) recorder(_ context.Context, t *database.Tx) (*recorder, error) {
-	return &recorder{a: a, t: t}, nil
-}
+func (a *App) recorder(t *database.Tx) *recorder { return &recorder{a: a, t: t} }
 
 // emit records the event typ of resource id: the outbox row with its
 // payload and the notification of subscribers, sent when the

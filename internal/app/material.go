@@ -25,10 +25,7 @@ func (a *App) CreateMaterial(ctx context.Context, cmd CreateMaterial) (id int, e
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
-		rec, err := a.recorder(ctx, t)
-		if err != nil {
-			return err
-		}
+		rec := a.recorder(t)
 		m, err := c.Material.Create().SetInput(cmd.Input).Save(ctx)
 		if err != nil {
 			return err
@@ -55,10 +52,7 @@ func (a *App) UpdateMaterial(ctx context.Context, cmd UpdateMaterial) error {
 	}
 	return a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
-		rec, err := a.recorder(ctx, t)
-		if err != nil {
-			return err
-		}
+		rec := a.recorder(t)
 		if err := query.NotFoundAs(c.Material.UpdateOneID(cmd.ID).SetInput(cmd.Input).Exec(ctx), "material", cmd.ID); err != nil {
 			return err
 		}
@@ -76,10 +70,7 @@ func (a *App) DeleteMaterial(ctx context.Context, cmd DeleteMaterial) error {
 	}
 	return a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
-		rec, err := a.recorder(ctx, t)
-		if err != nil {
-			return err
-		}
+		rec := a.recorder(t)
 		if err := query.NotFoundAs(c.Material.DeleteOneID(cmd.ID).Exec(ctx), "material", cmd.ID); err != nil {
 			return err
 		}

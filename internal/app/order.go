@@ -66,10 +66,7 @@ func (a *App) CreateOrder(ctx context.Context, cmd CreateOrder) (id int, err err
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
-		rec, err := a.recorder(ctx, t)
-		if err != nil {
-			return err
-		}
+		rec := a.recorder(t)
 		// The configurator's name is read before the insert (the payload
 		// shows it). On PostgreSQL the order's id is taken first and the
 		// insert comes last, after its event and idempotency record:
@@ -205,10 +202,7 @@ func (a *App) UpdateOrder(ctx context.Context, cmd UpdateOrder) error {
 	}
 	return a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
-		rec, err := a.recorder(ctx, t)
-		if err != nil {
-			return err
-		}
+		rec := a.recorder(t)
 		u := c.Order.UpdateOneID(cmd.ID).SetNillableStatus(cmd.Status).
 			SetNillableInvoiceURL(cmd.InvoiceURL).SetNillableOrderStorefront(cmd.OrderStorefront)
 		if cmd.ClearInvoiceURL {

@@ -45,10 +45,7 @@ func (a *App) CreateTexture(ctx context.Context, cmd CreateTexture) (id int, err
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
-		rec, err := a.recorder(ctx, t)
-		if err != nil {
-			return err
-		}
+		rec := a.recorder(t)
 		x, err := c.Texture.Create().SetName(cmd.Name).
 			SetTextureFile(tex.File).SetTextureThumbnail50(tex.Thumbnail50).SetTextureThumbnail100(tex.Thumbnail100).
 			SetNillableBumpFile(bump).SetNillableCategoryID(cmd.CategoryID).Save(ctx)
@@ -111,10 +108,7 @@ func (a *App) UpdateTexture(ctx context.Context, cmd UpdateTexture) (err error) 
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
-		rec, err := a.recorder(ctx, t)
-		if err != nil {
-			return err
-		}
+		rec := a.recorder(t)
 		u := c.Texture.UpdateOneID(cmd.ID).SetNillableName(cmd.Name).SetNillableCategoryID(cmd.CategoryID).
 			SetNillableTextureFile(nonEmpty(tex.File)).SetNillableTextureThumbnail50(nonEmpty(tex.Thumbnail50)).
 			SetNillableTextureThumbnail100(nonEmpty(tex.Thumbnail100)).SetNillableBumpFile(bump)
@@ -151,10 +145,7 @@ func (a *App) DeleteTexture(ctx context.Context, cmd DeleteTexture) error {
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
-		rec, err := a.recorder(ctx, t)
-		if err != nil {
-			return err
-		}
+		rec := a.recorder(t)
 		if err := query.NotFoundAs(c.Texture.DeleteOneID(cmd.ID).Exec(ctx), "texture", cmd.ID); err != nil {
 			return err
 		}
