@@ -251,6 +251,20 @@ func TestEventsAcrossProcesses(t *testing.T) {
 					orders++
 				}
 				waitCounts(t, rcv, orders)
+				// The metrics of the two replicas count every delivery once
+				// and show the queue.
+				succeeded, attempts := 0.0, 0.0
+				for _, base := range []string{a.base, bRep.base} {
+					m := scrape(t, base)
+					succeeded += m[`webhook_deliveries_total{outcome="succeeded"}`]
+					attempts += m["webhook_attempt_duration_seconds_count"]
+					if _, ok := m["webhook_queue_depth"]; !ok {
+						t.Errorf("%s/metrics has no webhook_queue_depth", base)
+					}
+				}
+				if succeeded != float64(orders) || attempts != float64(orders) {
+					t.Errorf("the replicas count %v deliveries succeeded in %v attempts; want %d of each", succeeded, attempts, orders)
+				}
 				bRep.kill()
 			}
 			// The receiver goes down, a write is made, and the process is

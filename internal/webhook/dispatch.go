@@ -104,9 +104,15 @@ func (q *Queue) Dispatch(ctx context.Context) (int, error) {
 }
 
 // dispatchLoop dispatches until ctx is done: at once again after a full
-// batch, every dispatchEvery otherwise.
+// batch, every dispatchEvery otherwise; every depthEvery it also counts
+// the pending deliveries (webhook_queue_depth).
 func (q *Queue) dispatchLoop(ctx context.Context) {
+	var counted time.Time
 	for {
+		if time.Since(counted) >= depthEvery {
+			q.countDepth(ctx)
+			counted = time.Now()
+		}
 		n, err := q.Dispatch(ctx)
 		if err != nil && ctx.Err() == nil {
 			q.log.Warn("webhook dispatch failed; the events stay to be dispatched", "err", err)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	entsql "entgo.io/ent/dialect/sql"
@@ -89,6 +90,23 @@ type Queue struct {
 	metrics  *queueMetrics
 	// stopDispatch ends the dispatch loop Start began.
 	stopDispatch func()
+	// depth is the number of pending deliveries at the last count
+	// (countDepth), which the metric reports without a query per scrape.
+	depth atomic.Int64
+}
+
+// depthEvery is how often the dispatch loop counts pending deliveries.
+const depthEvery = 5 * time.Second
+
+// countDepth counts the pending deliveries, for webhook_queue_depth.
+func (q *Queue) countDepth(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	n, err := q.client.WebhookDelivery.Query().Where(webhookdelivery.StatusEQ(webhookdelivery.StatusPENDING)).
+		Count(privacy.DecisionContext(ctx, privacy.Allow))
+	if err == nil {
+		q.depth.Store(int64(n))
+	}
 }
 
 // deliverArgs is the job of one delivery.
@@ -362,17 +380,8 @@ func newQueueMetrics(reg prometheus.Registerer, q *Queue) *queueMetrics {
 	}
 	depth := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "webhook_queue_depth",
-		Help: "Webhook deliveries still pending (due or waiting for a retry).",
-	}, func() float64 {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		n, err := q.client.WebhookDelivery.Query().Where(webhookdelivery.StatusEQ(webhookdelivery.StatusPENDING)).
-			Count(privacy.DecisionContext(ctx, privacy.Allow))
-		if err != nil {
-			return -1
-		}
-		return float64(n)
-	})
+		Help: "Webhook deliveries still pending (due or waiting for a retry), counted every 5 s by the dispatch loop.",
+	}, func() float64 { return float64(q.depth.Load()) })
 	reg.MustRegister(m.outcomes, m.duration, depth)
 	return m
 }
