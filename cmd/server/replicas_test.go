@@ -277,12 +277,16 @@ func TestReplicas(t *testing.T) {
 			t.Errorf("through the balancer, %d requests passed (refused: %v); want the one budget of %d (+%d refilled), then 429, not one budget per replica",
 				allowed, refused, budget, refills)
 		}
+		// Each replica is asked at once, before anything slower (the
+		// scrapes below), so that no unit comes back in between.
+		for i, r := range reps {
+			if status, h := apiGet(t, r.base, tok); status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
+				t.Errorf("replica %d directly, after the budget was spent through the balancer: %d; want 429 with Retry-After", i+1, status)
+			}
+		}
 		for i, r := range reps {
 			if served := ordersRead(scrape(t, r.base)) - before[i]; served < 1 {
 				t.Errorf("replica %d served none of the requests through the balancer: it did not spread them", i+1)
-			}
-			if status, h := apiGet(t, r.base, tok); status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
-				t.Errorf("replica %d directly, after the budget was spent through the balancer: %d; want 429 with Retry-After", i+1, status)
 			}
 		}
 	})
