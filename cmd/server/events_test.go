@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/browsertest"
+	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/testkit"
 )
@@ -227,7 +228,11 @@ func TestEventsAcrossProcesses(t *testing.T) {
 			dbURL := b.URL(t)
 			env := map[string]string{
 				"DATABASE_URL": dbURL, "DEMO": "false", "STORAGE_URL": "file://" + t.TempDir(),
-				"WEBHOOK_ALLOW_PRIVATE": "true", "WEBHOOK_RETRY_SCHEDULE": "1s,1s,1s,1s,1s,1s,1s,1s,1s,1s",
+				// The first retry waits 3 s, so that the kill below comes
+				// between two attempts and not during one (a job cut short
+				// is rescued only after RescueStuckJobsAfter, 30 s, plus the
+				// rescuer's own interval).
+				"WEBHOOK_ALLOW_PRIVATE": "true", "WEBHOOK_RETRY_SCHEDULE": "3s,1s,1s,1s,1s,1s,1s,1s,1s,1s",
 			}
 			if out, err := exec.Command(bin, "seed", "--demo", "--database-url", dbURL).CombinedOutput(); err != nil {
 				t.Fatalf("seed: %v\n%s", err, out)
@@ -272,7 +277,7 @@ func TestEventsAcrossProcesses(t *testing.T) {
 			rcv.down()
 			graphqlPost(t, a.base, open, createOrder, nil, nil)
 			orders++
-			time.Sleep(300 * time.Millisecond) // the first attempt fails
+			waitFailedAttempt(t, dbURL)
 			a.kill()
 			rcv.up(t)
 			startKillable(t, bin, env)
@@ -294,6 +299,32 @@ func waitCounts(t *testing.T, rcv *hookReceiver, n int) {
 	for len(rcv.counts()) < n {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d webhooks arrived", len(rcv.counts()), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitFailedAttempt waits up to 10 s until the delivery's job records a
+// failed attempt and waits for its retry: the process is then between
+// two attempts (a fixed sleep was not enough on a loaded machine, where
+// the kill sometimes came during an attempt, or before the queue had
+// written its outcome, and left the job to the 30 s rescue).
+func waitFailedAttempt(t *testing.T, dbURL string) {
+	t.Helper()
+	db, _, err := database.OpenSQL(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		err := db.QueryRow(`SELECT count(*) FROM river_job WHERE attempt >= 1 AND state IN ('available', 'retryable')`).Scan(&n)
+		if err == nil && n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no delivery job recorded a failed attempt within 10 s (err %v)", err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
