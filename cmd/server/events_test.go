@@ -304,11 +304,11 @@ func waitCounts(t *testing.T, rcv *hookReceiver, n int) {
 	}
 }
 
-// waitFailedAttempt waits up to 10 s until the delivery's job records a
-// failed attempt and waits for its retry: the process is then between
-// two attempts (a fixed sleep was not enough on a loaded machine, where
-// the kill sometimes came during an attempt, or before the queue had
-// written its outcome, and left the job to the 30 s rescue).
+// waitFailedAttempt waits up to 10 s until a pending delivery has
+// recorded a failed attempt (its retry is then scheduled in the same
+// transaction): the process is then between two attempts (a fixed sleep
+// was not enough on a loaded machine, where the kill sometimes came
+// during an attempt and left its job to the 30 s rescue).
 func waitFailedAttempt(t *testing.T, dbURL string) {
 	t.Helper()
 	db, _, err := database.OpenSQL(dbURL)
@@ -319,12 +319,12 @@ func waitFailedAttempt(t *testing.T, dbURL string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var n int
-		err := db.QueryRow(`SELECT count(*) FROM river_job WHERE attempt >= 1 AND state IN ('available', 'retryable')`).Scan(&n)
+		err := db.QueryRow(`SELECT count(*) FROM webhook_deliveries WHERE attempts >= 1 AND status = 'PENDING'`).Scan(&n)
 		if err == nil && n > 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no delivery job recorded a failed attempt within 10 s (err %v)", err)
+			t.Fatalf("no delivery recorded a failed attempt within 10 s (err %v)", err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

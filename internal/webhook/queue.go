@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -61,13 +62,17 @@ type Config struct {
 	// (0: 50 ms). The queue polls rather than listens, on both databases,
 	// so that it needs nothing beyond the service's own pool.
 	PollInterval time.Duration
-	// Workers is the number of deliveries one replica sends at once
-	// (0: 20).
+	// Workers is the number of deliveries one replica sends at once, as
+	// first attempts and as jobs each (0: 20).
 	Workers int
 	// Log receives the queue's warnings (nil: slog.Default()).
 	Log *slog.Logger
 	// Metrics registers the queue's metrics (nil: none).
 	Metrics prometheus.Registerer
+	// Takeover is how long after its dispatch the job queue makes a
+	// delivery's first attempt in place of the dispatching replica, which
+	// makes it at once unless it died first (0: DefaultTakeover).
+	Takeover time.Duration
 	// HTTPClient sends the deliveries (nil: one that dials through Guard,
 	// follows no redirect and ignores proxy settings).
 	HTTPClient *http.Client
@@ -76,18 +81,25 @@ type Config struct {
 // Queue delivers webhooks through River, a job queue in the service's own
 // database: the events writes record are turned into deliveries in
 // batches (Dispatch), each delivery's job inserted in the transaction
-// that makes the delivery and marks its event dispatched; River
-// locks each job to one replica while it runs, retries it on the schedule
-// and rescues it if the replica dies mid-attempt.
+// that makes the delivery and marks its event dispatched. The
+// dispatching replica makes the first attempts at once and records them
+// in batches (a job costs several statements, the batch a few for all);
+// the job, due only after the takeover delay, makes the attempt if that
+// replica died first, and River's jobs make the retries: River locks
+// each job to one replica while it runs, retries it on the schedule and
+// rescues it if the replica dies mid-attempt.
 type Queue struct {
 	client   *ent.Client
 	db       *sql.DB
 	dialect  string
 	river    *river.Client[*sql.Tx]
 	schedule []time.Duration
-	http     *http.Client
-	log      *slog.Logger
-	metrics  *queueMetrics
+	takeover time.Duration
+	// sending holds a slot per first attempt under way (Workers of them).
+	sending chan struct{}
+	http    *http.Client
+	log     *slog.Logger
+	metrics *queueMetrics
 	// stopDispatch ends the dispatch loop Start began.
 	stopDispatch func()
 	// depth is the number of pending deliveries at the last count
@@ -112,6 +124,10 @@ func (q *Queue) countDepth(ctx context.Context) {
 // deliverArgs is the job of one delivery.
 type deliverArgs struct {
 	DeliveryID int `json:"delivery_id"`
+	// Tried is how many attempts were made before this job (the first,
+	// by the dispatching replica), so that the schedule goes on from
+	// there.
+	Tried int `json:"tried,omitempty"`
 }
 
 // Kind names the job in River's table.
@@ -120,8 +136,9 @@ func (deliverArgs) Kind() string { return "webhook_delivery" }
 // NewQueue returns the queue over c, whose pool is db of dialect dialectName.
 // It inserts jobs at once; it works them once Start is called.
 func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue, error) {
-	q := &Queue{client: c, db: db, dialect: dialectName, schedule: cfg.Schedule, http: cfg.HTTPClient, log: cfg.Log}
-	if q.schedule == nil {
+	q := &Queue{client: c, db: db, dialect: dialectName, schedule: cfg.Schedule, http: cfg.HTTPClient, log: cfg.Log,
+		takeover: cmp.Or(cfg.Takeover, DefaultTakeover)}
+	if len(q.schedule) == 0 {
 		q.schedule = DefaultSchedule
 	}
 	if q.log == nil {
@@ -137,7 +154,9 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 			Transport: &http.Transport{
 				DialContext:         g.Dialer().DialContext,
 				TLSHandshakeTimeout: 5 * time.Second,
-				MaxIdleConnsPerHost: 4,
+				// As many idle connections to a receiver as attempts at
+				// once, so that a busy endpoint reuses its connections.
+				MaxIdleConnsPerHost: cmp.Or(cfg.Workers, defaultWorkers),
 				IdleConnTimeout:     90 * time.Second,
 			},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -149,8 +168,9 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 		poll = 50 * time.Millisecond
 	}
 	if workers == 0 {
-		workers = 20
+		workers = defaultWorkers
 	}
+	q.sending = make(chan struct{}, workers)
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &worker{q: q})
 	rc, err := river.NewClient(database.QueueDriver(db, dialectName), &river.Config{
@@ -235,8 +255,11 @@ type worker struct {
 
 // NextRetry follows the queue's schedule.
 func (w *worker) NextRetry(job *river.Job[deliverArgs]) time.Time {
-	return time.Now().Add(w.q.wait(job.Attempt))
+	return time.Now().Add(w.q.wait(job.Attempt + job.Args.Tried))
 }
+
+// defaultWorkers is Config.Workers' default.
+const defaultWorkers = 20
 
 // wait is the pause after the attempt-th failed attempt.
 func (q *Queue) wait(attempt int) time.Duration {
@@ -289,7 +312,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
 		up.SetStatus(webhookdelivery.StatusFAILED).ClearNextAttemptAt()
 		q.metrics.outcome("failed")
 	} else {
-		up.SetNextAttemptAt(time.Now().Add(q.wait(job.Attempt)))
+		up.SetNextAttemptAt(time.Now().Add(q.wait(job.Attempt + job.Args.Tried)))
 		q.metrics.outcome("retried")
 	}
 	if _, err := up.Save(sys); err != nil {

@@ -327,3 +327,73 @@ func TestDeliveryGuardedAtConnection(t *testing.T) {
 		}
 	})
 }
+
+// TestFirstAttemptByTheDispatcher: the replica that dispatches an event
+// makes its first attempt and records it; the takeover job it inserted
+// with the delivery is gone, so that nothing sends the event again.
+func TestFirstAttemptByTheDispatcher(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		rcv := newReceiver(t, http.StatusOK)
+		q := queue(t, c, time.Second)
+		a := operations(c, q)
+		if _, err := a.CreateWebhookEndpoint(w.ctx, app.CreateWebhookEndpoint{URL: rcv.URL}); err != nil {
+			t.Fatal(err)
+		}
+		start(t, q)
+		createMaterial(t, w, a, "Ash")
+		waitFor(t, "the delivery to succeed", func() bool {
+			d, err := c.WebhookDelivery.Query().Only(w.sys)
+			return err == nil && d.Status == webhookdelivery.StatusSUCCEEDED
+		})
+		if d := c.WebhookDelivery.Query().OnlyX(w.sys); d.Attempts != 1 || d.DeliveredAt == nil || d.LastStatusCode == nil || *d.LastStatusCode != http.StatusOK {
+			t.Errorf("delivery %+v; want one attempt, 200, delivered", d)
+		}
+		var jobs int
+		if err := database.Pool(c).QueryRow(`SELECT count(*) FROM river_job`).Scan(&jobs); err != nil || jobs != 0 {
+			t.Errorf("%d jobs left (%v); want the takeover job deleted", jobs, err)
+		}
+		if n := len(rcv.requests()); n != 1 {
+			t.Errorf("%d requests; want 1", n)
+		}
+	})
+}
+
+// TestTakeoverJob: deliveries dispatched by a replica that died before
+// their first attempt (Dispatch alone, as the dispatch loop's first
+// half) are attempted by the job queue once the takeover delay is past,
+// once each.
+func TestTakeoverJob(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		rcv := newReceiver(t, http.StatusOK)
+		q, err := webhook.NewQueue(c, database.Pool(c), database.Dialect(c), webhook.Config{
+			Guard: &webhook.Guard{AllowPrivate: true}, PollInterval: 20 * time.Millisecond, Takeover: 300 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := operations(c, q)
+		if _, err := a.CreateWebhookEndpoint(w.ctx, app.CreateWebhookEndpoint{URL: rcv.URL}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			createMaterial(t, w, a, fmt.Sprintf("m%d", i))
+		}
+		if n, err := q.Dispatch(context.Background()); err != nil || n != 3 {
+			t.Fatalf("dispatch: %d, %v; want the 3 events", n, err)
+		}
+		start(t, q)
+		waitFor(t, "the 3 deliveries by their jobs", func() bool {
+			n, _ := c.WebhookDelivery.Query().Where(webhookdelivery.StatusEQ(webhookdelivery.StatusSUCCEEDED)).Count(w.sys)
+			return n == 3
+		})
+		seen := map[string]int{}
+		for _, r := range rcv.requests() {
+			seen[r.id]++
+		}
+		if len(seen) != 3 || len(rcv.requests()) != 3 {
+			t.Errorf("requests by webhook-id %v; want 3 ids once each", seen)
+		}
+	})
+}
