@@ -47,15 +47,22 @@ func fakeGraphQL(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(`{"data":{"hello":"world"}}`))
 }
 
-func TestPlaygroundOffline(t *testing.T) {
+// playgroundServer serves the playground made with opts at /playground and
+// the fake service at /graphql.
+func playgroundServer(t *testing.T, opts ...playground.Option) *httptest.Server {
+	t.Helper()
 	mux := http.NewServeMux()
-	h := playground.Handler("Test", "/graphql")
+	h := playground.Handler("Test", "/graphql", opts...)
 	mux.Handle("/playground", h)
 	mux.Handle("/playground/", h)
 	mux.HandleFunc("POST /graphql", fakeGraphQL)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	return srv
+}
 
+func TestPlaygroundOffline(t *testing.T) {
+	srv := playgroundServer(t)
 	ctx := browsertest.NewContext(t)
 	// Record every request the page makes and everything it complains
 	// about, Content-Security-Policy violations included.
@@ -91,14 +98,7 @@ func TestPlaygroundOffline(t *testing.T) {
 // works, the tab opens on the welcome query, and the explorer plugin
 // draws the schema; all offline, within the page's CSP.
 func TestPlaygroundDemoToken(t *testing.T) {
-	mux := http.NewServeMux()
-	h := playground.Handler("Test", "/graphql", playground.DemoToken("secret"))
-	mux.Handle("/playground", h)
-	mux.Handle("/playground/", h)
-	mux.HandleFunc("POST /graphql", fakeGraphQL)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-
+	srv := playgroundServer(t, playground.DemoToken("secret"))
 	ctx := browsertest.NewContext(t)
 	rec := browsertest.Record(ctx)
 
