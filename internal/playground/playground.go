@@ -24,10 +24,11 @@ import (
 var assets embed.FS
 
 // WelcomeQuery is the query of the tab GraphiQL opens on (and of every new
-// tab): it reads the caller's home configurator with its options and their
-// variations, and a page of orders, so that the first run shows what the
-// graph holds rather than GraphiQL's generic welcome text. It is checked
-// against the demo data by cmd/server's TestServe, in a browser.
+// tab): it reads the caller's first configurator with its options and their
+// variations, and the latest page of orders, so that the first run shows
+// what the graph holds rather than GraphiQL's generic welcome text. It is
+// checked against the demo data, on SQLite and PostgreSQL, by cmd/server's
+// TestServe, in a browser.
 //
 //go:embed welcome.graphql
 var WelcomeQuery string
