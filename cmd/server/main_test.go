@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	"github.com/configurator/catalogue/internal/browsertest"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/playground"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/testkit"
 )
@@ -204,8 +206,62 @@ func testServe(t *testing.T, env map[string]string) {
 		t.Errorf("PUT /graphql: %v %v; want 405", res.StatusCode, err)
 	}
 
-	// The playground, offline in headless Chromium, runs a query against the
-	// demo data with the printed token.
+	// The playground, offline in headless Chromium, opens on the welcome
+	// query with the demo token in its headers: one click shows the demo
+	// configurator with its options and a page of orders. Its explorer
+	// draws the real schema.
+	t.Run("playground opens on the demo", func(t *testing.T) {
+		bctx := browsertest.NewContext(t)
+		rec := browsertest.Record(bctx)
+		p := browsertest.OpenPlayground(t, bctx, base+"/playground")
+		if p.Query != playground.WelcomeQuery {
+			t.Errorf("the playground opens on\n%s\nwant the welcome query", p.Query)
+		}
+		var headers map[string]string
+		if err := json.Unmarshal([]byte(p.Headers), &headers); err != nil || headers["Authorization"] != "Bearer "+token {
+			t.Errorf("headers editor holds %q (%v); want the demo token", p.Headers, err)
+		}
+		type configurator struct {
+			Name    string
+			Options []struct {
+				Title      string
+				Variations []struct{ Name string }
+			}
+		}
+		var result struct {
+			Data struct {
+				Configurators struct {
+					Edges []struct{ Node configurator }
+				}
+				OrdersPage struct {
+					Pagination struct{ Total int }
+					Data       []struct{ ID string }
+				}
+			}
+			Errors []any
+		}
+		raw := browsertest.RunPlayground(t, bctx)
+		if err := json.Unmarshal([]byte(raw), &result); err != nil {
+			t.Fatalf("result pane holds no JSON (%v):\n%s", err, raw)
+		}
+		var conf configurator
+		if edges := result.Data.Configurators.Edges; len(edges) == 1 {
+			conf = edges[0].Node
+		}
+		orders := result.Data.OrdersPage
+		if len(result.Errors) > 0 || conf.Name != "Oslo Lounge Chair" || len(conf.Options) != 9 ||
+			conf.Options[0].Title != "Frame Size" || len(conf.Options[0].Variations) != 3 ||
+			orders.Pagination.Total != 30 || len(orders.Data) != 5 {
+			t.Errorf("the welcome query shows %+v; want Oslo Lounge Chair with its 9 options (Frame Size first, 3 variations), and 5 of 30 orders:\n%s", result, raw)
+		}
+		fields := browsertest.OpenExplorer(t, bctx)
+		for _, want := range []string{"viewer", "ordersPage", "materials", "configurator"} {
+			if !slices.Contains(fields, want) {
+				t.Errorf("the explorer lists %q; want %s among them", fields, want)
+			}
+		}
+		rec.CheckOffline(t)
+	})
 	t.Run("playground in chromium", func(t *testing.T) {
 		bctx := browsertest.NewContext(t)
 		result := browsertest.RunPlaygroundQuery(t, bctx, base+"/playground#token="+token,

@@ -80,9 +80,9 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	r.Handle(rest.Prefix+"/docs", docs)
 	r.Handle(rest.Prefix+"/docs/*", docs)
 	r.Handle("/files/*", http.StripPrefix("/files/", files.Handler()))
-	r.Handle(config.SharePath+"*", http.StripPrefix(config.SharePath, sharepage.Handler(res.Query().SharedConfigurator)))
+	r.Handle(config.SharePath+"*", http.StripPrefix(config.SharePath, sharepage.Handler(res.Query().SharedConfigurator, c, files)))
 
-	pg := playground.Handler("Configurator catalogue", "/graphql")
+	pg := playground.Handler("Configurator catalogue", "/graphql", playground.DemoToken(cfg.DemoToken))
 	r.Handle("/playground", pg)
 	r.Handle("/playground/*", pg)
 	r.Get("/", func(w http.ResponseWriter, r *http.Request) {

@@ -126,6 +126,7 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 		if demoToken, err = demoSetup(ctx, c, tokens, log); err != nil {
 			return err
 		}
+		cfg.DemoToken = demoToken
 	}
 
 	loc, err := storage.ParseURL(cfg.StorageURL)

@@ -127,18 +127,20 @@ func testWrites(t *testing.T, base, token string) {
 		}
 
 		ctx := browsertest.NewContext(t)
-		var title, selected, material string
+		var title, selected, material, swatch string
 		err = chromedp.Run(ctx,
 			chromedp.Navigate(env.Data),
 			chromedp.Text("h1", &title, chromedp.ByQuery),
 			chromedp.Text(fmt.Sprintf(`[data-option-id="%d"] li.selected`, frameSize), &selected, chromedp.ByQuery),
-			chromedp.Text(fmt.Sprintf(`[data-variation-id="%d"] [data-field="material_id"]`, walnut), &material, chromedp.ByQuery),
+			chromedp.Text(fmt.Sprintf(`[data-variation-id="%d"] [data-field="material_id"][data-material-id="12"]`, walnut), &material, chromedp.ByQuery),
+			chromedp.Evaluate(fmt.Sprintf(`getComputedStyle(document.querySelector('[data-variation-id="%d"] .swatch')).backgroundColor`, walnut), &swatch),
 		)
 		if err != nil {
 			t.Fatalf("open %s in chromium: %v", env.Data, err)
 		}
-		if title != "Oslo Lounge Chair" || !strings.HasPrefix(selected, "Grand") || material != "12" {
-			t.Errorf("share page shows %q, selected %q, material %q; want Oslo Lounge Chair, Grand, 12", title, selected, material)
+		// Material 12 of the demo is Navy Suede, #1F2A44.
+		if title != "Oslo Lounge Chair" || !strings.HasPrefix(selected, "Grand") || material != "Navy Suede" || swatch != "rgb(31, 42, 68)" {
+			t.Errorf("share page shows %q, selected %q, material %q with swatch %q; want Oslo Lounge Chair, Grand, Navy Suede with rgb(31, 42, 68)", title, selected, material, swatch)
 		}
 		for _, key := range []string{"0123456789abcdef0123456789abcdef", "nope", ""} {
 			res, err := http.Get(base + "/share/" + key)

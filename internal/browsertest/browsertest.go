@@ -88,38 +88,106 @@ func NewContext(t testing.TB) context.Context {
 	return ctx
 }
 
-// RunPlaygroundQuery opens the GraphiQL playground at pageURL (which may end
-// in #token=...), runs query through the UI exactly as a user would, and
-// returns the text of the result pane once it holds a GraphQL response, so
-// tests can check the playground end to end.
-func RunPlaygroundQuery(t testing.TB, ctx context.Context, pageURL, query string) string {
+// The parts of the GraphiQL page the helpers below use. GraphiQL uses
+// CodeMirror 5, whose instance hangs off its wrapper element; the tools
+// pane shows the headers editor (the variables one is hidden), as
+// playground.js asks.
+const (
+	queryEditor   = `.graphiql-query-editor .CodeMirror`
+	headersEditor = `.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror`
+	resultEditor  = `.graphiql-response .CodeMirror`
+	executeButton = `button.graphiql-execute-button`
+)
+
+// Playground is what the GraphiQL playground shows when it has opened,
+// before the user does anything.
+type Playground struct {
+	// Query is the text of the open tab's query editor.
+	Query string
+	// Headers is the text of the headers editor.
+	Headers string
+}
+
+// OpenPlayground opens the GraphiQL playground at pageURL (which may end in
+// #token=...) and returns what its editors hold once it is ready to run a
+// query, so tests can check what a user finds there.
+func OpenPlayground(t testing.TB, ctx context.Context, pageURL string) Playground {
 	t.Helper()
-	const (
-		queryEditor  = `.graphiql-query-editor .CodeMirror`
-		resultEditor = `.graphiql-response .CodeMirror`
-		execute      = `button.graphiql-execute-button`
-	)
-	var result string
+	var p Playground
 	err := chromedp.Run(ctx,
 		chromedp.Navigate(pageURL),
 		chromedp.WaitVisible(queryEditor, chromedp.ByQuery),
 		chromedp.WaitVisible(resultEditor, chromedp.ByQuery),
-		chromedp.WaitEnabled(execute, chromedp.ByQuery),
-		// GraphiQL uses CodeMirror 5, whose instance hangs off its wrapper
-		// element. Clear the result pane so that only the answer to this
-		// query can satisfy the wait below.
-		chromedp.Evaluate(`document.querySelector(`+jsString(queryEditor)+`).CodeMirror.setValue(`+jsString(query)+`);
-			document.querySelector(`+jsString(resultEditor)+`).CodeMirror.setValue('');`, nil),
-		chromedp.Click(execute, chromedp.ByQuery),
+		chromedp.WaitEnabled(executeButton, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector(`+jsString(queryEditor)+`).CodeMirror.getValue()`, &p.Query),
+		chromedp.Evaluate(`document.querySelector(`+jsString(headersEditor)+`).CodeMirror.getValue()`, &p.Headers),
+	)
+	if err != nil {
+		t.Fatalf("open playground %s: %v", pageURL, err)
+	}
+	return p
+}
+
+// RunPlayground runs the query of the playground open in ctx with its run
+// button, as a user would, and returns the text of the result pane once it
+// holds a GraphQL response.
+func RunPlayground(t testing.TB, ctx context.Context) string {
+	t.Helper()
+	var result string
+	err := chromedp.Run(ctx,
+		// Clear the result pane so that only the answer to this run can
+		// satisfy the wait below.
+		chromedp.Evaluate(`document.querySelector(`+jsString(resultEditor)+`).CodeMirror.setValue('');`, nil),
+		chromedp.Click(executeButton, chromedp.ByQuery),
 		chromedp.Poll(`(() => {
 			const text = document.querySelector(`+jsString(resultEditor)+`).CodeMirror.getValue();
 			return /"(data|errors)"/.test(text) && text;
 		})()`, &result, chromedp.WithPollingInterval(50*time.Millisecond)),
 	)
 	if err != nil {
-		t.Fatalf("run %q in playground %s: %v", query, pageURL, err)
+		t.Fatalf("run the playground's query: %v", err)
 	}
 	return result
+}
+
+// RunPlaygroundQuery opens the GraphiQL playground at pageURL (which may end
+// in #token=...), runs query through the UI exactly as a user would, and
+// returns the text of the result pane once it holds a GraphQL response, so
+// tests can check the playground end to end.
+func RunPlaygroundQuery(t testing.TB, ctx context.Context, pageURL, query string) string {
+	t.Helper()
+	OpenPlayground(t, ctx, pageURL)
+	err := chromedp.Run(ctx,
+		chromedp.Evaluate(`document.querySelector(`+jsString(queryEditor)+`).CodeMirror.setValue(`+jsString(query)+`);`, nil),
+		// GraphiQL takes in an edit (the operation to run among them) 100 ms
+		// later, storing the query as it does; running before would send
+		// the operation name of the query replaced.
+		chromedp.Poll(`localStorage.getItem('graphiql:query') === `+jsString(query), nil, chromedp.WithPollingInterval(20*time.Millisecond)),
+	)
+	if err != nil {
+		t.Fatalf("type %q into playground %s: %v", query, pageURL, err)
+	}
+	return RunPlayground(t, ctx)
+}
+
+// OpenExplorer opens the explorer plugin (@graphiql/plugin-explorer) of the
+// playground open in ctx from its sidebar button and returns the fields it
+// lists once it has drawn the schema (the root fields, and the fields of
+// those the query selects), so tests can check that the plugin is there
+// and works.
+func OpenExplorer(t testing.TB, ctx context.Context) []string {
+	t.Helper()
+	const root = `.graphiql-plugin .graphiql-explorer-root`
+	var fields []string
+	err := chromedp.Run(ctx,
+		chromedp.Click(`.graphiql-sidebar button[aria-label="Show GraphiQL Explorer"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(root+` [data-field-name]`, chromedp.ByQuery),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll(`+jsString(root+` .graphiql-explorer-node > [data-field-name]`)+`)).map(e => e.dataset.fieldName)`, &fields),
+	)
+	if err != nil {
+		t.Fatalf("open the playground's explorer: %v", err)
+	}
+	return fields
 }
 
 // jsString quotes s as a JavaScript string literal.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,15 +47,22 @@ func fakeGraphQL(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(`{"data":{"hello":"world"}}`))
 }
 
-func TestPlaygroundOffline(t *testing.T) {
+// playgroundServer serves the playground made with opts at /playground and
+// the fake service at /graphql.
+func playgroundServer(t *testing.T, opts ...playground.Option) *httptest.Server {
+	t.Helper()
 	mux := http.NewServeMux()
-	h := playground.Handler("Test", "/graphql")
+	h := playground.Handler("Test", "/graphql", opts...)
 	mux.Handle("/playground", h)
 	mux.Handle("/playground/", h)
 	mux.HandleFunc("POST /graphql", fakeGraphQL)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	return srv
+}
 
+func TestPlaygroundOffline(t *testing.T) {
+	srv := playgroundServer(t)
 	ctx := browsertest.NewContext(t)
 	// Record every request the page makes and everything it complains
 	// about, Content-Security-Policy violations included.
@@ -83,4 +91,64 @@ func TestPlaygroundOffline(t *testing.T) {
 	}
 
 	rec.CheckOffline(t)
+}
+
+// TestPlaygroundDemoToken opens a playground whose server minted a demo
+// token, without #token=: the headers editor holds it, so the first run
+// works, the tab opens on the welcome query, and the explorer plugin
+// draws the schema; all offline, within the page's CSP.
+func TestPlaygroundDemoToken(t *testing.T) {
+	srv := playgroundServer(t, playground.DemoToken("secret"))
+	ctx := browsertest.NewContext(t)
+	rec := browsertest.Record(ctx)
+
+	p := browsertest.OpenPlayground(t, ctx, srv.URL+"/playground")
+	if p.Query != playground.WelcomeQuery {
+		t.Errorf("the playground opens on the query\n%s\nwant the welcome query\n%s", p.Query, playground.WelcomeQuery)
+	}
+	var headers map[string]string
+	if err := json.Unmarshal([]byte(p.Headers), &headers); err != nil || headers["Authorization"] != "Bearer secret" {
+		t.Errorf("headers editor holds %q (%v); want {\"Authorization\": \"Bearer secret\"}", p.Headers, err)
+	}
+	// The fake answers only with the token: the header is really sent.
+	if got := browsertest.RunPlaygroundQuery(t, ctx, srv.URL+"/playground", "{ hello }"); !strings.Contains(got, `"world"`) {
+		t.Errorf("result with the demo token = %s, want it to contain \"world\"", got)
+	}
+	if fields := browsertest.OpenExplorer(t, ctx); !slices.Contains(fields, "hello") {
+		t.Errorf("the explorer lists %q; want the schema's field hello", fields)
+	}
+	rec.CheckOffline(t)
+}
+
+// TestPlaygroundKeepsOtherToken: a token the user chose (here by #token=)
+// outlives the demo token on the next visits, while an earlier demo token
+// gives way to the current one. The two pages share the origin's storage
+// as two runs of the server on one address would.
+func TestPlaygroundKeepsOtherToken(t *testing.T) {
+	mux := http.NewServeMux()
+	first := playground.Handler("Test", "/graphql", playground.DemoToken("first-demo"))
+	second := playground.Handler("Test", "/graphql", playground.DemoToken("second-demo"))
+	mux.Handle("/first", first)
+	mux.Handle("/first/", first)
+	mux.Handle("/second", second)
+	mux.Handle("/second/", second)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	ctx := browsertest.NewContext(t)
+
+	for _, step := range []struct{ path, want string }{
+		{"/first", "Bearer first-demo"},
+		{"/second", "Bearer second-demo"}, // say the database was recreated
+		{"/first#token=mine", "Bearer mine"},
+		{"/second", "Bearer mine"},
+	} {
+		p := browsertest.OpenPlayground(t, ctx, srv.URL+step.path)
+		var h map[string]string
+		if err := json.Unmarshal([]byte(p.Headers), &h); err != nil {
+			t.Fatalf("%s: headers editor holds %q: %v", step.path, p.Headers, err)
+		}
+		if h["Authorization"] != step.want {
+			t.Errorf("%s: Authorization %q, want %q", step.path, h["Authorization"], step.want)
+		}
+	}
 }

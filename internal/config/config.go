@@ -101,6 +101,10 @@ type Config struct {
 	// delivery (WEBHOOK_RETRY_SCHEDULE, such as 1s,2s,5s), checked by
 	// Validate; WebhookSchedule reads it. Empty: webhook.DefaultSchedule.
 	WebhookRetry string
+	// DemoToken is no setting: serve fills it with the token it minted for
+	// the demo data (empty without), which the playground pre-fills on a
+	// local run (playground.DemoToken).
+	DemoToken string
 }
 
 // WebhookSchedule is the retry schedule WebhookRetry names (nil: the

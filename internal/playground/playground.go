@@ -2,10 +2,10 @@
 // GraphiQL for the GraphQL API (Handler) and Swagger UI for the OpenAPI
 // document of REST v1 (Docs).
 //
-// Everything the pages need (React, ReactDOM, GraphiQL, Swagger UI and
-// small start-up scripts) is embedded in the binary, so they work on
-// machines without internet access and never leak queries or tokens to a
-// CDN.
+// Everything the pages need (React, ReactDOM, GraphiQL and its explorer
+// plugin, Swagger UI and small start-up scripts) is embedded in the binary,
+// so they work on machines without internet access and never leak queries
+// or tokens to a CDN.
 package playground
 
 import (
@@ -13,6 +13,7 @@ import (
 	"embed"
 	"html/template"
 	"io/fs"
+	"net"
 	"net/http"
 	"path"
 	"strings"
@@ -21,6 +22,16 @@ import (
 
 //go:embed assets/*.js assets/*.css
 var assets embed.FS
+
+// WelcomeQuery is the query of the tab GraphiQL opens on (and of every new
+// tab): it reads the caller's first configurator with its options and their
+// variations, and the latest page of orders, so that the first run shows
+// what the graph holds rather than GraphiQL's generic welcome text. It is
+// checked against the demo data, on SQLite and PostgreSQL, by cmd/server's
+// TestServe, in a browser.
+//
+//go:embed welcome.graphql
+var WelcomeQuery string
 
 // contentSecurityPolicy keeps the pages from loading anything but their own
 // assets and from talking to anything but their own origin. Styles need
@@ -44,13 +55,15 @@ var graphiqlPage = template.Must(template.New("graphiql").Parse(`<!doctype html>
 <title>{{.Title}}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="{{.Assets}}graphiql.min.css">
+<link rel="stylesheet" href="{{.Assets}}graphiql-plugin-explorer.css">
 <link rel="stylesheet" href="{{.Assets}}playground.css">
 </head>
 <body>
-<div id="graphiql" data-endpoint="{{.Endpoint}}">Loading…</div>
+<div id="graphiql" data-endpoint="{{.Endpoint}}" data-default-query="{{.Query}}"{{with .DemoToken}} data-demo-token="{{.}}"{{end}}>Loading…</div>
 <script src="{{.Assets}}react.production.min.js"></script>
 <script src="{{.Assets}}react-dom.production.min.js"></script>
 <script src="{{.Assets}}graphiql.min.js"></script>
+<script src="{{.Assets}}graphiql-plugin-explorer.umd.js"></script>
 <script src="{{.Assets}}playground.js"></script>
 </body>
 </html>
@@ -82,9 +95,31 @@ var docsPage = template.Must(template.New("docs").Parse(`<!doctype html>
 // for example /playground, /playground/ and /playground/assets/graphiql.min.js.
 // Opening the page with a fragment such as #token=XYZ pre-fills the headers
 // editor with an "Authorization: Bearer XYZ" header; a fragment is never sent
-// to the server, so the token does not end up in access logs.
-func Handler(title, endpoint string) http.Handler {
-	return &handler{page: graphiqlPage, title: title, endpoint: endpoint}
+// to the server, so the token does not end up in access logs. The page opens
+// on WelcomeQuery and has GraphiQL's explorer plugin.
+func Handler(title, endpoint string, opts ...Option) http.Handler {
+	h := &handler{page: graphiqlPage, title: title, endpoint: endpoint, query: WelcomeQuery}
+	for _, o := range opts {
+		o(h)
+	}
+	return h
+}
+
+// Option changes the GraphiQL page of Handler.
+type Option func(*handler)
+
+// DemoToken pre-fills the headers editor with "Authorization: Bearer
+// token" (unless the browser already keeps another Authorization, or the
+// page is opened with #token=), so that the demo runs with one click. Give
+// it only the token serve minted for the demo data: the token is written
+// into the page, which anyone who can load it reads. The page therefore
+// carries it only when it is requested under a loopback host name
+// (localhost, 127.0.0.0/8, ::1): a local run. A page requested under any
+// other name (a public or LAN address, a DNS-rebinding name that resolves
+// to 127.0.0.1) gets no token, and the page that carries it is not shared
+// with other origins (no CORS headers) nor stored by caches.
+func DemoToken(token string) Option {
+	return func(h *handler) { h.demoToken = token }
 }
 
 // Docs returns a handler serving a Swagger UI page titled title that shows
@@ -97,10 +132,11 @@ func Docs(title, specURL string) http.Handler {
 }
 
 // handler serves one page: page is its template, endpoint the URL it
-// talks to (the GraphQL endpoint, or the OpenAPI document).
+// talks to (the GraphQL endpoint, or the OpenAPI document); query and
+// demoToken are GraphiQL's (see Handler and DemoToken).
 type handler struct {
-	page            *template.Template
-	title, endpoint string
+	page                              *template.Template
+	title, endpoint, query, demoToken string
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -117,11 +153,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) servePage(w http.ResponseWriter, r *http.Request) {
+	var demoToken string
+	if h.demoToken != "" && loopbackHost(r.Host) {
+		demoToken = h.demoToken
+	}
 	var buf bytes.Buffer
-	err := h.page.Execute(&buf, struct{ Title, Endpoint, Assets string }{
-		Title:    h.title,
-		Endpoint: h.endpoint,
-		Assets:   assetBase(r.URL.Path),
+	err := h.page.Execute(&buf, struct{ Title, Endpoint, Assets, Query, DemoToken string }{
+		Title:     h.title,
+		Endpoint:  h.endpoint,
+		Assets:    assetBase(r.URL.Path),
+		Query:     h.query,
+		DemoToken: demoToken,
 	})
 	if err != nil {
 		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
@@ -133,7 +175,29 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Referrer-Policy", "no-referrer")
 	hdr.Set("Cache-Control", "no-cache")
+	if demoToken != "" {
+		// Another origin's script must not read the token (edge.CORS
+		// allows every origin), nor a cache keep it.
+		for _, k := range []string{"Access-Control-Allow-Origin", "Access-Control-Expose-Headers"} {
+			hdr.Del(k)
+		}
+		hdr.Set("Cache-Control", "no-store")
+	}
 	_, _ = w.Write(buf.Bytes())
+}
+
+// loopbackHost reports whether the Host header host (with or without a
+// port) names this machine's loopback interface: localhost or a loopback
+// IP address.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }
 
 // assetBase returns the URL of the assets directory relative to the page at

@@ -25,6 +25,7 @@ import (
 	"github.com/configurator/catalogue/ent/materialcategory"
 	"github.com/configurator/catalogue/ent/privacy"
 	entshare "github.com/configurator/catalogue/ent/share"
+	"github.com/configurator/catalogue/ent/texture"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/override"
 	"github.com/configurator/catalogue/internal/rule"
@@ -205,6 +206,9 @@ type Configurator struct {
 	ID      int
 	Name    string
 	Options []*Option
+	// ownerID is the owner of the link's configurator, whose materials
+	// Materials reads.
+	ownerID int
 }
 
 // Option is an option of a shared configurator.
@@ -276,7 +280,7 @@ func (l *Links) Open(ctx context.Context, c *ent.Client, key string) (*Configura
 	if err != nil {
 		return nil, err
 	}
-	out := &Configurator{Key: key, ID: conf.ID, Name: conf.Name, Options: make([]*Option, len(os))}
+	out := &Configurator{Key: key, ID: conf.ID, Name: conf.Name, Options: make([]*Option, len(os)), ownerID: sh.OwnerID}
 	for i, o := range os {
 		out.Options[i] = sharedOption(o, override.Apply(engineOption(o), data, true))
 	}
@@ -299,4 +303,58 @@ func sharedOption(o *ent.ConfiguratorOption, applied []override.Variation) *Opti
 		}
 	}
 	return so
+}
+
+// Material is what the share page shows of a material that a variation of
+// a shared configurator names, so that a shopper sees a name, a colour and
+// a texture rather than an id.
+type Material struct {
+	ID   int
+	Name string
+	// Color is #RRGGBB.
+	Color string
+	// Thumbnail is the URL of its texture's thumbnail, the 100 px one or
+	// else the 50 px one; empty when it has neither.
+	Thumbnail string
+}
+
+// Materials reads the materials that the variations of sc name (with the
+// link's overrides applied), keyed by id; a material since deleted is left
+// out. sc must come from Open. The share grant (rule.SharedRead) covers the
+// configurator, its options and their variations only, so the materials
+// are read as system work, restricted to the link's owner and to those ids.
+// It is the share page's, not GraphQL's: sharedConfigurator shows the ids.
+func Materials(ctx context.Context, c *ent.Client, sc *Configurator) (map[int]*Material, error) {
+	var ids []int
+	for _, o := range sc.Options {
+		for _, v := range o.ParameterList {
+			if v.MaterialID != nil && !slices.Contains(ids, *v.MaterialID) {
+				ids = append(ids, *v.MaterialID)
+			}
+		}
+	}
+	out := make(map[int]*Material, len(ids))
+	if len(ids) == 0 || sc.ownerID == 0 {
+		return out, nil
+	}
+	sys := privacy.DecisionContext(ctx, privacy.Allow)
+	ms, err := c.Material.Query().Where(material.OwnerID(sc.ownerID), material.IDIn(ids...)).
+		WithTexture(func(q *ent.TextureQuery) { q.Where(texture.OwnerID(sc.ownerID)) }).
+		All(sys)
+	if err != nil {
+		return nil, fmt.Errorf("load materials of share %s: %w", sc.Key, err)
+	}
+	for _, m := range ms {
+		sm := &Material{ID: m.ID, Name: m.Name, Color: m.Color}
+		if t := m.Edges.Texture; t != nil {
+			for _, u := range []*string{t.TextureThumbnail100, t.TextureThumbnail50} {
+				if u != nil && *u != "" {
+					sm.Thumbnail = *u
+					break
+				}
+			}
+		}
+		out[m.ID] = sm
+	}
+	return out, nil
 }

@@ -39,6 +39,7 @@
     return {};
   }
 
+  var root = document.getElementById('graphiql');
   var headers = load();
 
   // #token=XYZ adds "Authorization: Bearer XYZ" to the headers. The fragment
@@ -50,9 +51,27 @@
     headers = JSON.stringify(merged, null, 2);
     save(headers);
     history.replaceState(null, '', location.pathname + location.search);
+  } else if (root.dataset.demoToken) {
+    // The server minted a demo token (a local run on the demo data): use
+    // it unless the headers already carry another Authorization. One that
+    // is an earlier demo token (say of a database since recreated) is
+    // replaced, so the demo keeps working.
+    var DEMO = 'playground:demo-token';
+    var current = parseObject(headers);
+    var previous = null;
+    try {
+      previous = localStorage.getItem(DEMO);
+      localStorage.setItem(DEMO, root.dataset.demoToken);
+    } catch (e) {
+      // Storage disabled: nothing to compare with.
+    }
+    if (!current.Authorization || (previous && current.Authorization === 'Bearer ' + previous)) {
+      current.Authorization = 'Bearer ' + root.dataset.demoToken;
+      headers = JSON.stringify(current, null, 2);
+      save(headers);
+    }
   }
 
-  var root = document.getElementById('graphiql');
   // Subscriptions go over graphql-transport-ws on the same endpoint. A
   // socket cannot carry headers from a browser, so the Authorization of
   // the headers editor (as last saved) goes in connection_init.
@@ -73,6 +92,12 @@
     shouldPersistHeaders: false,
     showPersistHeadersSettings: false,
     onEditHeaders: save,
+    // The tab GraphiQL opens on (when it has none saved) and every new
+    // tab: a query that shows the domain.
+    defaultQuery: root.dataset.defaultQuery,
+    // The explorer builds a query by ticking fields of the schema; the
+    // plugin is created once, as GraphiQL expects.
+    plugins: [GraphiQLPluginExplorer.explorerPlugin()],
   };
   if (headers) {
     props.headers = headers;
