@@ -14,6 +14,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/configuratoroption"
+	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/apperr"
@@ -265,6 +267,34 @@ func TestBodyLimit(t *testing.T) {
 		w.h.ServeHTTP(rec, req)
 		if rec.Code != http.StatusRequestEntityTooLarge {
 			t.Errorf("undeclared oversized body: %d; want 413", rec.Code)
+		}
+	})
+}
+
+// TestViewerConfigurator: an Open API token reads its home configurator
+// with its edges through viewer (on PostgreSQL, loading the options one
+// by one once failed on DISTINCT over their json column).
+func TestViewerConfigurator(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		var got struct {
+			Viewer struct {
+				Configurator struct {
+					ID      gid
+					Options []struct {
+						Title      string
+						Variations []struct{ ID gid }
+					}
+				}
+			}
+		}
+		w.ok(t, w.tokA, `{ viewer { configurator { id options { title variations { id } } } } }`, nil, &got)
+		if int(got.Viewer.Configurator.ID) != w.a1.ID {
+			t.Errorf("viewer.configurator %+v; want configurator %d", got.Viewer.Configurator, w.a1.ID)
+		}
+		want := c.ConfiguratorOption.Query().Where(configuratoroption.ConfiguratorID(w.a1.ID)).CountX(privacy.DecisionContext(context.Background(), privacy.Allow))
+		if want == 0 || len(got.Viewer.Configurator.Options) != want {
+			t.Errorf("%d options; want the %d of configurator %d", len(got.Viewer.Configurator.Options), want, w.a1.ID)
 		}
 	})
 }

@@ -445,7 +445,13 @@ func (r *viewerResolver) Configurator(ctx context.Context, obj *viewer.Viewer) (
 	if obj.ConfiguratorID == 0 {
 		return nil, nil
 	}
-	return query.One[ent.Configurator](ctx, r.client.Configurator.Query().Where(configurator.ID(obj.ConfiguratorID)), "configurator", obj.ConfiguratorID)
+	// Eager like every other read: an edge loaded lazily below it would
+	// be read with SELECT DISTINCT, which PostgreSQL refuses over json.
+	q, err := eager(ctx, r.client.Configurator.Query().Where(configurator.ID(obj.ConfiguratorID)), noEdges)
+	if err != nil {
+		return nil, err
+	}
+	return query.One[ent.Configurator](ctx, q, "configurator", obj.ConfiguratorID)
 }
 
 // Status is the resolver for the status field.
