@@ -10,8 +10,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"slices"
@@ -65,10 +67,14 @@ func (m *Manifest) Len() int {
 	return len(m.docs)
 }
 
-// LoadManifest reads the manifest at path.
+// LoadManifest reads the manifest at path (ParseManifest). Its errors do
+// not repeat the path: the caller names it, with the setting that gave it.
 func LoadManifest(path string) (*Manifest, error) {
 	b, err := os.ReadFile(path)
-	if err != nil {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, pe.Err
+	} else if err != nil {
 		return nil, err
 	}
 	return ParseManifest(b)
