@@ -79,9 +79,10 @@ type Config struct {
 	// RateLimit is each token's budget in cost units per minute, shared by
 	// REST and GraphQL (RATE_LIMIT_PER_MINUTE); 0 turns rate limiting off.
 	RateLimit int64
-	// RedisURL, when set, keeps the rate-limit budgets in Redis
-	// (REDIS_URL), so that every replica charges the same budget of a
-	// token; unset, each process keeps its own in memory.
+	// RedisURL, when set, keeps the rate-limit budgets and the APQ
+	// documents in Redis (REDIS_URL), so that every replica charges the
+	// same budget of a token and serves a document registered with
+	// another; unset, each process keeps its own in memory.
 	RedisURL string
 	// RequestTimeout is the deadline of every request (REQUEST_TIMEOUT):
 	// when it passes, database work stops and the request is answered
@@ -173,7 +174,7 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 	fs.Int64Var(&c.RateLimit, "rate-limit-per-minute", envInt(env, "RATE_LIMIT_PER_MINUTE", DefaultRateLimit),
 		"each token's budget in cost units a minute, REST and GraphQL together; 0 turns it off (env RATE_LIMIT_PER_MINUTE)")
 	fs.StringVar(&c.RedisURL, "redis-url", env("REDIS_URL"),
-		"keep the rate-limit budgets in this Redis, shared by every replica: redis://[:PASSWORD@]HOST:PORT[/DB] (env REDIS_URL; default: in memory)")
+		"keep the rate-limit budgets and persisted queries (APQ) in this Redis, shared by every replica: redis://[:PASSWORD@]HOST:PORT[/DB] (env REDIS_URL; default: in memory)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", envDuration(env, "REQUEST_TIMEOUT", DefaultRequestTimeout),
 		"deadline of one request, answered 503 when it passes (env REQUEST_TIMEOUT)")
 	fs.DurationVar(&c.StatementTimeout, "db-statement-timeout", envDuration(env, "DB_STATEMENT_TIMEOUT", DefaultStatementTimeout),
