@@ -84,6 +84,11 @@ func TestPersistedDocumentsServed(t *testing.T) {
 		!strings.Contains(body, `"requestId":"`) {
 		t.Errorf("an Open API token's free-form document: %d %s; want 400 PERSISTED_QUERY_ONLY with the requestId", code, body)
 	}
+	rec := httptest.NewRecorder()
+	one.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if !strings.Contains(rec.Body.String(), "\napq_redis_up 1\n") {
+		t.Errorf("/metrics does not say apq_redis_up 1:\n%s", rec.Body.String())
+	}
 }
 
 // TestPersistedDocumentsRefused: serve does not start with PERSISTED_ONLY
