@@ -28,6 +28,16 @@ const (
 	freeDoc    = "query Count { materials { totalCount } }"
 )
 
+// trustedManifest is the manifest of trustedDoc.
+func trustedManifest(t *testing.T) *persisted.Manifest {
+	t.Helper()
+	m, err := persisted.ParseManifest([]byte(`{"` + persisted.Hash(trustedDoc) + `": "` + trustedDoc + `"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // pq is the APQ extension naming doc.
 func pq(doc string) map[string]any {
 	return map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": persisted.Hash(doc)}}
@@ -191,10 +201,7 @@ func TestAPQSharedByRedis(t *testing.T) {
 func TestTrustedDocuments(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
-		manifest, err := persisted.ParseManifest([]byte(`{"` + persisted.Hash(trustedDoc) + `": "` + trustedDoc + `"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
+		manifest := trustedManifest(t)
 		h := w.persistedHandler(endpoint.HandlerOptions{Trusted: manifest})
 		want := `{"viewer":{"ownerID":"` + strconv.Itoa(w.a.ID) + `","tokenKind":"open_api"}}`
 		hash := persisted.Hash(trustedDoc)
@@ -244,10 +251,7 @@ func TestTrustedDocuments(t *testing.T) {
 func TestTrustedOnly(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
-		manifest, err := persisted.ParseManifest([]byte(`{"` + persisted.Hash(trustedDoc) + `": "` + trustedDoc + `"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
+		manifest := trustedManifest(t)
 		h := w.persistedHandler(endpoint.HandlerOptions{Trusted: manifest, TrustedOnly: true})
 		for _, token := range []string{w.tokA, w.dashA} {
 			for _, req := range []map[string]any{{"extensions": pq(trustedDoc)}, {"documentId": persisted.Hash(trustedDoc)}, {"query": trustedDoc}} {

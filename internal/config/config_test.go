@@ -108,28 +108,18 @@ func TestServeConfig(t *testing.T) {
 // are read, and a schedule that is not a list of positive durations is
 // refused naming the flag.
 func TestWebhookSettings(t *testing.T) {
-	read := func(env map[string]string) (Config, error) {
-		var c Config
-		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		c.ServeFlags(fs, func(k string) string { return env[k] })
-		if err := fs.Parse(nil); err != nil {
-			return c, err
-		}
-		return c, c.Validate()
-	}
-	c, err := read(map[string]string{"WEBHOOK_ALLOW_PRIVATE": "true", "WEBHOOK_RETRY_SCHEDULE": "1s, 2m,3h"})
+	c, err := serveConfig(map[string]string{"WEBHOOK_ALLOW_PRIVATE": "true", "WEBHOOK_RETRY_SCHEDULE": "1s, 2m,3h"})
 	if err != nil || !c.WebhookAllowPrivate {
 		t.Fatalf("config %+v, %v", c, err)
 	}
 	if got := c.WebhookSchedule(); len(got) != 3 || got[0] != time.Second || got[1] != 2*time.Minute || got[2] != 3*time.Hour {
 		t.Errorf("schedule %v; want [1s 2m 3h]", got)
 	}
-	if c, _ := read(nil); c.WebhookAllowPrivate || c.WebhookSchedule() != nil {
+	if c, _ := serveConfig(nil); c.WebhookAllowPrivate || c.WebhookSchedule() != nil {
 		t.Errorf("defaults %+v; want private addresses refused and the default schedule", c)
 	}
 	for _, bad := range []string{"soon", "1s,,2s", "-1s", "0s"} {
-		if _, err := read(map[string]string{"WEBHOOK_RETRY_SCHEDULE": bad}); err == nil || !strings.Contains(err.Error(), "--webhook-retry-schedule") {
+		if _, err := serveConfig(map[string]string{"WEBHOOK_RETRY_SCHEDULE": bad}); err == nil || !strings.Contains(err.Error(), "--webhook-retry-schedule") {
 			t.Errorf("WEBHOOK_RETRY_SCHEDULE=%q: %v; want an error naming the flag", bad, err)
 		}
 	}
@@ -151,18 +141,8 @@ func TestPersistedDocuments(t *testing.T) {
 		return path
 	}
 	good := write("good.json", `{"`+persisted.Hash(doc)+`": "`+doc+`"}`)
-	read := func(env map[string]string, args ...string) (Config, error) {
-		var c Config
-		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		c.ServeFlags(fs, func(k string) string { return env[k] })
-		if err := fs.Parse(args); err != nil {
-			return c, err
-		}
-		return c, c.Validate()
-	}
 
-	c, err := read(nil)
+	c, err := serveConfig(nil)
 	if err != nil || c.PersistedDocuments != "" || c.PersistedOnly || c.Trusted != nil {
 		t.Fatalf("defaults: %+v, %v; want no manifest, free-form documents accepted", c, err)
 	}
@@ -179,7 +159,7 @@ func TestPersistedDocuments(t *testing.T) {
 		{"flag wins over env", map[string]string{"PERSISTED_DOCUMENTS": good, "PERSISTED_ONLY": "true"}, []string{"--persisted-only=false"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := read(tc.env, tc.args...)
+			c, err := serveConfig(tc.env, tc.args...)
 			if err != nil || c.PersistedDocuments != good || c.PersistedOnly != tc.only {
 				t.Fatalf("config %+v, %v; want the manifest %s, only %v", c, err, good, tc.only)
 			}
@@ -203,9 +183,21 @@ func TestPersistedDocuments(t *testing.T) {
 			"is not the SHA-256 of its document"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if c, err := read(tc.env); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if c, err := serveConfig(tc.env); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Validate() = %v for %+v; want an error saying %q", err, c, tc.want)
 			}
 		})
 	}
+}
+
+// serveConfig is serve's configuration of env and args, validated.
+func serveConfig(env map[string]string, args ...string) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c.ServeFlags(fs, func(k string) string { return env[k] })
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
 }
