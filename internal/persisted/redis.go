@@ -9,6 +9,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/configurator/catalogue/internal/ratelimit"
 )
 
 // The Redis APQ cache's figures.
@@ -60,6 +62,7 @@ var _ graphql.Cache[string] = (*Redis)(nil)
 // it. It does not connect: the first call does, and a Redis that is down
 // at start is an outage like any other.
 func NewRedis(opts *redis.Options, local *Memory, log *slog.Logger) *Redis {
+	ratelimit.QuietRedisLog()
 	return &Redis{client: redis.NewClient(opts), local: local, log: log, probeEvery: ProbeEvery}
 }
 
