@@ -74,7 +74,7 @@ func (r *Redis) Get(ctx context.Context, key string) (string, bool) {
 	if r.skip() {
 		return "", false
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Timeout)
+	ctx, cancel := redisContext(ctx)
 	defer cancel()
 	doc, err := r.client.Get(ctx, KeyPrefix+key).Result()
 	if errors.Is(err, redis.Nil) {
@@ -86,8 +86,20 @@ func (r *Redis) Get(ctx context.Context, key string) (string, bool) {
 		return "", false
 	}
 	r.succeeded()
+	if Hash(doc) != key {
+		// Not written by this service (Redis may be shared): a client
+		// never runs a text other than the one it named.
+		return "", false
+	}
 	r.local.Add(ctx, key, doc)
 	return doc, true
+}
+
+// redisContext bounds a Redis call by Timeout, detached from the
+// request's own end, so that a client that goes away is not taken for an
+// outage of Redis.
+func redisContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), Timeout)
 }
 
 // Add keeps doc under key in the process and in Redis.
@@ -96,7 +108,7 @@ func (r *Redis) Add(ctx context.Context, key, doc string) {
 	if r.skip() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Timeout)
+	ctx, cancel := redisContext(ctx)
 	defer cancel()
 	if err := r.client.Set(ctx, KeyPrefix+key, doc, TTL).Err(); err != nil {
 		r.failed(err)

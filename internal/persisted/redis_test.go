@@ -55,6 +55,23 @@ func TestRedisShared(t *testing.T) {
 	}
 }
 
+// TestRedisForeignValue: a value under a document's key that is not the
+// document of that hash (written by something else than this service) is
+// never served.
+func TestRedisForeignValue(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	r, _ := newRedis(t, srv)
+	srv.Do(t, "SET", KeyPrefix+Hash(docA), docB)
+	if doc, ok := r.Get(ctx, Hash(docA)); ok {
+		t.Errorf("Get = %q; want none for a value that is not the document of the hash", doc)
+	}
+	srv.Do(t, "SET", KeyPrefix+Hash(docA), docA)
+	if doc, ok := r.Get(ctx, Hash(docA)); !ok || doc != docA {
+		t.Errorf("Get = %q, %v; want the document once Redis holds it", doc, ok)
+	}
+}
+
 // TestRedisDown: with Redis down the cache keeps documents in the process,
 // logs the outage once, and shares documents again once Redis is back.
 func TestRedisDown(t *testing.T) {
