@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph"
@@ -282,6 +283,40 @@ func TestTrustedOnly(t *testing.T) {
 		wantError(t, "an Open API token's hash of a dashboard token's registration", r, http.StatusOK, "PERSISTED_QUERY_NOT_FOUND")
 		if !strings.Contains(r.Errors[0].Message, "no trusted document has the hash "+persisted.Hash(freeDoc)) {
 			t.Errorf("message %q; want it to name the hash", r.Errors[0].Message)
+		}
+	})
+}
+
+// TestTrustedOnlyOverWebSocket: under PERSISTED_ONLY the token of a
+// WebSocket's connection_init decides as a request's does: an Open API
+// token runs the manifest's document by hash and is refused a free-form
+// one with PERSISTED_QUERY_ONLY; a dashboard token runs it.
+func TestTrustedOnlyOverWebSocket(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		srv := httptest.NewServer(w.persistedHandler(endpoint.HandlerOptions{Trusted: trustedManifest(t), TrustedOnly: true}))
+		defer srv.Close()
+		run := func(token string, payload map[string]any) map[string]any {
+			t.Helper()
+			ws := dialWS(t, srv.URL, token)
+			ws.send(map[string]any{"id": "1", "type": "subscribe", "payload": payload})
+			m := ws.read(10 * time.Second)
+			if m == nil {
+				t.Fatal("no answer")
+			}
+			return m
+		}
+		if b, _ := json.Marshal(run(w.tokA, map[string]any{"extensions": pq(trustedDoc)})); !strings.Contains(string(b), `"tokenKind":"open_api"`) {
+			t.Errorf("an Open API token's manifest document: %s; want its data", b)
+		}
+		// gqlgen answers an operation refused before it runs as a next
+		// message with errors and null data.
+		m := run(w.tokA, map[string]any{"query": freeDoc})
+		if b, _ := json.Marshal(m); !strings.Contains(string(b), `"code":"PERSISTED_QUERY_ONLY"`) || !strings.Contains(string(b), `"data":null`) {
+			t.Errorf("an Open API token's free-form document: %s; want the error PERSISTED_QUERY_ONLY and no data", b)
+		}
+		if b, _ := json.Marshal(run(w.dashA, map[string]any{"query": freeDoc})); !strings.Contains(string(b), `"totalCount":23`) {
+			t.Errorf("a dashboard token's free-form document: %s; want its data", b)
 		}
 	})
 }
