@@ -24,7 +24,7 @@ func TestStatusTable(t *testing.T) {
 	want := map[apperr.Kind]int{
 		apperr.Invalid: 400, apperr.Unauthenticated: 401, apperr.Forbidden: 403, apperr.NotFound: 404,
 		apperr.Conflict: 409, apperr.TooLarge: 413, apperr.Unsupported: 415, apperr.Internal: 500,
-		apperr.TooComplex: 400, apperr.RateLimited: 429,
+		apperr.TooComplex: 400, apperr.TrustedOnly: 400, apperr.RateLimited: 429,
 		apperr.KeyReused: 422, apperr.Unavailable: 503, apperr.Canceled: 499,
 	}
 	for k, s := range want {

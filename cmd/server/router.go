@@ -17,6 +17,7 @@ import (
 	"github.com/configurator/catalogue/internal/edge"
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/metrics"
+	"github.com/configurator/catalogue/internal/persisted"
 	"github.com/configurator/catalogue/internal/playground"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/sharepage"
@@ -32,6 +33,9 @@ type app struct {
 	// redis is the rate limiter's Redis connection, when REDIS_URL is
 	// set, closed when serve stops.
 	redis *ratelimit.Redis
+	// apq is the persisted queries' Redis connection, when REDIS_URL is
+	// set, closed when serve stops.
+	apq *persisted.Redis
 	// events carry writes to webhooks and subscriptions; serve starts
 	// them.
 	events *eventParts
@@ -66,9 +70,15 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 		return err
 	}, redis, log))
 
-	gql := endpoint.NewHandler(res, tokens, endpoint.HandlerOptions{
+	gqlOpts := endpoint.HandlerOptions{
 		PublicIntrospection: cfg.PublicIntrospection(), Limiter: limiter, Extensions: graphExtensions(),
-	})
+		Trusted: cfg.Trusted, TrustedOnly: cfg.PersistedOnly,
+	}
+	apq := newAPQ(cfg, m, log)
+	if apq != nil {
+		gqlOpts.APQ = apq
+	}
+	gql := endpoint.NewHandler(res, tokens, gqlOpts)
 	gql = endpoint.Outage(idempotency.Middleware(endpoint.Reject)(gql))
 	r.Method(http.MethodGet, "/graphql", gql)
 	r.Method(http.MethodPost, "/graphql", gql)
@@ -91,5 +101,5 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 
 	r.NotFound(rest.NotFound)
 	r.MethodNotAllowed(rest.MethodNotAllowed(r))
-	return &app{Handler: r, metrics: m, redis: shared, events: ev}
+	return &app{Handler: r, metrics: m, redis: shared, apq: apq, events: ev}
 }

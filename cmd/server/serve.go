@@ -148,6 +148,9 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	if handler.redis != nil {
 		defer handler.redis.Close()
 	}
+	if handler.apq != nil {
+		defer handler.apq.Close()
+	}
 	stopEvents, err := handler.events.start(ctx, cfg.DatabaseURL, log)
 	if err != nil {
 		return fmt.Errorf("events: %w", err)
@@ -164,7 +167,8 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	}
 	build := buildinfo.Read()
 	log.Info("listening", "addr", ln.Addr().String(), "database", database.Redact(cfg.DatabaseURL), "public_url", cfg.PublicURL, "storage", loc,
-		"rate_limits", limiterName(&cfg), "version", build.Version, "revision", build.Revision)
+		"rate_limits", limiterName(&cfg), "trusted_documents", cfg.Trusted.Len(), "trusted_only", cfg.PersistedOnly,
+		"version", build.Version, "revision", build.Revision)
 	fmt.Fprintf(stdout, "GraphQL playground: %s/playground\n", cfg.PublicURL)
 	if demoToken != "" {
 		fmt.Fprintf(stdout, "Demo token (Open API), paste it into the playground's headers as\n  {\"Authorization\": \"Bearer %s\"}\nor open %s/playground#token=%s\n", demoToken, cfg.PublicURL, demoToken)

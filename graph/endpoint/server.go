@@ -21,6 +21,7 @@ import (
 	"github.com/configurator/catalogue/graph/fast"
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/persisted"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/valid"
 )
@@ -38,6 +39,17 @@ type HandlerOptions struct {
 	// (metrics, tracing), so that they see every operation, including
 	// those the handler's limits refuse.
 	Extensions []graphql.HandlerExtension
+	// APQ keeps the documents clients register with automatic persisted
+	// queries: a persisted.Redis shared by the replicas when REDIS_URL is
+	// set; nil is a persisted.Memory of persisted.DefaultMemoryBytes, this
+	// handler's own.
+	APQ graphql.Cache[string]
+	// Trusted are the documents of the PERSISTED_DOCUMENTS manifest,
+	// served by their hash without their text; nil is none.
+	Trusted *persisted.Manifest
+	// TrustedOnly refuses every other document, unless the token is a
+	// dashboard token (PERSISTED_ONLY); see persistedDocuments.
+	TrustedOnly bool
 }
 
 // NewHandler returns the GraphQL endpoint (GET for queries, POST with a
@@ -61,12 +73,17 @@ func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) h
 		srv.Use(ext)
 	}
 	srv.Use(extension.Introspection{})
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	apq := opts.APQ
+	if apq == nil {
+		apq = persisted.NewMemory(persisted.DefaultMemoryBytes)
+	}
+	srv.Use(persistedDocuments{cache: apq, trusted: opts.Trusted, only: opts.TrustedOnly})
 	srv.Use(anonymousRule{publicIntrospection: opts.PublicIntrospection})
-	// The limits after APQ, which fills in the query. gqlgen runs every
-	// extension's operation hooks while it creates the operation, before
-	// any interceptor (the fast path below) or resolver, so they hold
-	// whatever is registered after them (TestLimitsBeforeInterceptors).
+	// The limits after the persisted documents, which fill in the query.
+	// gqlgen runs every extension's operation hooks while it creates the
+	// operation, before any interceptor (the fast path below) or
+	// resolver, so they hold whatever is registered after them
+	// (TestLimitsBeforeInterceptors).
 	srv.Use(&limits{parsed: parsed, lim: opts.Limiter})
 	srv.Use(fast.New(res))
 	srv.SetErrorPresenter(presentError)

@@ -104,16 +104,26 @@ func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 }
 
 // readParams reads the GraphQL request of r: from the query string of a
-// GET, from the JSON body of a POST. A request that is not a GraphQL
-// request is an Invalid error (400), a body over the limit TooLarge.
+// GET, from the JSON body of a POST. A documentId (persisted documents)
+// is read beside the query (useDocumentID). A request that is not a
+// GraphQL request is an Invalid error (400), a body over the limit
+// TooLarge.
 func readParams(r *http.Request) (*graphql.RawParams, error) {
-	params := &graphql.RawParams{}
+	var body struct {
+		graphql.RawParams
+		DocumentID *string `json:"documentId"`
+	}
+	params := &body.RawParams
 	if r.Method == http.MethodGet {
 		q, err := url.ParseQuery(r.URL.RawQuery)
 		if err != nil {
 			return nil, apperr.E(apperr.Invalid, "the query string is malformed")
 		}
 		params.Query, params.OperationName = q.Get("query"), q.Get("operationName")
+		if q.Has("documentId") {
+			id := q.Get("documentId")
+			body.DocumentID = &id
+		}
 		for name, into := range map[string]*map[string]any{"variables": &params.Variables, "extensions": &params.Extensions} {
 			if s := q.Get(name); s != "" {
 				if err := decodeJSON(strings.NewReader(s), into); err != nil {
@@ -122,15 +132,20 @@ func readParams(r *http.Request) (*graphql.RawParams, error) {
 			}
 		}
 	} else {
-		body, err := io.ReadAll(r.Body)
+		raw, err := io.ReadAll(r.Body)
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, valid.TooLarge(mbe.Limit)
 		} else if err != nil {
 			return nil, apperr.E(apperr.Invalid, "the request body cannot be read")
 		}
-		if err := decodeJSON(bytes.NewReader(body), params); err != nil {
-			return nil, apperr.E(apperr.Invalid, "the body must be a JSON object with query (a string), and optionally operationName (a string), variables and extensions (objects)")
+		if err := decodeJSON(bytes.NewReader(raw), &body); err != nil {
+			return nil, apperr.E(apperr.Invalid, "the body must be a JSON object with query or documentId (strings), and optionally operationName (a string), variables and extensions (objects)")
+		}
+	}
+	if body.DocumentID != nil {
+		if err := useDocumentID(params, *body.DocumentID); err != nil {
+			return nil, err
 		}
 	}
 	if params.Query == "" && params.Extensions["persistedQuery"] == nil {
@@ -187,6 +202,9 @@ var httpLevel = map[apperr.Kind]bool{
 	apperr.RateLimited:     true,
 	apperr.Unavailable:     true,
 	apperr.Internal:        true,
+	// A refusal of the server's policy, not of the document: 400 even
+	// with application/json, so that it is not taken for a result.
+	apperr.TrustedOnly: true,
 }
 
 // failureStatus is the status of a request that failed before it

@@ -36,6 +36,10 @@ const (
 	// TooComplex is a GraphQL document over the limits of its cost, refused
 	// before it runs (HTTP 400).
 	TooComplex Kind = "QUERY_TOO_COMPLEX"
+	// TrustedOnly is a GraphQL document sent as text to a server that
+	// accepts only the trusted documents of its manifest (PERSISTED_ONLY),
+	// refused before it runs (HTTP 400).
+	TrustedOnly Kind = "PERSISTED_QUERY_ONLY"
 	// RateLimited is a request over its token's budget (HTTP 429).
 	RateLimited Kind = "RATE_LIMITED"
 	// Unavailable is a dependency that is down or overloaded, such as the

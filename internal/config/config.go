@@ -3,6 +3,7 @@
 package config
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/configurator/catalogue/internal/persisted"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/webhook"
 )
@@ -77,9 +79,10 @@ type Config struct {
 	// RateLimit is each token's budget in cost units per minute, shared by
 	// REST and GraphQL (RATE_LIMIT_PER_MINUTE); 0 turns rate limiting off.
 	RateLimit int64
-	// RedisURL, when set, keeps the rate-limit budgets in Redis
-	// (REDIS_URL), so that every replica charges the same budget of a
-	// token; unset, each process keeps its own in memory.
+	// RedisURL, when set, keeps the rate-limit budgets and the APQ
+	// documents in Redis (REDIS_URL), so that every replica charges the
+	// same budget of a token and serves a document registered with
+	// another; unset, each process keeps its own in memory.
 	RedisURL string
 	// RequestTimeout is the deadline of every request (REQUEST_TIMEOUT):
 	// when it passes, database work stops and the request is answered
@@ -101,6 +104,25 @@ type Config struct {
 	// delivery (WEBHOOK_RETRY_SCHEDULE, such as 1s,2s,5s), checked by
 	// Validate; WebhookSchedule reads it. Empty: webhook.DefaultSchedule.
 	WebhookRetry string
+	// PersistedDocuments is the path of a manifest of trusted GraphQL
+	// documents (PERSISTED_DOCUMENTS), in graphql-codegen's
+	// persisted-documents format, which clients may name by their
+	// SHA-256 instead of sending them; Validate loads it into Trusted, so
+	// that a bad manifest stops the server at start.
+	PersistedDocuments string
+	// PersistedOnly accepts only the documents of the manifest, except
+	// from dashboard tokens (PERSISTED_ONLY=true), as public GraphQL
+	// endpoints keep arbitrary documents out; it needs
+	// PersistedDocuments.
+	PersistedOnly bool
+	// Trusted holds the documents of PersistedDocuments once Validate
+	// has read and checked them; nil without a manifest.
+	Trusted *persisted.Manifest
+
+	// badBool names a boolean variable whose value is not one, for
+	// Validate to report.
+	badBool string
+
 	// DemoToken is no setting: serve fills it with the token it minted for
 	// the demo data (empty without), which the playground pre-fills on a
 	// local run (playground.DemoToken).
@@ -157,7 +179,7 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 	fs.Int64Var(&c.RateLimit, "rate-limit-per-minute", envInt(env, "RATE_LIMIT_PER_MINUTE", DefaultRateLimit),
 		"each token's budget in cost units a minute, REST and GraphQL together; 0 turns it off (env RATE_LIMIT_PER_MINUTE)")
 	fs.StringVar(&c.RedisURL, "redis-url", env("REDIS_URL"),
-		"keep the rate-limit budgets in this Redis, shared by every replica: redis://[:PASSWORD@]HOST:PORT[/DB] (env REDIS_URL; default: in memory)")
+		"keep the rate-limit budgets and persisted queries (APQ) in this Redis, shared by every replica: redis://[:PASSWORD@]HOST:PORT[/DB] (env REDIS_URL; default: in memory)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", envDuration(env, "REQUEST_TIMEOUT", DefaultRequestTimeout),
 		"deadline of one request, answered 503 when it passes (env REQUEST_TIMEOUT)")
 	fs.DurationVar(&c.StatementTimeout, "db-statement-timeout", envDuration(env, "DB_STATEMENT_TIMEOUT", DefaultStatementTimeout),
@@ -168,6 +190,26 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 		"let webhook endpoints be plain http and loopback or private addresses, for development (env WEBHOOK_ALLOW_PRIVATE=true)")
 	fs.StringVar(&c.WebhookRetry, "webhook-retry-schedule", env("WEBHOOK_RETRY_SCHEDULE"),
 		"waits before the retries of a failed webhook delivery (env WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
+	fs.StringVar(&c.PersistedDocuments, "persisted-documents", env("PERSISTED_DOCUMENTS"),
+		"manifest of trusted GraphQL documents, {\"<sha256>\": \"<document>\"} as graphql-codegen's client preset writes it (env PERSISTED_DOCUMENTS)")
+	fs.BoolVar(&c.PersistedOnly, "persisted-only", c.envBool(env, "PERSISTED_ONLY"),
+		"accept only the manifest's documents, except from dashboard tokens (env PERSISTED_ONLY=true)")
+}
+
+// envBool reads a boolean variable as the flag package reads a boolean
+// flag (true, false, 1, 0, ...); a security setting such as
+// PERSISTED_ONLY=yes must not be read as false in silence, so another
+// value is noted for Validate to report.
+func (c *Config) envBool(env Env, name string) bool {
+	v := env(name)
+	if v == "" {
+		return false
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		c.badBool = fmt.Sprintf("%s must be true or false, not %q", name, v)
+	}
+	return b
 }
 
 // Validate checks the values and fills in the derived ones.
@@ -259,6 +301,19 @@ func (c *Config) Validate() error {
 		if _, err := webhook.ParseSchedule(c.WebhookRetry); err != nil {
 			return fmt.Errorf("--webhook-retry-schedule: %v", err)
 		}
+	}
+	if c.badBool != "" {
+		return errors.New(c.badBool)
+	}
+	if c.PersistedOnly && c.PersistedDocuments == "" {
+		return fmt.Errorf("--persisted-only (PERSISTED_ONLY) needs --persisted-documents (PERSISTED_DOCUMENTS), the manifest of the documents it accepts")
+	}
+	if c.PersistedDocuments != "" && c.Trusted == nil {
+		m, err := persisted.LoadManifest(c.PersistedDocuments)
+		if err != nil {
+			return fmt.Errorf("--persisted-documents %s: %v", c.PersistedDocuments, err)
+		}
+		c.Trusted = m
 	}
 	return nil
 }

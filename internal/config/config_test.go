@@ -3,9 +3,13 @@ package config
 import (
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/configurator/catalogue/internal/persisted"
 )
 
 func TestServeConfig(t *testing.T) {
@@ -104,29 +108,96 @@ func TestServeConfig(t *testing.T) {
 // are read, and a schedule that is not a list of positive durations is
 // refused naming the flag.
 func TestWebhookSettings(t *testing.T) {
-	read := func(env map[string]string) (Config, error) {
-		var c Config
-		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		c.ServeFlags(fs, func(k string) string { return env[k] })
-		if err := fs.Parse(nil); err != nil {
-			return c, err
-		}
-		return c, c.Validate()
-	}
-	c, err := read(map[string]string{"WEBHOOK_ALLOW_PRIVATE": "true", "WEBHOOK_RETRY_SCHEDULE": "1s, 2m,3h"})
+	c, err := serveConfig(map[string]string{"WEBHOOK_ALLOW_PRIVATE": "true", "WEBHOOK_RETRY_SCHEDULE": "1s, 2m,3h"})
 	if err != nil || !c.WebhookAllowPrivate {
 		t.Fatalf("config %+v, %v", c, err)
 	}
 	if got := c.WebhookSchedule(); len(got) != 3 || got[0] != time.Second || got[1] != 2*time.Minute || got[2] != 3*time.Hour {
 		t.Errorf("schedule %v; want [1s 2m 3h]", got)
 	}
-	if c, _ := read(nil); c.WebhookAllowPrivate || c.WebhookSchedule() != nil {
+	if c, _ := serveConfig(nil); c.WebhookAllowPrivate || c.WebhookSchedule() != nil {
 		t.Errorf("defaults %+v; want private addresses refused and the default schedule", c)
 	}
 	for _, bad := range []string{"soon", "1s,,2s", "-1s", "0s"} {
-		if _, err := read(map[string]string{"WEBHOOK_RETRY_SCHEDULE": bad}); err == nil || !strings.Contains(err.Error(), "--webhook-retry-schedule") {
+		if _, err := serveConfig(map[string]string{"WEBHOOK_RETRY_SCHEDULE": bad}); err == nil || !strings.Contains(err.Error(), "--webhook-retry-schedule") {
 			t.Errorf("WEBHOOK_RETRY_SCHEDULE=%q: %v; want an error naming the flag", bad, err)
 		}
 	}
+}
+
+// TestPersistedDocuments: PERSISTED_DOCUMENTS is loaded and checked by
+// Validate, so that a missing file, a file that is not a manifest or a key
+// that is not its document's SHA-256 stops the server at start with a
+// message naming the flag; PERSISTED_ONLY needs a manifest and is a
+// boolean, never read as false in silence.
+func TestPersistedDocuments(t *testing.T) {
+	dir := t.TempDir()
+	const doc = "{ viewer { ownerID } }"
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := write("good.json", `{"`+persisted.Hash(doc)+`": "`+doc+`"}`)
+
+	c, err := serveConfig(nil)
+	if err != nil || c.PersistedDocuments != "" || c.PersistedOnly || c.Trusted != nil {
+		t.Fatalf("defaults: %+v, %v; want no manifest, free-form documents accepted", c, err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		only bool
+	}{
+		{"env", map[string]string{"PERSISTED_DOCUMENTS": good, "PERSISTED_ONLY": "true"}, nil, true},
+		{"env, not only", map[string]string{"PERSISTED_DOCUMENTS": good, "PERSISTED_ONLY": "false"}, nil, false},
+		{"env, 1", map[string]string{"PERSISTED_DOCUMENTS": good, "PERSISTED_ONLY": "1"}, nil, true},
+		{"flags", map[string]string{"PERSISTED_DOCUMENTS": "/nowhere.json"}, []string{"--persisted-documents", good, "--persisted-only"}, true},
+		{"flag wins over env", map[string]string{"PERSISTED_DOCUMENTS": good, "PERSISTED_ONLY": "true"}, []string{"--persisted-only=false"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := serveConfig(tc.env, tc.args...)
+			if err != nil || c.PersistedDocuments != good || c.PersistedOnly != tc.only {
+				t.Fatalf("config %+v, %v; want the manifest %s, only %v", c, err, good, tc.only)
+			}
+			if got, ok := c.Trusted.Lookup(persisted.Hash(doc)); !ok || got != doc || c.Trusted.Len() != 1 {
+				t.Errorf("Trusted holds %d documents, %q for the manifest's hash; want its one document", c.Trusted.Len(), got)
+			}
+		})
+	}
+
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"only without a manifest", map[string]string{"PERSISTED_ONLY": "true"}, "--persisted-only (PERSISTED_ONLY) needs --persisted-documents"},
+		{"only, not a boolean", map[string]string{"PERSISTED_DOCUMENTS": good, "PERSISTED_ONLY": "yes"}, `PERSISTED_ONLY must be true or false, not "yes"`},
+		{"missing file", map[string]string{"PERSISTED_DOCUMENTS": filepath.Join(dir, "missing.json")},
+			"--persisted-documents " + filepath.Join(dir, "missing.json") + ": no such file or directory"},
+		{"bad JSON", map[string]string{"PERSISTED_DOCUMENTS": write("bad.json", `{"a": `)}, "not a JSON object of SHA-256 hashes to documents"},
+		{"bad hash", map[string]string{"PERSISTED_DOCUMENTS": write("sha.json", `{"`+persisted.Hash(doc+" ")+`": "`+doc+`"}`)},
+			"is not the SHA-256 of its document"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if c, err := serveConfig(tc.env); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate() = %v for %+v; want an error saying %q", err, c, tc.want)
+			}
+		})
+	}
+}
+
+// serveConfig is serve's configuration of env and args, validated.
+func serveConfig(env map[string]string, args ...string) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c.ServeFlags(fs, func(k string) string { return env[k] })
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
 }

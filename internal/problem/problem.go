@@ -93,6 +93,7 @@ var statusOf = map[apperr.Kind]int{
 	apperr.Unsupported:     http.StatusUnsupportedMediaType,
 	apperr.NotAcceptable:   http.StatusNotAcceptable,
 	apperr.TooComplex:      http.StatusBadRequest,
+	apperr.TrustedOnly:     http.StatusBadRequest,
 	apperr.RateLimited:     http.StatusTooManyRequests,
 	apperr.KeyReused:       http.StatusUnprocessableEntity,
 	apperr.Unavailable:     http.StatusServiceUnavailable,

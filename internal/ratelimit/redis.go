@@ -109,7 +109,7 @@ func RedisOptions(rawURL string) (*redis.Options, error) {
 // first call does, and a Redis that is down at start is an outage like
 // any other.
 func NewRedis(opts *redis.Options, limit int, log *slog.Logger) *Redis {
-	quietRedisLog()
+	QuietRedisLog()
 	client := redis.NewClient(opts)
 	return &Redis{
 		client:     client,
@@ -220,9 +220,11 @@ func (r *Redis) succeeded() {
 
 var quietOnce sync.Once
 
-// quietRedisLog sends go-redis's own log lines (a failed dial, a pool
-// event) to slog at debug level: the limiter logs outages itself, once.
-func quietRedisLog() {
+// QuietRedisLog sends go-redis's own log lines (a failed dial, a pool
+// event) to slog at debug level, for the whole process: the limiter and
+// the other users of Redis (internal/persisted) log outages themselves,
+// once, where go-redis would log every failed dial.
+func QuietRedisLog() {
 	quietOnce.Do(func() { redis.SetLogger(debugLog{}) })
 }
 
