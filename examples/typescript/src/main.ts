@@ -134,6 +134,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
+  // fetch's own message ("fetch failed") names its cause separately.
+  const cause = err instanceof Error && err.cause !== undefined ? `: ${String(err.cause)}` : '';
+  console.error(err instanceof Error ? `${err.message}${cause}` : err);
   process.exit(1);
 });
