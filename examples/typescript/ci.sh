@@ -75,8 +75,8 @@ log "build and start the server (SQLite, demo data)"
 (cd "$root" && go build -o "$work/server" ./cmd/server)
 start_server
 echo "listening at $API_URL"
-TOKEN=$("$work/server" token create --configurator 1 --database-url "$db" 2>/dev/null)
-CODEGEN_TOKEN=$("$work/server" token create --dashboard --owner 1 --database-url "$db" 2>/dev/null)
+TOKEN=$("$work/server" token create --configurator 1 --database-url "$db")
+CODEGEN_TOKEN=$("$work/server" token create --dashboard --owner 1 --database-url "$db")
 export TOKEN CODEGEN_TOKEN
 
 log "npm ci"
@@ -93,6 +93,8 @@ npx tsc --strict --noEmit
 echo "no error"
 
 log "lint the served OpenAPI document"
+# No usage report to Redocly, and no check for a newer release.
+export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
 get "$API_URL/api/open-api/v1/openapi.json" src/generated/openapi.json
 npx redocly lint src/generated/openapi.json --config redocly.yaml --format stylish
 npx spectral lint src/generated/openapi.json --ruleset .spectral.yaml --fail-severity=warn
