@@ -20,5 +20,6 @@ export function requireEnv(name: string, hint: string): string {
 export const tokenHint = {
   openAPI: 'an Open API token, printed by `go run ./cmd/server` or made by `go run ./cmd/server token create --configurator 1`',
   codegen:
-    'a token to introspect the schema with; a dashboard token (`go run ./cmd/server token create --dashboard --owner 1`) also works when the server runs with PERSISTED_ONLY=true',
+    'a token to introspect the schema with (CODEGEN_TOKEN, or else TOKEN); a server with PERSISTED_ONLY=true ' +
+    'lets only a dashboard token introspect: `go run ./cmd/server token create --dashboard --owner 1`',
 };
