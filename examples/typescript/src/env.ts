@@ -18,7 +18,8 @@ export function requireEnv(name: string, hint: string): string {
 
 /** How to make a token of each kind. */
 export const tokenHint = {
-  openAPI: 'an Open API token, printed by `go run ./cmd/server` or made by `go run ./cmd/server token create --configurator 1`',
+  openAPI:
+    'an Open API token, printed by `go run ./cmd/server` or made by `go run ./cmd/server token create --configurator 1`',
   codegen:
     'a token to introspect the schema with (CODEGEN_TOKEN, or else TOKEN); a server with PERSISTED_ONLY=true ' +
     'lets only a dashboard token introspect: `go run ./cmd/server token create --dashboard --owner 1`',

@@ -15,7 +15,8 @@ export class GraphQLError extends Error {
     readonly operation: string,
     readonly errors: readonly { message: string; extensions?: Record<string, unknown> }[],
   ) {
-    super(`${operation}: ${errors.map((e) => `${e.message} (${String(e.extensions?.code ?? 'no code')})`).join('; ')}`);
+    const messages = errors.map((e) => `${e.message} (${String(e.extensions?.code ?? 'no code')})`);
+    super(`${operation}: ${messages.join('; ')}`);
     this.name = 'GraphQLError';
   }
 
@@ -47,7 +48,11 @@ interface Payload {
 const manifest: Readonly<Record<string, string>> = documents;
 
 /** payload is the request for document: its hash, and its text when withQuery. */
-function payload<TResult, TVariables>(document: Document<TResult, TVariables>, variables: TVariables, withQuery: boolean): Payload {
+function payload<TResult, TVariables>(
+  document: Document<TResult, TVariables>,
+  variables: TVariables,
+  withQuery: boolean,
+): Payload {
   const hash: unknown = document.__meta__?.hash;
   const text = typeof hash === 'string' ? manifest[hash] : undefined;
   if (typeof hash !== 'string' || text === undefined) {

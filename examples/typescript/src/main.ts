@@ -175,9 +175,8 @@ async function main(): Promise<void> {
     unsubscribe();
     await ws.dispose();
   }
-  console.log(
-    `persisted documents: ${persisted.operations} operations sent by hash, ${persisted.registered} registered by the APQ retry`,
-  );
+  const { operations, registered } = persisted;
+  console.log(`persisted documents: ${operations} operations sent by hash, ${registered} registered by the APQ retry`);
 }
 
 main().catch((err: unknown) => {
