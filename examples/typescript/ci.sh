@@ -99,10 +99,12 @@ get "$API_URL/api/open-api/v1/openapi.json" src/generated/openapi.json
 npx redocly lint src/generated/openapi.json --config redocly.yaml --format stylish
 npx spectral lint src/generated/openapi.json --ruleset .spectral.yaml --fail-severity=warn
 
-log "run the example (server restarted with PERSISTED_DOCUMENTS)"
+log "run the example (server restarted with PERSISTED_DOCUMENTS and PERSISTED_ONLY)"
+# Trusted documents only: the script's Open API token may run nothing but
+# the manifest's documents, and every one must be known by its hash.
 stop_server
-start_server PERSISTED_DOCUMENTS="$manifest"
-npm start --silent
+start_server PERSISTED_DOCUMENTS="$manifest" PERSISTED_ONLY=true
+EXPECT_TRUSTED=1 npm start --silent
 
 stop_server
 log "passed in $((SECONDS - started)) s"
