@@ -454,3 +454,32 @@ func TestUsageListsEveryVariable(t *testing.T) {
 		}
 	}
 }
+
+// TestPublicURLOfPortZero: on a port the kernel chooses (--addr
+// 127.0.0.1:0) and no PUBLIC_URL, the URLs the server gives name the
+// port it listens on, not :0.
+func TestPublicURLOfPortZero(t *testing.T) {
+	env := map[string]string{"ADDR": "127.0.0.1:0", "DEMO": "false", "UPLOAD_DIR": t.TempDir(),
+		"DATABASE_URL": "sqlite://" + filepath.Join(t.TempDir(), "configurator.db")}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr testkit.SyncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &stdout, &stderr) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(30 * time.Second)
+	var addr string
+	for addr == "" {
+		if m := listeningRE.FindStringSubmatch(stderr.String()); m != nil {
+			addr = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the server did not listen:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if want := "GraphQL playground: http://" + addr + "/playground"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("serve printed\n%s\nwant %q", stdout.String(), want)
+	}
+	if want := "public_url=http://" + addr; !strings.Contains(stderr.String(), want) {
+		t.Errorf("serve logged\n%s\nwant %q", stderr.String(), want)
+	}
+}

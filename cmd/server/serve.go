@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"net/http"
 	"net/http/pprof"
 	"time"
@@ -137,12 +138,15 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	if err != nil {
 		return fmt.Errorf("file storage: %w", err)
 	}
-	files := &storage.Files{Store: store, BaseURL: cfg.PublicURL + "/files/", MaxBytes: cfg.MaxUploadBytes}
-
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	if _, port, _ := net.SplitHostPort(cfg.Addr); cfg.PublicURLFromAddr && port == "0" {
+		_, chosen, _ := net.SplitHostPort(ln.Addr().String())
+		cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, ":0") + ":" + chosen
+	}
+	files := &storage.Files{Store: store, BaseURL: cfg.PublicURL + "/files/", MaxBytes: cfg.MaxUploadBytes}
 	readTimeout, writeTimeout, shutdownGrace := serverTimeouts(cfg.RequestTimeout)
 	handler := newRouter(c, tokens, &cfg, files, log)
 	if handler.redis != nil {
