@@ -8,9 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"strings"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"time"
 
 	"github.com/configurator/catalogue/ent"
