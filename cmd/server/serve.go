@@ -10,7 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"strings"
+	"net/url"
 	"time"
 
 	"github.com/configurator/catalogue/ent"
@@ -142,10 +142,8 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	if _, port, _ := net.SplitHostPort(cfg.Addr); cfg.PublicURLFromAddr && port == "0" {
-		_, chosen, _ := net.SplitHostPort(ln.Addr().String())
-		cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, ":0") + ":" + chosen
-	}
+	_, chosen, _ := net.SplitHostPort(ln.Addr().String())
+	cfg.PublicURL, cfg.ViewerURL = onPort(cfg.PublicURL, chosen), onPort(cfg.ViewerURL, chosen)
 	files := &storage.Files{Store: store, BaseURL: cfg.PublicURL + "/files/", MaxBytes: cfg.MaxUploadBytes}
 	readTimeout, writeTimeout, shutdownGrace := serverTimeouts(cfg.RequestTimeout)
 	handler := newRouter(c, tokens, &cfg, files, log)
@@ -287,4 +285,16 @@ func demoSetup(ctx context.Context, c *ent.Client, tokens *auth.Tokens, log *slo
 		return "", fmt.Errorf("find demo token: %w", err)
 	}
 	return tokens.Mint(rec)
+}
+
+// onPort puts port in place of port 0 in raw, a URL made from an --addr
+// of port 0 (the kernel chooses the port when serve listens), so that
+// the URLs the server gives name the port it listens on.
+func onPort(raw, port string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Port() != "0" {
+		return raw
+	}
+	u.Host = net.JoinHostPort(u.Hostname(), port)
+	return u.String()
 }

@@ -123,11 +123,6 @@ type Config struct {
 	// Validate to report.
 	badBool string
 
-	// PublicURLFromAddr is no setting: Validate sets it when it made
-	// PublicURL from Addr, so that serve can put in the port the kernel
-	// chose for an Addr of port 0 (the URLs would say :0 otherwise).
-	PublicURLFromAddr bool
-
 	// DemoToken is no setting: serve fills it with the token it minted for
 	// the demo data (empty without), which the playground pre-fills on a
 	// local run (playground.DemoToken).
@@ -254,7 +249,6 @@ func (c *Config) Validate() error {
 			host = "localhost"
 		}
 		c.PublicURL = "http://" + net.JoinHostPort(host, port)
-		c.PublicURLFromAddr = true
 	}
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)
