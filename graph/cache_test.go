@@ -78,7 +78,9 @@ func TestConditionalGETQueries(t *testing.T) {
 		w := newWorld(t, c)
 		const page = `query { materialsPage(perPage: 5, orderBy: ID, order: ASC) { data { id name } pagination { total } } }`
 		const one = `query M($id: ID!) { material(id: $id) { id name } }`
-		var mats struct{ MaterialsPage struct{ Data []struct{ ID string } } }
+		var mats struct {
+			MaterialsPage struct{ Data []struct{ ID string } }
+		}
 		w.ok(t, w.tokA, page, nil, &mats)
 		id := mats.MaterialsPage.Data[0].ID
 		vars := map[string]any{"id": id}
