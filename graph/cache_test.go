@@ -5,12 +5,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/httpcache/httpcachetest"
 )
 
 // getQuery sends q (with vars, when given) as a GraphQL GET with token,
@@ -39,31 +39,14 @@ func (w *world) getQuery(t *testing.T, token, accept, q string, vars map[string]
 	return rec
 }
 
-var strongETag = regexp.MustCompile(`^"[0-9a-f]{16}"$`)
-
 // revalidatable checks a GraphQL GET answer that may be revalidated and
 // returns its ETag.
 func revalidatable(t *testing.T, what string, rec *httptest.ResponseRecorder) string {
 	t.Helper()
-	h := rec.Header()
 	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `"errors"`) {
 		t.Fatalf("%s = %d: %s; want 200 without errors", what, rec.Code, rec.Body)
 	}
-	tag := h.Get("ETag")
-	if !strongETag.MatchString(tag) || h.Get("Cache-Control") != "private, no-cache" ||
-		strings.Join(h.Values("Vary"), ", ") != "Accept, Authorization" {
-		t.Errorf("%s: ETag %q, Cache-Control %q, Vary %q; want a strong ETag, private, no-cache, and Accept, Authorization",
-			what, tag, h.Get("Cache-Control"), h.Values("Vary"))
-	}
-	return tag
-}
-
-// notCached checks an answer that must be neither stored nor validated.
-func notCached(t *testing.T, what string, h http.Header) {
-	t.Helper()
-	if h.Get("Cache-Control") != "no-store" || h.Get("ETag") != "" {
-		t.Errorf("%s: Cache-Control %q, ETag %q; want no-store and no ETag", what, h.Get("Cache-Control"), h.Get("ETag"))
-	}
+	return httpcachetest.Revalidatable(t, what, rec.Header(), "Accept, Authorization")
 }
 
 // TestConditionalGETQueries: a query sent with GET that answers without
@@ -128,7 +111,7 @@ func TestConditionalGETQueries(t *testing.T) {
 			if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "NOT_FOUND") {
 				t.Errorf("B GET A's material, If-None-Match %s = %d %s; want 200 with NOT_FOUND", inm, rec.Code, rec.Body)
 			}
-			notCached(t, "B GET A's material", rec.Header())
+			httpcachetest.NoStore(t, "B GET A's material", rec.Header())
 		}
 		for name, rec := range map[string]*httptest.ResponseRecorder{
 			"no token":        w.getQuery(t, "", "", one, vars, tag),
@@ -138,18 +121,17 @@ func TestConditionalGETQueries(t *testing.T) {
 			if rec.Code == http.StatusOK && !strings.Contains(rec.Body.String(), `"errors"`) || rec.Code == http.StatusNotModified {
 				t.Errorf("GET with %s = %d %s; want an error", name, rec.Code, rec.Body)
 			}
-			notCached(t, "GET with "+name, rec.Header())
+			httpcachetest.NoStore(t, "GET with "+name, rec.Header())
 		}
-		if _, _, h := post(t, w.h, w.tokA, "", `query { material(id: `+id+`) { id name } }`); h.Get("Cache-Control") != "no-store" || h.Get("ETag") != "" {
-			t.Errorf("POST query: Cache-Control %q, ETag %q; want no-store and no ETag", h.Get("Cache-Control"), h.Get("ETag"))
-		}
+		_, _, posted := post(t, w.h, w.tokA, "", `query { material(id: `+id+`) { id name } }`)
+		httpcachetest.NoStore(t, "POST query", posted)
 
 		// A write changes the ETag of what it changed.
 		status, r, h := post(t, w.h, w.dashA, "", `mutation { updateMaterial(id: `+id+`, input: {name: "Renamed"}) { name } }`)
 		if status != http.StatusOK || len(r.Errors) > 0 {
 			t.Fatalf("updateMaterial = %d %+v", status, r.Errors)
 		}
-		notCached(t, "updateMaterial", h)
+		httpcachetest.NoStore(t, "updateMaterial", h)
 		rec := w.getQuery(t, w.tokA, "", one, vars, tag)
 		if now := revalidatable(t, "GET material after updateMaterial with its old ETag", rec); now == tag || !strings.Contains(rec.Body.String(), "Renamed") {
 			t.Errorf("GET material after updateMaterial = %s (%s); want the new name and a new ETag", rec.Body, now)

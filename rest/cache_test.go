@@ -4,16 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/httpcache/httpcachetest"
 )
-
-// etagForm is the ETag of a read: a strong tag of 16 hex digits.
-var etagForm = regexp.MustCompile(`^"[0-9a-f]{16}"$`)
 
 // conditional sends GET Prefix+path with token and the If-None-Match
 // values given ("" sends no If-None-Match).
@@ -28,27 +26,14 @@ func (f *fixture) conditional(t *testing.T, token, path string, inm ...string) (
 	return f.do(t, req)
 }
 
-// checkRevalidatable checks the headers of a read's 200 and returns its
-// ETag.
+// checkRevalidatable checks a read's 200 and its caching headers, and
+// returns its ETag.
 func checkRevalidatable(t *testing.T, what string, status int, h http.Header, body []byte) string {
 	t.Helper()
 	if status != http.StatusOK {
 		t.Fatalf("%s = %d; want 200: %s", what, status, body)
 	}
-	tag := h.Get("ETag")
-	if !etagForm.MatchString(tag) || h.Get("Cache-Control") != "private, no-cache" || h.Get("Vary") != "Authorization" {
-		t.Errorf("%s: ETag %q, Cache-Control %q, Vary %q; want a strong ETag, private, no-cache and Authorization",
-			what, tag, h.Get("Cache-Control"), h.Get("Vary"))
-	}
-	return tag
-}
-
-// checkNoStore checks that an answer is neither cacheable nor validated.
-func checkNoStore(t *testing.T, what string, h http.Header) {
-	t.Helper()
-	if h.Get("Cache-Control") != "no-store" || h.Get("ETag") != "" {
-		t.Errorf("%s: Cache-Control %q, ETag %q; want no-store and no ETag", what, h.Get("Cache-Control"), h.Get("ETag"))
-	}
+	return httpcachetest.Revalidatable(t, what, h, "Authorization")
 }
 
 // TestConditionalReads: every read answers 200 with a strong ETag,
@@ -71,7 +56,7 @@ func TestConditionalReads(t *testing.T) {
 			"/shared/" + keyOf(link),
 		}
 		for _, path := range paths {
-			t.Run(path, func(t *testing.T) {
+			t.Run(strings.Replace(path, keyOf(link), "{key}", 1), func(t *testing.T) {
 				status, h, body := f.get(t, f.owner1, path)
 				tag := checkRevalidatable(t, "GET "+path, status, h, body)
 				for name, inm := range map[string][]string{
@@ -140,7 +125,7 @@ func TestConditionalReadsAcrossCallers(t *testing.T) {
 			for _, inm := range []string{tag, "*"} {
 				status, h, body := f.conditional(t, tc.token, path, inm)
 				problemOf(t, tc.who+" GET "+path+" If-None-Match "+inm, status, h, body, tc.want)
-				checkNoStore(t, tc.who+" GET "+path, h)
+				httpcachetest.NoStore(t, tc.who+" GET "+path, h)
 			}
 		}
 	})
@@ -180,7 +165,7 @@ func TestWritesChangeETags(t *testing.T) {
 
 		status, h, body := f.sendJSON(t, http.MethodPut, path, f.dash1, `{"name":"Renamed by REST"}`)
 		jsonObject(t, "PUT "+path, status, h, body, http.StatusOK)
-		checkNoStore(t, "PUT "+path, h)
+		httpcachetest.NoStore(t, "PUT "+path, h)
 		read("after PUT", path, list, first)
 		if !bytes.Contains(bodies[path], []byte("Renamed by REST")) {
 			t.Errorf("GET %s after PUT: %s", path, bodies[path])
@@ -197,7 +182,7 @@ func TestWritesChangeETags(t *testing.T) {
 		// body, its X-Total-Count (and so its ETag) changes.
 		status, h, body = f.sendJSON(t, http.MethodPost, "/materials", f.dash1, `{"name":"Teak","color":"#8B5A2B","category_id":1,"opacity":1}`)
 		jsonObject(t, "POST /materials", status, h, body, http.StatusCreated)
-		checkNoStore(t, "POST /materials", h)
+		httpcachetest.NoStore(t, "POST /materials", h)
 		before := bodies[first]
 		read("after POST", list, first)
 		if !bytes.Equal(bodies[first], before) {
@@ -208,18 +193,18 @@ func TestWritesChangeETags(t *testing.T) {
 		if status != http.StatusOK {
 			t.Fatalf("DELETE /materials/1 = %d", status)
 		}
-		checkNoStore(t, "DELETE /materials/1", h)
+		httpcachetest.NoStore(t, "DELETE /materials/1", h)
 		status, h, body = f.conditional(t, f.dash1, path, tags[path])
 		problemOf(t, "GET "+path+" after DELETE with its old ETag", status, h, body, http.StatusNotFound)
-		checkNoStore(t, "GET "+path+" after DELETE", h)
+		httpcachetest.NoStore(t, "GET "+path+" after DELETE", h)
 
 		status, h, body = f.conditional(t, f.owner1, "/materials?page=0", "*")
 		problemOf(t, "GET /materials?page=0", status, h, body, http.StatusBadRequest)
-		checkNoStore(t, "GET /materials?page=0", h)
+		httpcachetest.NoStore(t, "GET /materials?page=0", h)
 		status, h, _ = f.conditional(t, f.owner1, fmt.Sprintf("/configurator-option-variations?configurator_option_id=%d", 999999), "*")
 		if status != http.StatusNotFound {
 			t.Errorf("GET variations of an unknown option = %d; want 404", status)
 		}
-		checkNoStore(t, "GET variations of an unknown option", h)
+		httpcachetest.NoStore(t, "GET variations of an unknown option", h)
 	})
 }
