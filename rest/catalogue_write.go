@@ -21,7 +21,7 @@ func (h *handler) createMaterial(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", fmt.Sprintf("%s/materials/%d", h.base, m.ID))
-	writeJSON(w, http.StatusCreated, presentMaterial(m))
+	writeJSON(w, r, http.StatusCreated, presentMaterial(m))
 }
 
 // updateMaterial is PUT /materials/{id} [Dashboard API]: the fields the
@@ -44,7 +44,7 @@ func (h *handler) updateMaterial(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, presentMaterial(m))
+	writeJSON(w, r, http.StatusOK, presentMaterial(m))
 }
 
 // deletedJSON confirms a deletion.
@@ -85,7 +85,7 @@ func (h *handler) createTexture(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", fmt.Sprintf("%s/textures/%d", h.base, t.ID))
-	writeJSON(w, http.StatusCreated, textureCreatedJSON{Status: "success", ID: t.ID, Texture: presentTexture(t)})
+	writeJSON(w, r, http.StatusCreated, textureCreatedJSON{Status: "success", ID: t.ID, Texture: presentTexture(t)})
 }
 
 // updateTexture is PUT /textures/{id} [Dashboard API]: multipart/form-data
@@ -109,5 +109,5 @@ func (h *handler) updateTexture(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, presentTexture(t))
+	writeJSON(w, r, http.StatusOK, presentTexture(t))
 }

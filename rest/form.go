@@ -12,7 +12,7 @@ func (h *handler) listForms(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, presentAll(forms, presentForm))
+	writeJSON(w, r, http.StatusOK, presentAll(forms, presentForm))
 }
 
 // listFormFields is GET /configurator-form-fields: a bare array, paged.
@@ -27,5 +27,5 @@ func (h *handler) listFormFields(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	writePage(w, presentAll(res.Data, presentFormField), res.Pagination, h.linksOf(r, "/configurator-form-fields", res.Pagination))
+	writePage(w, r, presentAll(res.Data, presentFormField), res.Pagination, h.linksOf(r, "/configurator-form-fields", res.Pagination))
 }

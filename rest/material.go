@@ -16,7 +16,7 @@ func (h *handler) listMaterials(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	writePage(w, presentAll(res.Data, presentMaterial), res.Pagination, h.linksOf(r, "/materials", res.Pagination))
+	writePage(w, r, presentAll(res.Data, presentMaterial), res.Pagination, h.linksOf(r, "/materials", res.Pagination))
 }
 
 // listMaterialCategories is GET /materials-categories/list: every
@@ -37,5 +37,5 @@ func (h *handler) listMaterialCategories(w http.ResponseWriter, r *http.Request)
 		writeProblem(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, presentAll(cats, presentMaterialCategory))
+	writeJSON(w, r, http.StatusOK, presentAll(cats, presentMaterialCategory))
 }

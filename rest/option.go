@@ -11,7 +11,7 @@ func (h *handler) listOptionTypes(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, presentOptionTypes(types))
+	writeJSON(w, r, http.StatusOK, presentOptionTypes(types))
 }
 
 // listOptions is GET /configurator-options: a bare array, paged, like the
@@ -27,7 +27,7 @@ func (h *handler) listOptions(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	writePage(w, presentAll(res.Data, presentOption), res.Pagination, h.linksOf(r, "/configurator-options", res.Pagination))
+	writePage(w, r, presentAll(res.Data, presentOption), res.Pagination, h.linksOf(r, "/configurator-options", res.Pagination))
 }
 
 // listVariations is GET /configurator-option-variations: the variations
@@ -49,7 +49,7 @@ func (h *handler) listVariations(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, presentAll(vs, presentVariation))
+	writeJSON(w, r, http.StatusOK, presentAll(vs, presentVariation))
 }
 
 // listOptionSets is GET /configurator-option-sets: every option set, by
@@ -61,5 +61,5 @@ func (h *handler) listOptionSets(w http.ResponseWriter, r *http.Request) {
 		writeEnvelopeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, presentEnvelope(true, "Option sets retrieved", presentAll(sets, presentOptionSet)))
+	writeJSON(w, r, http.StatusOK, presentEnvelope(true, "Option sets retrieved", presentAll(sets, presentOptionSet)))
 }

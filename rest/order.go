@@ -20,7 +20,7 @@ func (h *handler) listOrders(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, presentOrderPage(res, h.linksOf(r, "/orders", res.Pagination)))
+	writeJSON(w, r, http.StatusOK, presentOrderPage(res, h.linksOf(r, "/orders", res.Pagination)))
 }
 
 // createOrder is POST /orders: multipart/form-data with price,
@@ -41,7 +41,7 @@ func (h *handler) createOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", fmt.Sprintf("%s/orders/%d", h.base, o.ID))
-	writeJSON(w, http.StatusCreated, presentOrder(o))
+	writeJSON(w, r, http.StatusCreated, presentOrder(o))
 }
 
 // updateOrder is PATCH /orders/{id} [Dashboard API]: a JSON object of
@@ -63,5 +63,5 @@ func (h *handler) updateOrder(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, presentOrder(o))
+	writeJSON(w, r, http.StatusOK, presentOrder(o))
 }

@@ -427,7 +427,7 @@ func (h *handler) linksOf(r *http.Request, path string, pg *model.Pagination) pa
 
 // writePage answers a page of a list whose v1 shape is a bare array: the
 // page arithmetic travels in X-Total-Count and an RFC 8288 Link header.
-func writePage[J any](w http.ResponseWriter, items []J, pg *model.Pagination, links pageLinks) {
+func writePage[J any](w http.ResponseWriter, r *http.Request, items []J, pg *model.Pagination, links pageLinks) {
 	w.Header().Set("X-Total-Count", strconv.Itoa(pg.Total))
 	var link []string
 	if links.next != nil {
@@ -446,7 +446,7 @@ func writePage[J any](w http.ResponseWriter, items []J, pg *model.Pagination, li
 	case []optionJSON:
 		body = array[optionJSON](items)
 	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSON(w, r, http.StatusOK, body)
 }
 
 // sharedJSON is a configurator as a share link shows it.

@@ -137,7 +137,7 @@ func byID[T, J any](load func(context.Context, int) (T, error), present func(T) 
 			writeProblem(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, present(v))
+		writeJSON(w, r, http.StatusOK, present(v))
 	}
 }
 

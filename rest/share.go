@@ -22,7 +22,7 @@ func (h *handler) setOptions(w http.ResponseWriter, r *http.Request) {
 		writeEnvelopeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, presentEnvelope(true, "Options saved; the link opens the configurator with them applied", link.URL))
+	writeJSON(w, r, http.StatusOK, presentEnvelope(true, "Options saved; the link opens the configurator with them applied", link.URL))
 }
 
 // getShared is GET /shared/{key}: the configurator behind a share link,
@@ -36,5 +36,5 @@ func (h *handler) getShared(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, presentShared(sc))
+	writeJSON(w, r, http.StatusOK, presentShared(sc))
 }

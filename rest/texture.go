@@ -16,5 +16,5 @@ func (h *handler) listTextures(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	writePage(w, presentAll(res.Data, presentTexture), res.Pagination, h.linksOf(r, "/textures", res.Pagination))
+	writePage(w, r, presentAll(res.Data, presentTexture), res.Pagination, h.linksOf(r, "/textures", res.Pagination))
 }

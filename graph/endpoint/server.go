@@ -117,6 +117,8 @@ func limitBody(next http.Handler) http.Handler {
 
 // noStore marks every answer of the endpoint Cache-Control: no-store, as
 // REST's are: answers depend on the token and change with every write.
+// The one exception replaces it: a query over GET answered without errors
+// carries an ETag and private, no-cache (writeResponse).
 func noStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")

@@ -20,6 +20,7 @@ import (
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/bufpool"
+	"github.com/configurator/catalogue/internal/httpcache"
 	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/valid"
 )
@@ -100,7 +101,7 @@ func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	writeResponse(w, responses(ctx))
+	writeResponse(w, r, responses(ctx))
 }
 
 // readParams reads the GraphQL request of r: from the query string of a
@@ -308,7 +309,13 @@ func writeErrors(w http.ResponseWriter, r *http.Request, err error) {
 // answers do; the answer is for JSON parsers, never for HTML. The rest of
 // the answer (errors, extensions) is small and goes through
 // encoding/json, in the field order of graphql.Response.
-func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
+//
+// A query sent with GET that answers without errors is a read its client
+// may revalidate (internal/httpcache: an ETag of the answer, 304 to a
+// matching If-None-Match); its media type follows Accept, hence
+// Vary: Accept. An answer with errors (an outage's included) stays
+// no-store: it says nothing a client should keep.
+func writeResponse(w http.ResponseWriter, r *http.Request, resp *graphql.Response) {
 	if resp == nil {
 		// gqlgen's answer to a request whose context ended before it ran:
 		// a bare null, with no length declared, which Outage replaces by
@@ -352,7 +359,12 @@ func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
 		b = append(b, ext...)
 	}
 	b = append(b, '}')
-	writeBytes(w, http.StatusOK, b)
+	if errs == nil && httpcache.Cacheable(r, http.StatusOK) {
+		w.Header().Add("Vary", "Accept")
+		httpcache.Write(w, r, b)
+	} else {
+		writeBytes(w, http.StatusOK, b)
+	}
 	bufpool.Put(b)
 }
 
