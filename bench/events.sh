@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What events cost (issue 18): order creation throughput over GraphQL with
-# no webhook endpoint and with one active endpoint, alternating, and the
+# no webhook endpoint and with one active endpoint, alternating A B B A (the
+# tables grow, which slows creation down), and the
 # delivery lag p50/p99 to a receiver on loopback (bench/eventsload). One
 # replica on PostgreSQL (a fresh database, the demo data), pinned to CPU 1
 # with one Go thread as compare.sh runs it; the driver and its receiver on
