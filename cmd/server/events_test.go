@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/browsertest"
-	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/testkit"
 )
@@ -311,23 +310,7 @@ func waitCounts(t *testing.T, rcv *hookReceiver, n int) {
 // during an attempt and left its job to the 30 s rescue).
 func waitFailedAttempt(t *testing.T, dbURL string) {
 	t.Helper()
-	db, _, err := database.OpenSQL(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var n int
-		err := db.QueryRow(`SELECT count(*) FROM webhook_deliveries WHERE attempts >= 1 AND status = 'PENDING'`).Scan(&n)
-		if err == nil && n > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no delivery recorded a failed attempt within 10 s (err %v)", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitRows(t, dbURL, "a delivery to record a failed attempt", `SELECT count(*) FROM webhook_deliveries WHERE attempts >= 1 AND status = 'PENDING'`)
 }
 
 // cliToken creates a token with the CLI and returns it.

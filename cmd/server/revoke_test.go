@@ -121,6 +121,15 @@ func viewerStatus(t *testing.T, base, token string) int {
 // revocations, so that the requests after it are answered by its cache.
 func waitListening(t *testing.T, dbURL, appName string) {
 	t.Helper()
+	// After LISTEN the listener only sends heartbeats (pgx's "-- ping").
+	waitRows(t, dbURL, "the server's revocation listener to connect", `SELECT count(*) FROM pg_stat_activity
+		WHERE application_name = $1 || ' token listener' AND (query LIKE 'LISTEN %' OR query = '-- ping')`, appName)
+}
+
+// waitRows waits up to 10 s until query, a count, counts a row in the
+// database at dbURL.
+func waitRows(t *testing.T, dbURL, what, query string, args ...any) {
+	t.Helper()
 	db, _, err := database.OpenSQL(dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -129,17 +138,12 @@ func waitListening(t *testing.T, dbURL, appName string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var n int
-		// After LISTEN the listener only sends heartbeats (pgx's "-- ping").
-		err := db.QueryRow(`SELECT count(*) FROM pg_stat_activity
-			WHERE application_name = $1 || ' token listener' AND (query LIKE 'LISTEN %' OR query = '-- ping')`, appName).Scan(&n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
+		err := db.QueryRow(query, args...).Scan(&n)
+		if err == nil && n > 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the server's revocation listener did not connect within 10s")
+			t.Fatalf("timed out after 10 s waiting for %s (last error %v)", what, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
