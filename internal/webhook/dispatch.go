@@ -9,6 +9,7 @@ import (
 
 	"entgo.io/ent/dialect"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/event"
@@ -20,6 +21,15 @@ import (
 
 // dispatchBatch is how many events one dispatch turns into deliveries.
 const dispatchBatch = 500
+
+// maxDeliveries bounds the deliveries of one dispatch: the events past
+// it wait for the next one (which follows at once), so that an owner
+// with many endpoints makes several modest transactions rather than one
+// whose statements outgrow the database's limits (PostgreSQL takes at
+// most 65,535 parameters a statement). An event is never split: one
+// with more endpoints than this is dispatched alone, its deliveries
+// inserted in chunks.
+const maxDeliveries = 1000
 
 // dispatchEvery is how often an idle replica looks for new events.
 const dispatchEvery = 25 * time.Millisecond
@@ -65,7 +75,9 @@ func (q *Queue) Dispatch(ctx context.Context) (int, error) {
 // batch is what one dispatch made: the deliveries whose first attempt is
 // due, with what the attempt needs.
 type batch struct {
-	events     int
+	events int
+	// more says that events were left for the next dispatch.
+	more       bool
 	committed  time.Time
 	deliveries []firstAttempt
 }
@@ -122,28 +134,38 @@ func (q *Queue) dispatch(ctx context.Context) (*batch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: endpoints: %w", err)
 	}
-	b := &batch{events: len(evs)}
+	b := &batch{more: len(evs) == dispatchBatch}
 	var creates []*ent.WebhookDeliveryCreate
-	ids := make([]int, len(evs))
-	for i, ev := range evs {
-		ids[i] = ev.ID
+	var ids []int
+	for _, ev := range evs {
+		var wants []*ent.WebhookEndpoint
 		for _, ep := range eps {
 			if ep.OwnerID == ev.OwnerID && (len(ep.EventTypes) == 0 || slices.Contains(ep.EventTypes, ev.Type)) {
-				creates = append(creates, t.Client.WebhookDelivery.Create().SetOwnerID(ev.OwnerID).
-					SetEndpointID(ep.ID).SetEventID(ev.ID).SetEventType(ev.Type))
-				b.deliveries = append(b.deliveries, firstAttempt{url: ep.URL, secret: ep.Secret, payload: ev.Payload})
+				wants = append(wants, ep)
 			}
 		}
+		if len(ids) > 0 && len(creates)+len(wants) > maxDeliveries {
+			b.more = true
+			break
+		}
+		ids = append(ids, ev.ID)
+		for _, ep := range wants {
+			creates = append(creates, t.Client.WebhookDelivery.Create().SetOwnerID(ev.OwnerID).
+				SetEndpointID(ep.ID).SetEventID(ev.ID).SetEventType(ev.Type))
+			b.deliveries = append(b.deliveries, firstAttempt{url: ep.URL, secret: ep.Secret, payload: ev.Payload})
+		}
 	}
-	if len(creates) > 0 {
-		ds, err := t.Client.WebhookDelivery.CreateBulk(creates...).Save(sys)
+	b.events = len(ids)
+	due := time.Now().Add(q.takeover)
+	for from := 0; from < len(creates); from += maxDeliveries {
+		to := min(from+maxDeliveries, len(creates))
+		ds, err := t.Client.WebhookDelivery.CreateBulk(creates[from:to]...).Save(sys)
 		if err != nil {
 			return nil, fmt.Errorf("dispatch: deliveries: %w", err)
 		}
 		params := make([]river.InsertManyParams, len(ds))
-		due := time.Now().Add(q.takeover)
 		for i, d := range ds {
-			b.deliveries[i].id = d.ID
+			b.deliveries[from+i].id = d.ID
 			params[i] = river.InsertManyParams{Args: deliverArgs{DeliveryID: d.ID}, InsertOpts: &river.InsertOpts{ScheduledAt: due}}
 		}
 		jobs, err := q.river.InsertManyTx(sys, t.SQL, params)
@@ -151,7 +173,7 @@ func (q *Queue) dispatch(ctx context.Context) (*batch, error) {
 			return nil, fmt.Errorf("dispatch: jobs: %w", err)
 		}
 		for i, j := range jobs {
-			b.deliveries[i].job = j.Job.ID
+			b.deliveries[from+i].job = j.Job.ID
 		}
 	}
 	if err := t.Client.Event.Update().Where(event.IDIn(ids...)).SetDispatchedAt(time.Now()).Exec(sys); err != nil {
@@ -224,9 +246,14 @@ func (q *Queue) recordFirst(ctx context.Context, as []firstAttempt) error {
 		return err
 	}
 	defer t.Rollback()
-	deleted, err := q.river.JobDeleteManyTx(sys, t.SQL, river.NewJobDeleteManyParams().IDs(jobs...).First(len(jobs)))
-	if err != nil {
-		return fmt.Errorf("takeover jobs: %w", err)
+	var deleted []*rivertype.JobRow
+	for from := 0; from < len(jobs); from += maxDeliveries {
+		chunk := jobs[from:min(from+maxDeliveries, len(jobs))]
+		res, err := q.river.JobDeleteManyTx(sys, t.SQL, river.NewJobDeleteManyParams().IDs(chunk...).First(len(chunk)))
+		if err != nil {
+			return fmt.Errorf("takeover jobs: %w", err)
+		}
+		deleted = append(deleted, res.Jobs...)
 	}
 	// The outcomes, grouped so that one UPDATE records every delivery
 	// with the same outcome (usually one or two statements a batch).
@@ -238,7 +265,7 @@ func (q *Queue) recordFirst(ctx context.Context, as []firstAttempt) error {
 	var retries []river.InsertManyParams
 	now := time.Now()
 	next := now.Add(q.wait(1))
-	for _, j := range deleted.Jobs {
+	for _, j := range deleted {
 		a := byJob[j.ID]
 		o := outcome{code: a.code}
 		if a.err != nil {
@@ -319,7 +346,7 @@ func (q *Queue) dispatchLoop(ctx context.Context) {
 				q.firstAttempts(ctx, b)
 			}()
 		}
-		if err == nil && b.events == dispatchBatch {
+		if err == nil && b.more {
 			continue
 		}
 		select {

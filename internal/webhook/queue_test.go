@@ -397,3 +397,40 @@ func TestTakeoverJob(t *testing.T) {
 		}
 	})
 }
+
+// TestDispatchBoundsItsDeliveries: an owner with many endpoints has its
+// events dispatched over several transactions of at most 1,000
+// deliveries, none lost and none twice.
+func TestDispatchBoundsItsDeliveries(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		q := queue(t, c, time.Hour) // never started: Dispatch alone
+		a := operations(c, q)
+		for i := range 40 {
+			if _, err := a.CreateWebhookEndpoint(w.ctx, app.CreateWebhookEndpoint{URL: fmt.Sprintf("http://127.0.0.1:9/%d", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 30 {
+			createMaterial(t, w, a, fmt.Sprintf("m%d", i))
+		}
+		var got []int
+		for range 4 {
+			n, err := q.Dispatch(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, n)
+		}
+		if fmt.Sprint(got) != "[25 5 0 0]" {
+			t.Errorf("events dispatched %v; want [25 5 0 0] (25 events of 40 deliveries make 1,000)", got)
+		}
+		if n := c.WebhookDelivery.Query().CountX(w.sys); n != 1200 {
+			t.Errorf("%d deliveries; want 1,200", n)
+		}
+		var jobs int
+		if err := database.Pool(c).QueryRow(`SELECT count(*) FROM river_job`).Scan(&jobs); err != nil || jobs != 1200 {
+			t.Errorf("%d jobs (%v); want one per delivery", jobs, err)
+		}
+	})
+}
