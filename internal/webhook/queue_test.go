@@ -78,9 +78,15 @@ func newWorld(t *testing.T, c *ent.Client) world {
 // once started.
 func queue(t *testing.T, c *ent.Client, schedule ...time.Duration) *webhook.Queue {
 	t.Helper()
-	q, err := webhook.NewQueue(c, database.Pool(c), database.Dialect(c), webhook.Config{
-		Guard: &webhook.Guard{AllowPrivate: true}, Schedule: schedule, PollInterval: 20 * time.Millisecond,
-	})
+	return queueWith(t, c, webhook.Config{Guard: &webhook.Guard{AllowPrivate: true}, Schedule: schedule})
+}
+
+// queueWith is a delivery queue over c configured by cfg, polling every
+// 20 ms.
+func queueWith(t *testing.T, c *ent.Client, cfg webhook.Config) *webhook.Queue {
+	t.Helper()
+	cfg.PollInterval = 20 * time.Millisecond
+	q, err := webhook.NewQueue(c, database.Pool(c), database.Dialect(c), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,12 +311,7 @@ func TestDeliveryGuardedAtConnection(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
 		rcv := newReceiver(t, http.StatusOK)
-		q, err := webhook.NewQueue(c, database.Pool(c), database.Dialect(c), webhook.Config{
-			Schedule: []time.Duration{time.Hour}, PollInterval: 20 * time.Millisecond,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		q := queueWith(t, c, webhook.Config{Schedule: []time.Duration{time.Hour}})
 		dbtest.Must(c.WebhookEndpoint.Create().SetURL(rcv.URL).SetSecret(webhook.NewSecret()).Save(w.ctx))
 		start(t, q)
 		createMaterial(t, w, operations(c, q), "Pine")
@@ -367,12 +368,7 @@ func TestTakeoverJob(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
 		rcv := newReceiver(t, http.StatusOK)
-		q, err := webhook.NewQueue(c, database.Pool(c), database.Dialect(c), webhook.Config{
-			Guard: &webhook.Guard{AllowPrivate: true}, PollInterval: 20 * time.Millisecond, Takeover: 300 * time.Millisecond,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		q := queueWith(t, c, webhook.Config{Guard: &webhook.Guard{AllowPrivate: true}, Takeover: 300 * time.Millisecond})
 		a := operations(c, q)
 		if _, err := a.CreateWebhookEndpoint(w.ctx, app.CreateWebhookEndpoint{URL: rcv.URL}); err != nil {
 			t.Fatal(err)
