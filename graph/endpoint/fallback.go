@@ -6,20 +6,10 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/configurator/catalogue/internal/apperr"
 )
-
-// websocketTransport serves WebSocket upgrades only; another upgrade
-// (h2c, ...) falls through to fallbackTransport.
-type websocketTransport struct{ transport.Websocket }
-
-// Supports takes a request to upgrade to WebSocket.
-func (t websocketTransport) Supports(r *http.Request) bool {
-	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") && t.Websocket.Supports(r)
-}
 
 // fallbackTransport answers the requests no transport serves, as JSON
 // with extensions.code and requestId like every other error of the
