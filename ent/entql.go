@@ -308,6 +308,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 		Fields: map[string]*sqlgraph.FieldSpec{
 			ordercount.FieldOwnerID:        {Type: field.TypeInt, Column: ordercount.FieldOwnerID},
 			ordercount.FieldConfiguratorID: {Type: field.TypeInt, Column: ordercount.FieldConfiguratorID},
+			ordercount.FieldSlot:           {Type: field.TypeInt, Column: ordercount.FieldSlot},
 			ordercount.FieldOrders:         {Type: field.TypeInt, Column: ordercount.FieldOrders},
 		},
 	}
@@ -2590,6 +2591,11 @@ func (f *OrderCountFilter) WhereOwnerID(p entql.IntP) {
 // WhereConfiguratorID applies the entql int predicate on the configurator_id field.
 func (f *OrderCountFilter) WhereConfiguratorID(p entql.IntP) {
 	f.Where(p.Field(ordercount.FieldConfiguratorID))
+}
+
+// WhereSlot applies the entql int predicate on the slot field.
+func (f *OrderCountFilter) WhereSlot(p entql.IntP) {
+	f.Where(p.Field(ordercount.FieldSlot))
 }
 
 // WhereOrders applies the entql int predicate on the orders field.

@@ -12432,6 +12432,8 @@ type OrderCountMutation struct {
 	id                 *int
 	configurator_id    *int
 	addconfigurator_id *int
+	slot               *int
+	addslot            *int
 	orders             *int
 	addorders          *int
 	clearedFields      map[string]struct{}
@@ -12632,6 +12634,62 @@ func (m *OrderCountMutation) ResetConfiguratorID() {
 	m.addconfigurator_id = nil
 }
 
+// SetSlot sets the "slot" field.
+func (m *OrderCountMutation) SetSlot(i int) {
+	m.slot = &i
+	m.addslot = nil
+}
+
+// Slot returns the value of the "slot" field in the mutation.
+func (m *OrderCountMutation) Slot() (r int, exists bool) {
+	v := m.slot
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSlot returns the old "slot" field's value of the OrderCount entity.
+// If the OrderCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderCountMutation) OldSlot(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSlot is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSlot requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSlot: %w", err)
+	}
+	return oldValue.Slot, nil
+}
+
+// AddSlot adds i to the "slot" field.
+func (m *OrderCountMutation) AddSlot(i int) {
+	if m.addslot != nil {
+		*m.addslot += i
+	} else {
+		m.addslot = &i
+	}
+}
+
+// AddedSlot returns the value that was added to the "slot" field in this mutation.
+func (m *OrderCountMutation) AddedSlot() (r int, exists bool) {
+	v := m.addslot
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSlot resets all changes to the "slot" field.
+func (m *OrderCountMutation) ResetSlot() {
+	m.slot = nil
+	m.addslot = nil
+}
+
 // SetOrders sets the "orders" field.
 func (m *OrderCountMutation) SetOrders(i int) {
 	m.orders = &i
@@ -12749,12 +12807,15 @@ func (m *OrderCountMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OrderCountMutation) Fields() []string {
-	fields := make([]string, 0, 3)
+	fields := make([]string, 0, 4)
 	if m.owner != nil {
 		fields = append(fields, ordercount.FieldOwnerID)
 	}
 	if m.configurator_id != nil {
 		fields = append(fields, ordercount.FieldConfiguratorID)
+	}
+	if m.slot != nil {
+		fields = append(fields, ordercount.FieldSlot)
 	}
 	if m.orders != nil {
 		fields = append(fields, ordercount.FieldOrders)
@@ -12771,6 +12832,8 @@ func (m *OrderCountMutation) Field(name string) (ent.Value, bool) {
 		return m.OwnerID()
 	case ordercount.FieldConfiguratorID:
 		return m.ConfiguratorID()
+	case ordercount.FieldSlot:
+		return m.Slot()
 	case ordercount.FieldOrders:
 		return m.Orders()
 	}
@@ -12786,6 +12849,8 @@ func (m *OrderCountMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldOwnerID(ctx)
 	case ordercount.FieldConfiguratorID:
 		return m.OldConfiguratorID(ctx)
+	case ordercount.FieldSlot:
+		return m.OldSlot(ctx)
 	case ordercount.FieldOrders:
 		return m.OldOrders(ctx)
 	}
@@ -12811,6 +12876,13 @@ func (m *OrderCountMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetConfiguratorID(v)
 		return nil
+	case ordercount.FieldSlot:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSlot(v)
+		return nil
 	case ordercount.FieldOrders:
 		v, ok := value.(int)
 		if !ok {
@@ -12829,6 +12901,9 @@ func (m *OrderCountMutation) AddedFields() []string {
 	if m.addconfigurator_id != nil {
 		fields = append(fields, ordercount.FieldConfiguratorID)
 	}
+	if m.addslot != nil {
+		fields = append(fields, ordercount.FieldSlot)
+	}
 	if m.addorders != nil {
 		fields = append(fields, ordercount.FieldOrders)
 	}
@@ -12842,6 +12917,8 @@ func (m *OrderCountMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case ordercount.FieldConfiguratorID:
 		return m.AddedConfiguratorID()
+	case ordercount.FieldSlot:
+		return m.AddedSlot()
 	case ordercount.FieldOrders:
 		return m.AddedOrders()
 	}
@@ -12859,6 +12936,13 @@ func (m *OrderCountMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddConfiguratorID(v)
+		return nil
+	case ordercount.FieldSlot:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSlot(v)
 		return nil
 	case ordercount.FieldOrders:
 		v, ok := value.(int)
@@ -12899,6 +12983,9 @@ func (m *OrderCountMutation) ResetField(name string) error {
 		return nil
 	case ordercount.FieldConfiguratorID:
 		m.ResetConfiguratorID()
+		return nil
+	case ordercount.FieldSlot:
+		m.ResetSlot()
 		return nil
 	case ordercount.FieldOrders:
 		m.ResetOrders()

@@ -21,6 +21,8 @@ type OrderCount struct {
 	OwnerID int `json:"owner_id,omitempty"`
 	// ConfiguratorID holds the value of the "configurator_id" field.
 	ConfiguratorID int `json:"configurator_id,omitempty"`
+	// Slot holds the value of the "slot" field.
+	Slot int `json:"slot,omitempty"`
 	// Orders holds the value of the "orders" field.
 	Orders int `json:"orders,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -54,7 +56,7 @@ func (*OrderCount) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case ordercount.FieldID, ordercount.FieldOwnerID, ordercount.FieldConfiguratorID, ordercount.FieldOrders:
+		case ordercount.FieldID, ordercount.FieldOwnerID, ordercount.FieldConfiguratorID, ordercount.FieldSlot, ordercount.FieldOrders:
 			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -88,6 +90,12 @@ func (_m *OrderCount) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field configurator_id", values[i])
 			} else if value.Valid {
 				_m.ConfiguratorID = int(value.Int64)
+			}
+		case ordercount.FieldSlot:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field slot", values[i])
+			} else if value.Valid {
+				_m.Slot = int(value.Int64)
 			}
 		case ordercount.FieldOrders:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -141,6 +149,9 @@ func (_m *OrderCount) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("configurator_id=")
 	builder.WriteString(fmt.Sprintf("%v", _m.ConfiguratorID))
+	builder.WriteString(", ")
+	builder.WriteString("slot=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Slot))
 	builder.WriteString(", ")
 	builder.WriteString("orders=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Orders))

@@ -34,6 +34,20 @@ func (_c *OrderCountCreate) SetConfiguratorID(v int) *OrderCountCreate {
 	return _c
 }
 
+// SetSlot sets the "slot" field.
+func (_c *OrderCountCreate) SetSlot(v int) *OrderCountCreate {
+	_c.mutation.SetSlot(v)
+	return _c
+}
+
+// SetNillableSlot sets the "slot" field if the given value is not nil.
+func (_c *OrderCountCreate) SetNillableSlot(v *int) *OrderCountCreate {
+	if v != nil {
+		_c.SetSlot(*v)
+	}
+	return _c
+}
+
 // SetOrders sets the "orders" field.
 func (_c *OrderCountCreate) SetOrders(v int) *OrderCountCreate {
 	_c.mutation.SetOrders(v)
@@ -90,6 +104,10 @@ func (_c *OrderCountCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *OrderCountCreate) defaults() error {
+	if _, ok := _c.mutation.Slot(); !ok {
+		v := ordercount.DefaultSlot
+		_c.mutation.SetSlot(v)
+	}
 	if _, ok := _c.mutation.Orders(); !ok {
 		v := ordercount.DefaultOrders
 		_c.mutation.SetOrders(v)
@@ -104,6 +122,9 @@ func (_c *OrderCountCreate) check() error {
 	}
 	if _, ok := _c.mutation.ConfiguratorID(); !ok {
 		return &ValidationError{Name: "configurator_id", err: errors.New(`ent: missing required field "OrderCount.configurator_id"`)}
+	}
+	if _, ok := _c.mutation.Slot(); !ok {
+		return &ValidationError{Name: "slot", err: errors.New(`ent: missing required field "OrderCount.slot"`)}
 	}
 	if _, ok := _c.mutation.Orders(); !ok {
 		return &ValidationError{Name: "orders", err: errors.New(`ent: missing required field "OrderCount.orders"`)}
@@ -141,6 +162,10 @@ func (_c *OrderCountCreate) createSpec() (*OrderCount, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ConfiguratorID(); ok {
 		_spec.SetField(ordercount.FieldConfiguratorID, field.TypeInt, value)
 		_node.ConfiguratorID = value
+	}
+	if value, ok := _c.mutation.Slot(); ok {
+		_spec.SetField(ordercount.FieldSlot, field.TypeInt, value)
+		_node.Slot = value
 	}
 	if value, ok := _c.mutation.Orders(); ok {
 		_spec.SetField(ordercount.FieldOrders, field.TypeInt, value)
@@ -249,6 +274,9 @@ func (u *OrderCountUpsertOne) UpdateNewValues() *OrderCountUpsertOne {
 		}
 		if _, exists := u.create.mutation.ConfiguratorID(); exists {
 			s.SetIgnore(ordercount.FieldConfiguratorID)
+		}
+		if _, exists := u.create.mutation.Slot(); exists {
+			s.SetIgnore(ordercount.FieldSlot)
 		}
 	}))
 	return u
@@ -483,6 +511,9 @@ func (u *OrderCountUpsertBulk) UpdateNewValues() *OrderCountUpsertBulk {
 			}
 			if _, exists := b.mutation.ConfiguratorID(); exists {
 				s.SetIgnore(ordercount.FieldConfiguratorID)
+			}
+			if _, exists := b.mutation.Slot(); exists {
+				s.SetIgnore(ordercount.FieldSlot)
 			}
 		}
 	}))

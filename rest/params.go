@@ -22,8 +22,13 @@ import (
 // the document's, so that a client learns of all of them at once.
 type params struct {
 	names []string
-	vals  [8]queryValue
-	errs  apperr.List
+	// vals holds the value of names[i] at i; it is buf's first
+	// len(names) elements for the operations of v1 (at most 8
+	// parameters, so that a request makes no second allocation), and a
+	// slice of its own for an operation that takes more.
+	vals []queryValue
+	buf  [8]queryValue
+	errs apperr.List
 }
 
 // queryValue is the first value of a query parameter and how many times
@@ -40,11 +45,15 @@ type refusal struct{ name, reason string }
 
 // readQuery scans r's query string as url.ParseQuery does (pairs split at
 // &, names and values unescaped, the whole string refused for one bad
-// escape or a semicolon), keeping only names, which are at most
-// len(params.vals), and the refused ones (faults at once, in the order
+// escape or a semicolon), keeping only names and the refused ones (faults at once, in the order
 // given); it makes no map, as this runs on every request.
 func readQuery(r *http.Request, refused []refusal, names ...string) (*params, error) {
 	q := &params{names: names}
+	if len(names) <= len(q.buf) {
+		q.vals = q.buf[:len(names)]
+	} else {
+		q.vals = make([]queryValue, len(names))
+	}
 	seen := make([]bool, len(refused))
 	for raw := r.URL.RawQuery; raw != ""; {
 		var pair string

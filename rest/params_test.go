@@ -192,3 +192,31 @@ func BenchmarkByID(b *testing.B) {
 		}
 	}
 }
+
+// TestManyParams reads an operation of more parameters than params keeps
+// without allocating (its array once held exactly 8, and a ninth
+// parameter panicked).
+func TestManyParams(t *testing.T) {
+	names := make([]string, 12)
+	var query []string
+	for i := range names {
+		names[i] = fmt.Sprintf("p%d", i)
+		query = append(query, fmt.Sprintf("p%d=%d", i, i*10))
+	}
+	r := httptest.NewRequest("GET", "/?"+strings.Join(query, "&")+"&p11=again", nil)
+	q, err := readQuery(r, nil, names...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range names[:11] {
+		if got := q.int(name); got == nil || *got != i*10 {
+			t.Errorf("%s = %v, want %d", name, shown(got), i*10)
+		}
+	}
+	if got := q.int("p11"); got != nil {
+		t.Errorf("p11, given twice, = %v, want a fault", *got)
+	}
+	if got := faults(q.errs); got != "p11" {
+		t.Errorf("faults %q, want p11", got)
+	}
+}

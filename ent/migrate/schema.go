@@ -642,6 +642,7 @@ var (
 	OrderCountsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
 		{Name: "configurator_id", Type: field.TypeInt},
+		{Name: "slot", Type: field.TypeInt, Default: 0},
 		{Name: "orders", Type: field.TypeInt, Default: 0},
 		{Name: "owner_id", Type: field.TypeInt},
 	}
@@ -653,16 +654,16 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "order_counts_owners_owner",
-				Columns:    []*schema.Column{OrderCountsColumns[3]},
+				Columns:    []*schema.Column{OrderCountsColumns[4]},
 				RefColumns: []*schema.Column{OwnersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "ordercount_owner_id_configurator_id",
+				Name:    "ordercount_owner_id_configurator_id_slot",
 				Unique:  true,
-				Columns: []*schema.Column{OrderCountsColumns[3], OrderCountsColumns[1]},
+				Columns: []*schema.Column{OrderCountsColumns[4], OrderCountsColumns[1], OrderCountsColumns[2]},
 			},
 		},
 	}

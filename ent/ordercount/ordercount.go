@@ -17,6 +17,8 @@ const (
 	FieldOwnerID = "owner_id"
 	// FieldConfiguratorID holds the string denoting the configurator_id field in the database.
 	FieldConfiguratorID = "configurator_id"
+	// FieldSlot holds the string denoting the slot field in the database.
+	FieldSlot = "slot"
 	// FieldOrders holds the string denoting the orders field in the database.
 	FieldOrders = "orders"
 	// EdgeOwner holds the string denoting the owner edge name in mutations.
@@ -37,6 +39,7 @@ var Columns = []string{
 	FieldID,
 	FieldOwnerID,
 	FieldConfiguratorID,
+	FieldSlot,
 	FieldOrders,
 }
 
@@ -58,6 +61,8 @@ func ValidColumn(column string) bool {
 var (
 	Hooks  [1]ent.Hook
 	Policy ent.Policy
+	// DefaultSlot holds the default value on creation for the "slot" field.
+	DefaultSlot int
 	// DefaultOrders holds the default value on creation for the "orders" field.
 	DefaultOrders int
 )
@@ -78,6 +83,11 @@ func ByOwnerID(opts ...sql.OrderTermOption) OrderOption {
 // ByConfiguratorID orders the results by the configurator_id field.
 func ByConfiguratorID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldConfiguratorID, opts...).ToFunc()
+}
+
+// BySlot orders the results by the slot field.
+func BySlot(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSlot, opts...).ToFunc()
 }
 
 // ByOrders orders the results by the orders field.

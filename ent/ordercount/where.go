@@ -63,6 +63,11 @@ func ConfiguratorID(v int) predicate.OrderCount {
 	return predicate.OrderCount(sql.FieldEQ(FieldConfiguratorID, v))
 }
 
+// Slot applies equality check predicate on the "slot" field. It's identical to SlotEQ.
+func Slot(v int) predicate.OrderCount {
+	return predicate.OrderCount(sql.FieldEQ(FieldSlot, v))
+}
+
 // Orders applies equality check predicate on the "orders" field. It's identical to OrdersEQ.
 func Orders(v int) predicate.OrderCount {
 	return predicate.OrderCount(sql.FieldEQ(FieldOrders, v))
@@ -126,6 +131,46 @@ func ConfiguratorIDLT(v int) predicate.OrderCount {
 // ConfiguratorIDLTE applies the LTE predicate on the "configurator_id" field.
 func ConfiguratorIDLTE(v int) predicate.OrderCount {
 	return predicate.OrderCount(sql.FieldLTE(FieldConfiguratorID, v))
+}
+
+// SlotEQ applies the EQ predicate on the "slot" field.
+func SlotEQ(v int) predicate.OrderCount {
+	return predicate.OrderCount(sql.FieldEQ(FieldSlot, v))
+}
+
+// SlotNEQ applies the NEQ predicate on the "slot" field.
+func SlotNEQ(v int) predicate.OrderCount {
+	return predicate.OrderCount(sql.FieldNEQ(FieldSlot, v))
+}
+
+// SlotIn applies the In predicate on the "slot" field.
+func SlotIn(vs ...int) predicate.OrderCount {
+	return predicate.OrderCount(sql.FieldIn(FieldSlot, vs...))
+}
+
+// SlotNotIn applies the NotIn predicate on the "slot" field.
+func SlotNotIn(vs ...int) predicate.OrderCount {
+	return predicate.OrderCount(sql.FieldNotIn(FieldSlot, vs...))
+}
+
+// SlotGT applies the GT predicate on the "slot" field.
+func SlotGT(v int) predicate.OrderCount {
+	return predicate.OrderCount(sql.FieldGT(FieldSlot, v))
+}
+
+// SlotGTE applies the GTE predicate on the "slot" field.
+func SlotGTE(v int) predicate.OrderCount {
+	return predicate.OrderCount(sql.FieldGTE(FieldSlot, v))
+}
+
+// SlotLT applies the LT predicate on the "slot" field.
+func SlotLT(v int) predicate.OrderCount {
+	return predicate.OrderCount(sql.FieldLT(FieldSlot, v))
+}
+
+// SlotLTE applies the LTE predicate on the "slot" field.
+func SlotLTE(v int) predicate.OrderCount {
+	return predicate.OrderCount(sql.FieldLTE(FieldSlot, v))
 }
 
 // OrdersEQ applies the EQ predicate on the "orders" field.

@@ -669,8 +669,12 @@ func init() {
 	}
 	ordercountFields := schema.OrderCount{}.Fields()
 	_ = ordercountFields
+	// ordercountDescSlot is the schema descriptor for slot field.
+	ordercountDescSlot := ordercountFields[2].Descriptor()
+	// ordercount.DefaultSlot holds the default value on creation for the slot field.
+	ordercount.DefaultSlot = ordercountDescSlot.Default.(int)
 	// ordercountDescOrders is the schema descriptor for orders field.
-	ordercountDescOrders := ordercountFields[2].Descriptor()
+	ordercountDescOrders := ordercountFields[3].Descriptor()
 	// ordercount.DefaultOrders holds the default value on creation for the orders field.
 	ordercount.DefaultOrders = ordercountDescOrders.Default.(int)
 	ownerMixin := schema.Owner{}.Mixin()

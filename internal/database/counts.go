@@ -20,31 +20,66 @@ import (
 // has only row triggers. The triggers are created by Migrate; the first
 // time, the counts of the orders already there are filled in under a lock
 // that keeps writers out meanwhile.
+//
+// A count is the sum of its key's rows, one per slot. On PostgreSQL a
+// change adds to the first of the key's rows that no other open
+// transaction holds (FOR NO KEY UPDATE SKIP LOCKED), and only when every
+// existing row is held to a new slot (upserted, at random among the
+// countSlots the key does not have yet): concurrent orders of one
+// configurator do not wait for each other's commit, a key gains a row
+// only when all it has are held at once (countSlots at most, summed on
+// read), and each row is updated only as often as its share of the orders (the dead versions an update
+// leaves are pruned from the page as it fills: HOT, since no indexed
+// column changes; the table's fillfactor leaves room for that). SQLite
+// has one writer at a time and uses slot 0 only.
 
-// postgresCounts creates the PostgreSQL triggers; it is idempotent.
-const postgresCounts = `
-CREATE OR REPLACE FUNCTION order_counts_add() RETURNS trigger LANGUAGE plpgsql AS $$
+// countSlots bounds the rows of one owner and configurator (PostgreSQL):
+// more concurrent writers of one key than this wait for each other.
+const countSlots = 32
+
+// postgresCounts creates the PostgreSQL functions and triggers; it is
+// idempotent, and replaces the functions of older releases.
+var postgresCounts = `
+CREATE OR REPLACE FUNCTION order_counts_bump(o bigint, c bigint, n bigint) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO order_counts (owner_id, configurator_id, orders)
-    SELECT owner_id, configurator_id, count(*) FROM new_rows GROUP BY owner_id, configurator_id
-  ON CONFLICT (owner_id, configurator_id) DO UPDATE SET orders = order_counts.orders + EXCLUDED.orders;
+  IF n = 0 THEN RETURN; END IF;
+  UPDATE order_counts SET orders = orders + n WHERE id = (
+    SELECT id FROM order_counts WHERE owner_id = o AND configurator_id = c
+    LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED);
+  IF NOT FOUND THEN
+    INSERT INTO order_counts (owner_id, configurator_id, slot, orders)
+      VALUES (o, c, coalesce((SELECT s FROM generate_series(0, ` + fmt.Sprint(countSlots-1) + `) s
+        WHERE NOT EXISTS (SELECT FROM order_counts WHERE owner_id = o AND configurator_id = c AND slot = s)
+        ORDER BY random() LIMIT 1), floor(random() * ` + fmt.Sprint(countSlots) + `)::int), n)
+    ON CONFLICT (owner_id, configurator_id, slot) DO UPDATE SET orders = order_counts.orders + EXCLUDED.orders;
+  END IF;
+END $$;
+CREATE OR REPLACE FUNCTION order_counts_add() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+  FOR r IN SELECT owner_id, configurator_id, count(*) AS n FROM new_rows GROUP BY 1, 2 ORDER BY 1, 2 LOOP
+    PERFORM order_counts_bump(r.owner_id, r.configurator_id, r.n);
+  END LOOP;
   RETURN NULL;
 END $$;
 CREATE OR REPLACE FUNCTION order_counts_remove() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE r record;
 BEGIN
-  UPDATE order_counts c SET orders = c.orders - d.n
-    FROM (SELECT owner_id, configurator_id, count(*) AS n FROM old_rows GROUP BY owner_id, configurator_id) d
-    WHERE c.owner_id = d.owner_id AND c.configurator_id = d.configurator_id;
+  FOR r IN SELECT owner_id, configurator_id, count(*) AS n FROM old_rows GROUP BY 1, 2 ORDER BY 1, 2 LOOP
+    PERFORM order_counts_bump(r.owner_id, r.configurator_id, -r.n);
+  END LOOP;
   RETURN NULL;
 END $$;
 CREATE OR REPLACE FUNCTION order_counts_move() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE r record;
 BEGIN
-  UPDATE order_counts c SET orders = c.orders - d.n
-    FROM (SELECT owner_id, configurator_id, count(*) AS n FROM old_rows GROUP BY owner_id, configurator_id) d
-    WHERE c.owner_id = d.owner_id AND c.configurator_id = d.configurator_id;
-  INSERT INTO order_counts (owner_id, configurator_id, orders)
-    SELECT owner_id, configurator_id, count(*) FROM new_rows GROUP BY owner_id, configurator_id
-  ON CONFLICT (owner_id, configurator_id) DO UPDATE SET orders = order_counts.orders + EXCLUDED.orders;
+  FOR r IN SELECT owner_id, configurator_id, sum(n) AS n FROM (
+      SELECT owner_id, configurator_id, -count(*) AS n FROM old_rows GROUP BY 1, 2
+      UNION ALL
+      SELECT owner_id, configurator_id, count(*) FROM new_rows GROUP BY 1, 2) d
+    GROUP BY 1, 2 ORDER BY 1, 2 LOOP
+    PERFORM order_counts_bump(r.owner_id, r.configurator_id, r.n::bigint);
+  END LOOP;
   RETURN NULL;
 END $$;
 CREATE OR REPLACE FUNCTION order_counts_clear() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -62,28 +97,77 @@ CREATE OR REPLACE TRIGGER order_counts_truncate AFTER TRUNCATE ON orders
   FOR EACH STATEMENT EXECUTE FUNCTION order_counts_clear();
 `
 
-// sqliteCounts creates the SQLite triggers; it is idempotent.
+// postgresCountsStorage are order_counts' storage parameters: room on
+// each page for the new versions of updated rows (so that they stay
+// HOT and are pruned without VACUUM), and autovacuum after a fixed
+// number of dead versions rather than a fraction of a small table.
+const postgresCountsStorage = "fillfactor=50,autovacuum_vacuum_scale_factor=0,autovacuum_vacuum_threshold=1000"
+
+// sqliteCounts creates the SQLite triggers (slot 0 only); they replace
+// those of older releases, whose upserts named the index before slots.
 const sqliteCounts = `
-CREATE TRIGGER IF NOT EXISTS order_counts_insert AFTER INSERT ON orders BEGIN
-  INSERT INTO order_counts (owner_id, configurator_id, orders) VALUES (NEW.owner_id, NEW.configurator_id, 1)
-  ON CONFLICT (owner_id, configurator_id) DO UPDATE SET orders = orders + 1;
+DROP TRIGGER IF EXISTS order_counts_insert;
+DROP TRIGGER IF EXISTS order_counts_delete;
+DROP TRIGGER IF EXISTS order_counts_update;
+CREATE TRIGGER order_counts_insert AFTER INSERT ON orders BEGIN
+  INSERT INTO order_counts (owner_id, configurator_id, slot, orders) VALUES (NEW.owner_id, NEW.configurator_id, 0, 1)
+  ON CONFLICT (owner_id, configurator_id, slot) DO UPDATE SET orders = orders + 1;
 END;
-CREATE TRIGGER IF NOT EXISTS order_counts_delete AFTER DELETE ON orders BEGIN
-  UPDATE order_counts SET orders = orders - 1 WHERE owner_id = OLD.owner_id AND configurator_id = OLD.configurator_id;
+CREATE TRIGGER order_counts_delete AFTER DELETE ON orders BEGIN
+  INSERT INTO order_counts (owner_id, configurator_id, slot, orders) VALUES (OLD.owner_id, OLD.configurator_id, 0, -1)
+  ON CONFLICT (owner_id, configurator_id, slot) DO UPDATE SET orders = orders - 1;
 END;
-CREATE TRIGGER IF NOT EXISTS order_counts_update AFTER UPDATE OF owner_id, configurator_id ON orders BEGIN
-  UPDATE order_counts SET orders = orders - 1 WHERE owner_id = OLD.owner_id AND configurator_id = OLD.configurator_id;
-  INSERT INTO order_counts (owner_id, configurator_id, orders) VALUES (NEW.owner_id, NEW.configurator_id, 1)
-  ON CONFLICT (owner_id, configurator_id) DO UPDATE SET orders = orders + 1;
+CREATE TRIGGER order_counts_update AFTER UPDATE OF owner_id, configurator_id ON orders BEGIN
+  INSERT INTO order_counts (owner_id, configurator_id, slot, orders) VALUES (OLD.owner_id, OLD.configurator_id, 0, -1)
+  ON CONFLICT (owner_id, configurator_id, slot) DO UPDATE SET orders = orders - 1;
+  INSERT INTO order_counts (owner_id, configurator_id, slot, orders) VALUES (NEW.owner_id, NEW.configurator_id, 0, 1)
+  ON CONFLICT (owner_id, configurator_id, slot) DO UPDATE SET orders = orders + 1;
 END;
 `
 
-// recount fills order_counts from the orders themselves.
+// recount fills order_counts from the orders themselves, one row (slot
+// 0) per key.
 const recount = `
 DELETE FROM order_counts;
-INSERT INTO order_counts (owner_id, configurator_id, orders)
-  SELECT owner_id, configurator_id, count(*) FROM orders GROUP BY owner_id, configurator_id;
+INSERT INTO order_counts (owner_id, configurator_id, slot, orders)
+  SELECT owner_id, configurator_id, 0, count(*) FROM orders GROUP BY owner_id, configurator_id;
 `
+
+// sqliteCountsBeforeSlots tells whether an SQLite database has the order
+// counts of the releases before slots (an order_counts table without
+// its slot column).
+const sqliteCountsBeforeSlots = `SELECT count(*) FROM sqlite_master m WHERE m.name = 'order_counts' AND NOT EXISTS (
+  SELECT 1 FROM pragma_table_info('order_counts') WHERE name = 'slot')`
+
+// prepareCounts readies an SQLite database of a release before slots for
+// ent's migration, which rebuilds order_counts (a copy renamed in its
+// place: SQLite refuses that while the triggers on orders name the table):
+// it drops the triggers, so that installCounts creates them anew and
+// recounts the orders, in its transaction, afterwards. Nothing else needs
+// it; on PostgreSQL the migration alters the table in place.
+func prepareCounts(ctx context.Context, c *ent.Client, dialectName string) error {
+	if dialectName != dialect.SQLite {
+		return nil
+	}
+	rows, err := c.QueryContext(ctx, sqliteCountsBeforeSlots)
+	if err != nil {
+		return fmt.Errorf("look for order counts before slots: %w", err)
+	}
+	var n int
+	for rows.Next() {
+		err = rows.Scan(&n)
+	}
+	rows.Close()
+	if err != nil || n == 0 {
+		return err
+	}
+	_, err = c.ExecContext(ctx, `DROP TRIGGER IF EXISTS order_counts_insert; DROP TRIGGER IF EXISTS order_counts_delete;
+DROP TRIGGER IF EXISTS order_counts_update;`)
+	if err != nil {
+		return fmt.Errorf("drop the order count triggers before slots: %w", err)
+	}
+	return nil
+}
 
 // installCounts creates the triggers that keep order_counts exact and,
 // when they are new, counts the orders already there, in one transaction
@@ -124,10 +208,39 @@ func installCounts(ctx context.Context, c *ent.Client, dialectName string) error
 	if _, err := tx.ExecContext(ctx, create); err != nil {
 		return fmt.Errorf("create the order count triggers: %w", err)
 	}
+	if dialectName == dialect.Postgres {
+		if err := setCountsStorage(ctx, tx); err != nil {
+			return err
+		}
+	}
 	if n == 0 {
 		if _, err := tx.ExecContext(ctx, recount); err != nil {
 			return fmt.Errorf("count the orders: %w", err)
 		}
 	}
 	return tx.Commit()
+}
+
+// setCountsStorage gives order_counts its storage parameters
+// (postgresCountsStorage) when it has others.
+func setCountsStorage(ctx context.Context, tx *ent.Tx) error {
+	rows, err := tx.QueryContext(ctx, "SELECT coalesce(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = 'order_counts'::regclass")
+	if err != nil {
+		return fmt.Errorf("read the storage of order_counts: %w", err)
+	}
+	var have string
+	for rows.Next() {
+		err = rows.Scan(&have)
+	}
+	rows.Close()
+	if err != nil {
+		return err
+	}
+	if have == postgresCountsStorage {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, "ALTER TABLE order_counts SET ("+postgresCountsStorage+")"); err != nil {
+		return fmt.Errorf("set the storage of order_counts: %w", err)
+	}
+	return nil
 }

@@ -111,6 +111,9 @@ func Migrate(ctx context.Context, c *ent.Client, rawURL string) error {
 	if db != nil {
 		schema = migrate.NewSchema(entsql.OpenDB(dialectOf(rawURL), db))
 	}
+	if err := prepareCounts(ctx, c, dialectOf(rawURL)); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
 	if err := schema.Create(ctx, migrate.WithForeignKeys(true), migrate.WithDropIndex(true)); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}

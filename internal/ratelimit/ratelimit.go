@@ -33,7 +33,8 @@ type Limiter interface {
 	Allow(ctx context.Context, key string, n int) (Status, error)
 }
 
-// Status is a key's budget after a Take or Refund.
+// Status is a key's budget after an Allow, which the headers of the
+// answer report.
 type Status struct {
 	Allowed bool
 	// Limit is the budget per Window.
@@ -42,7 +43,7 @@ type Status struct {
 	Remaining int
 	// Reset is how long until the budget is whole again.
 	Reset time.Duration
-	// RetryAfter is, for a refused Take, how long until the units asked
+	// RetryAfter is, for a refused Allow, how long until the units asked
 	// for are there.
 	RetryAfter time.Duration
 }
@@ -72,7 +73,7 @@ func (s Status) SetHeaders(h http.Header) {
 	h["Ratelimit-Reset"] = v[2:3:3]
 }
 
-// Err is the RateLimited error of a refused Take of n units.
+// Err is the RateLimited error of a refused Allow of n units.
 func (s Status) Err(n int) error {
 	return apperr.E(apperr.RateLimited,
 		"rate limit exceeded: this request costs %d units and the token has %d of its %d a minute left; retry in %d s",

@@ -170,7 +170,7 @@ type RedisStats struct {
 	// Up is false while the limiter takes Redis for unreachable.
 	Up bool
 	// Unmetered counts the requests let through uncharged because a
-	// Take failed.
+	// call to Redis failed.
 	Unmetered uint64
 	// Failures counts every call that failed or was not tried (allows and
 	// pings).

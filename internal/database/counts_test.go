@@ -1,0 +1,449 @@
+package database_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/privacy"
+	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/dbtest"
+)
+
+// key is an owner and configurator.
+type key struct{ owner, conf int }
+
+// countsOf reads the counts order_counts holds (the sum of each key's
+// slots; keys that sum to 0 left out) and those the orders make.
+func countsOf(t testing.TB, db *sql.DB) (kept, real map[key]int) {
+	t.Helper()
+	read := func(q string) map[key]int {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		m := map[key]int{}
+		for rows.Next() {
+			var k key
+			var n int
+			if err := rows.Scan(&k.owner, &k.conf, &n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				m[k] = n
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	return read("SELECT owner_id, configurator_id, sum(orders) FROM order_counts GROUP BY owner_id, configurator_id"),
+		read("SELECT owner_id, configurator_id, count(*) FROM orders GROUP BY owner_id, configurator_id")
+}
+
+// checkCounts fails the test when order_counts does not match the orders.
+func checkCounts(t testing.TB, db *sql.DB, when string) {
+	t.Helper()
+	kept, real := countsOf(t, db)
+	if !maps.Equal(kept, real) {
+		t.Errorf("%s: order_counts says %v; the orders are %v", when, kept, real)
+	}
+}
+
+// newOrder creates an order of owner and conf with c (a client or a
+// transaction's).
+func newOrder(ctx context.Context, c *ent.Client, owner, conf int) (*ent.Order, error) {
+	return c.Order.Create().SetOwnerID(owner).SetConfiguratorID(conf).SetPrice(1).
+		SetCustomerDetails(json.RawMessage(`{}`)).SetConfiguratorSummary(json.RawMessage(`{}`)).Save(ctx)
+}
+
+// TestOrderCountsExact writes orders every way the database allows (one
+// at a time, in bulk, deletions, moves to another configurator or owner,
+// updates of other columns, truncation) and checks the counts after each.
+func TestOrderCountsExact(t *testing.T) {
+	for _, b := range dbtest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+			url := b.URL(t)
+			c := dbtest.Open(t, url)
+			db, _, err := database.OpenSQL(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			exec := func(q string) {
+				t.Helper()
+				if _, err := db.Exec(q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			o1 := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx)).ID
+			o2 := dbtest.Must(c.Owner.Create().SetName("B").Save(ctx)).ID
+			a := dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o1).Save(ctx)).ID
+			b2 := dbtest.Must(c.Configurator.Create().SetName("Chair").SetOwnerID(o1).Save(ctx)).ID
+			x := dbtest.Must(c.Configurator.Create().SetName("Lamp").SetOwnerID(o2).Save(ctx)).ID
+
+			var ids []int
+			for range 3 {
+				ids = append(ids, dbtest.Must(newOrder(ctx, c, o1, a)).ID)
+			}
+			checkCounts(t, db, "single inserts")
+			var bulk []*ent.OrderCreate
+			for i := range 7 {
+				conf, owner := a, o1
+				if i%3 == 1 {
+					conf = b2
+				} else if i%3 == 2 {
+					conf, owner = x, o2
+				}
+				bulk = append(bulk, c.Order.Create().SetOwnerID(owner).SetConfiguratorID(conf).SetPrice(1).
+					SetCustomerDetails(json.RawMessage(`{}`)).SetConfiguratorSummary(json.RawMessage(`{}`)))
+			}
+			for _, o := range dbtest.Must(c.Order.CreateBulk(bulk...).Save(ctx)) {
+				ids = append(ids, o.ID)
+			}
+			checkCounts(t, db, "a bulk insert over three keys")
+			if kept, _ := countsOf(t, db); kept[key{o1, a}] != 6 || kept[key{o1, b2}] != 2 || kept[key{o2, x}] != 2 {
+				t.Fatalf("counts %v; want 6, 2 and 2", kept)
+			}
+
+			exec(fmt.Sprintf("DELETE FROM orders WHERE id = %d", ids[0]))
+			checkCounts(t, db, "one deletion")
+			exec(fmt.Sprintf("DELETE FROM orders WHERE configurator_id = %d", b2))
+			checkCounts(t, db, "a deletion of a key's every order")
+			exec(fmt.Sprintf("UPDATE orders SET configurator_id = %d WHERE id = %d", b2, ids[1]))
+			checkCounts(t, db, "a move to another configurator")
+			exec(fmt.Sprintf("UPDATE orders SET owner_id = %d, configurator_id = %d WHERE id IN (%d, %d)", o2, x, ids[2], ids[3]))
+			checkCounts(t, db, "a move of two orders to another owner")
+			exec("UPDATE orders SET status = 'paid'")
+			checkCounts(t, db, "an update of every order's status")
+			if kept, _ := countsOf(t, db); kept[key{o1, a}] != 2 || kept[key{o1, b2}] != 1 || kept[key{o2, x}] != 4 {
+				t.Fatalf("counts %v; want 2, 1 and 4", kept)
+			}
+			if b.Name == "postgres" {
+				exec("TRUNCATE orders")
+				checkCounts(t, db, "truncation")
+				dbtest.Must(newOrder(ctx, c, o1, a))
+				checkCounts(t, db, "an insert after truncation")
+			}
+			exec("DELETE FROM orders")
+			checkCounts(t, db, "deleting every order")
+		})
+	}
+}
+
+// TestOrderCountsDoNotSerialiseOrders holds one transaction open after it
+// created an order and creates another order of the same configurator
+// meanwhile: on PostgreSQL the second must not wait for the first's commit
+// (with one counter row per configurator it waited on its row lock until
+// lock_timeout). Both are counted once they commit, in two slots.
+func TestOrderCountsDoNotSerialiseOrders(t *testing.T) {
+	if !hasPostgres() {
+		t.Skip("PostgreSQL only (SQLite has one writer at a time): set " + dbtest.EnvPostgres)
+	}
+	ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+	url := postgresBackend().URL(t)
+	c := dbtest.Open(t, url)
+	db, _, err := database.OpenSQL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	o := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx)).ID
+	conf := dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o).Save(ctx)).ID
+	dbtest.Must(newOrder(ctx, c, o, conf)) // the key's first row, committed
+
+	first := dbtest.Must(c.Tx(ctx))
+	defer first.Rollback()
+	dbtest.Must(newOrder(ctx, first.Client(), o, conf))
+
+	second, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if _, err := second.ExecContext(ctx, "SET lock_timeout = '3s'"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = second.ExecContext(ctx, fmt.Sprintf(`INSERT INTO orders (created_at, updated_at, price, status, customer_details, configurator_summary, owner_id, configurator_id)
+		VALUES (now(), now(), 1, 'new', '{}', '{}', %d, %d)`, o, conf))
+	if err != nil {
+		t.Fatalf("a second order while the first's transaction is open: %v (after %v)", err, time.Since(start))
+	}
+	if err := first.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, db, "two concurrent orders")
+	var slots int
+	if err := db.QueryRow("SELECT count(*) FROM order_counts").Scan(&slots); err != nil {
+		t.Fatal(err)
+	}
+	if slots != 2 {
+		t.Errorf("%d order_counts rows; want 2 (the second order counted in a slot of its own)", slots)
+	}
+}
+
+// TestOrderCountsParallelWriters creates and deletes orders of two
+// configurators from many transactions at once, some of which roll back,
+// and checks that the totals are exact and a key keeps few rows.
+func TestOrderCountsParallelWriters(t *testing.T) {
+	for _, b := range dbtest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+			url := b.URL(t)
+			c := dbtest.Open(t, url)
+			db, _, err := database.OpenSQL(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			o := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx)).ID
+			confs := []int{
+				dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o).Save(ctx)).ID,
+				dbtest.Must(c.Configurator.Create().SetName("Chair").SetOwnerID(o).Save(ctx)).ID,
+			}
+			writers, rounds := 12, 25
+			if b.Name == "sqlite" {
+				writers, rounds = 4, 10
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, writers)
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := rand.New(rand.NewPCG(uint64(w), 1))
+					var mine []int
+					for range rounds {
+						err := func() error {
+							tx, err := c.Tx(ctx)
+							if err != nil {
+								return err
+							}
+							defer tx.Rollback()
+							var made []int
+							for range 1 + r.IntN(3) {
+								ord, err := newOrder(ctx, tx.Client(), o, confs[r.IntN(100)/90]) // mostly the first
+								if err != nil {
+									return err
+								}
+								made = append(made, ord.ID)
+							}
+							kept := mine
+							if len(mine) > 0 && r.IntN(2) == 0 {
+								if err := tx.Order.DeleteOneID(mine[0]).Exec(ctx); err != nil {
+									return err
+								}
+								kept = mine[1:]
+							}
+							if r.IntN(5) == 0 {
+								return tx.Rollback()
+							}
+							if err := tx.Commit(); err != nil {
+								return err
+							}
+							mine = append(kept, made...)
+							return nil
+						}()
+						if err != nil && !busy(err) {
+							errs <- err
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			checkCounts(t, db, "parallel writers")
+			var orders, most int
+			if err := db.QueryRow("SELECT count(*) FROM orders").Scan(&orders); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.QueryRow("SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM order_counts GROUP BY owner_id, configurator_id) k").Scan(&most); err != nil {
+				t.Fatal(err)
+			}
+			if orders == 0 || most > database.CountSlots || (b.Name == "sqlite" && most != 1) {
+				t.Errorf("%d orders, a key with %d rows; want orders, and at most %d rows a key (1 on SQLite)", orders, most, database.CountSlots)
+			}
+		})
+	}
+}
+
+// busy reports SQLite's refusal of a second writer, or a deadlock of two
+// transactions that each wrote one configurator's orders and then the
+// other's: callers retry them; the test's transactions just end there.
+func busy(err error) bool {
+	for _, s := range []string{"SQLITE_BUSY", "database is locked", "deadlock detected"} {
+		if strings.Contains(err.Error(), s) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestMigrateOrderCounts migrates a database whose order counts have the
+// shape of the releases before slots (one row per owner and configurator,
+// a unique index on the two, triggers that upsert on it), written by
+// those triggers: the counts are kept, orders are counted afterwards,
+// writing the old shape's columns alone (bench/after-load.sql did) still
+// works, and migrating again changes nothing.
+func TestMigrateOrderCounts(t *testing.T) {
+	for _, b := range dbtest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+			url := b.URL(t)
+			c := dbtest.Open(t, url)
+			o := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx)).ID
+			a := dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o).Save(ctx)).ID
+			b2 := dbtest.Must(c.Configurator.Create().SetName("Chair").SetOwnerID(o).Save(ctx)).ID
+			c.Close()
+
+			db, _, err := database.OpenSQL(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			old := oldPostgresCounts
+			var first []string
+			if b.Name == "sqlite" {
+				old = oldSQLiteCounts
+				first = []string{"DROP TRIGGER order_counts_insert", "DROP TRIGGER order_counts_delete", "DROP TRIGGER order_counts_update"}
+			}
+			for _, q := range append(append(first,
+				"DROP INDEX ordercount_owner_id_configurator_id_slot",
+				"ALTER TABLE order_counts DROP COLUMN slot",
+				"CREATE UNIQUE INDEX ordercount_owner_id_configurator_id ON order_counts (owner_id, configurator_id)",
+			), old...) {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatalf("simulate the old schema: %s: %v", q, err)
+				}
+			}
+			insert := func(conf, n int) {
+				t.Helper()
+				for range n {
+					if _, err := db.Exec(fmt.Sprintf(`INSERT INTO orders (created_at, updated_at, price, status, customer_details, configurator_summary, owner_id, configurator_id)
+						VALUES (CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 1, 'new', '{}', '{}', %d, %d)`, o, conf)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			insert(a, 5)
+			insert(b2, 2)
+			if _, err := db.Exec(fmt.Sprintf("DELETE FROM orders WHERE id = (SELECT min(id) FROM orders WHERE configurator_id = %d)", a)); err != nil {
+				t.Fatal(err)
+			}
+			var rows int
+			if err := db.QueryRow("SELECT count(*) FROM order_counts").Scan(&rows); err != nil || rows != 2 {
+				t.Fatalf("the old shape: %d rows (%v); want 2", rows, err)
+			}
+			checkCounts(t, db, "the old shape")
+
+			for i := range 2 {
+				c, err := database.Open(context.Background(), url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := database.Migrate(context.Background(), c, url); err != nil {
+					t.Fatalf("migration %d: %v", i, err)
+				}
+				c.Close()
+				if kept, _ := countsOf(t, db); kept[key{o, a}] != 4+i || kept[key{o, b2}] != 2 {
+					t.Fatalf("after migration %d: counts %v; want %d and 2", i, kept, 4+i)
+				}
+				insert(a, 1)
+				checkCounts(t, db, fmt.Sprintf("an order after migration %d", i))
+			}
+			var slots string
+			if err := db.QueryRow("SELECT " + map[string]string{"sqlite": "group_concat(slot)", "postgres": "string_agg(slot::text, ',')"}[b.Name] +
+				" FROM order_counts").Scan(&slots); err != nil || slots != "0,0" {
+				t.Errorf("slots after migrating with no concurrent orders: %q (%v); want the old rows as slot 0", slots, err)
+			}
+			if _, err := db.Exec("DROP INDEX ordercount_owner_id_configurator_id"); err == nil {
+				t.Errorf("the old unique index is still there")
+			}
+			// The old shape's columns alone: slot defaults to 0.
+			for _, q := range []string{
+				"DELETE FROM order_counts",
+				"INSERT INTO order_counts (owner_id, configurator_id, orders) SELECT owner_id, configurator_id, count(*) FROM orders GROUP BY owner_id, configurator_id",
+			} {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			insert(b2, 1)
+			checkCounts(t, db, "a recount in the old shape's columns, then an order")
+		})
+	}
+}
+
+// oldPostgresCounts and oldSQLiteCounts are the order count triggers of
+// the releases before slots.
+var (
+	oldPostgresCounts = []string{`
+CREATE OR REPLACE FUNCTION order_counts_add() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO order_counts (owner_id, configurator_id, orders)
+    SELECT owner_id, configurator_id, count(*) FROM new_rows GROUP BY owner_id, configurator_id
+  ON CONFLICT (owner_id, configurator_id) DO UPDATE SET orders = order_counts.orders + EXCLUDED.orders;
+  RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION order_counts_remove() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE order_counts c SET orders = c.orders - d.n
+    FROM (SELECT owner_id, configurator_id, count(*) AS n FROM old_rows GROUP BY owner_id, configurator_id) d
+    WHERE c.owner_id = d.owner_id AND c.configurator_id = d.configurator_id;
+  RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION order_counts_move() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE order_counts c SET orders = c.orders - d.n
+    FROM (SELECT owner_id, configurator_id, count(*) AS n FROM old_rows GROUP BY owner_id, configurator_id) d
+    WHERE c.owner_id = d.owner_id AND c.configurator_id = d.configurator_id;
+  INSERT INTO order_counts (owner_id, configurator_id, orders)
+    SELECT owner_id, configurator_id, count(*) FROM new_rows GROUP BY owner_id, configurator_id
+  ON CONFLICT (owner_id, configurator_id) DO UPDATE SET orders = order_counts.orders + EXCLUDED.orders;
+  RETURN NULL;
+END $$;
+DROP FUNCTION order_counts_bump(bigint, bigint, bigint);
+ALTER TABLE order_counts RESET (fillfactor, autovacuum_vacuum_scale_factor, autovacuum_vacuum_threshold);`}
+	oldSQLiteCounts = []string{`
+CREATE TRIGGER IF NOT EXISTS order_counts_insert AFTER INSERT ON orders BEGIN
+  INSERT INTO order_counts (owner_id, configurator_id, orders) VALUES (NEW.owner_id, NEW.configurator_id, 1)
+  ON CONFLICT (owner_id, configurator_id) DO UPDATE SET orders = orders + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS order_counts_delete AFTER DELETE ON orders BEGIN
+  UPDATE order_counts SET orders = orders - 1 WHERE owner_id = OLD.owner_id AND configurator_id = OLD.configurator_id;
+END;
+CREATE TRIGGER IF NOT EXISTS order_counts_update AFTER UPDATE OF owner_id, configurator_id ON orders BEGIN
+  UPDATE order_counts SET orders = orders - 1 WHERE owner_id = OLD.owner_id AND configurator_id = OLD.configurator_id;
+  INSERT INTO order_counts (owner_id, configurator_id, orders) VALUES (NEW.owner_id, NEW.configurator_id, 1)
+  ON CONFLICT (owner_id, configurator_id) DO UPDATE SET orders = orders + 1;
+END;`}
+)
+
+// hasPostgres reports whether the PostgreSQL backend runs.
+func hasPostgres() bool { return postgresBackend().URL != nil }
+
+// postgresBackend is the PostgreSQL backend, or a zero Backend.
+func postgresBackend() dbtest.Backend {
+	for _, b := range dbtest.Backends() {
+		if b.Name == "postgres" {
+			return b
+		}
+	}
+	return dbtest.Backend{}
+}

@@ -1,0 +1,4 @@
+package database
+
+// CountSlots is countSlots, for the tests.
+const CountSlots = countSlots
