@@ -1,65 +1,86 @@
 package endpoint
 
 import (
-	"mime"
+	"bufio"
+	"encoding/base64"
+	"net"
 	"net/http"
 	"strings"
-
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/configurator/catalogue/internal/apperr"
 )
 
-// fallbackTransport answers the requests no transport serves, as JSON
-// with extensions.code and requestId like every other error of the
-// endpoint (gqlgen's own fallback is a text/plain 400): an upgrade other
-// than WebSocket is 400, a body of another media type 415.
-type fallbackTransport struct{}
-
-// Supports takes every request: it is registered last.
-func (fallbackTransport) Supports(*http.Request) bool { return true }
-
-// Do answers the refusal.
-func (fallbackTransport) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExecutor) {
-	if up := r.Header.Get("Upgrade"); up != "" {
-		writeErrors(w, r, apperr.E(apperr.Invalid, "an upgrade to %q is not served: subscriptions use a WebSocket (graphql-transport-ws) or Server-Sent Events (POST with Accept: text/event-stream)", up))
-		return
+// checkUpgrade refuses an upgrade that is not a WebSocket handshake
+// (RFC 6455 section 4.2.1), naming what is wrong with it.
+func checkUpgrade(r *http.Request) error {
+	switch {
+	case r.Method != http.MethodGet:
+		return apperr.E(apperr.Invalid, "a WebSocket upgrade must be a GET, not %s", clip(r.Method))
+	case !headerHasToken(r.Header, "Connection", "upgrade"):
+		return apperr.E(apperr.Invalid, "a WebSocket upgrade needs the header Connection: Upgrade")
+	case r.Header.Get("Sec-WebSocket-Version") != "13":
+		return apperr.E(apperr.Invalid, "a WebSocket upgrade needs the header Sec-WebSocket-Version: 13")
 	}
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		ct = "(none)"
+	keys := r.Header.Values("Sec-WebSocket-Key")
+	if len(keys) != 1 {
+		return apperr.E(apperr.Invalid, "a WebSocket upgrade needs one Sec-WebSocket-Key header, got %d", len(keys))
 	}
-	writeErrors(w, r, apperr.E(apperr.Unsupported, "Content-Type %s is not supported: send application/json, or multipart/form-data for uploads", ct))
+	if k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(keys[0])); err != nil || len(k) != 16 {
+		return apperr.E(apperr.Invalid, "the Sec-WebSocket-Key of a WebSocket upgrade must be 16 bytes in base64")
+	}
+	return nil
 }
 
-// acceptable reports whether the Accept header of r admits a JSON answer
-// (application/json or application/graphql-response+json, or a wildcard
-// that covers them); no Accept admits anything.
-func acceptable(r *http.Request) bool {
-	accept := r.Header.Get("Accept")
-	if strings.TrimSpace(accept) == "" {
-		return true
-	}
-	for part := range strings.SplitSeq(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil || params["q"] == "0" {
-			continue
-		}
-		switch mt {
-		case mediaJSON, mediaGraphQLResponse, "*/*", "application/*":
-			return true
+// headerHasToken reports whether one of the comma-separated values of
+// header name is token, in any case.
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// notAcceptable answers 406 to a request whose Accept admits no answer
-// the endpoint gives, in application/json whatever it asked for.
-func notAcceptable(w http.ResponseWriter, r *http.Request) {
-	msg := "Accept %q admits no answer of this endpoint: accept application/json or application/graphql-response+json"
-	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		msg += "; Server-Sent Events are served to POST requests with a JSON body"
-	}
-	writeFailure(w, r, mediaJSON, http.StatusNotAcceptable, &graphql.Response{Errors: []*gqlerror.Error{asGraphQLError(apperr.E(apperr.NotAcceptable, msg, r.Header.Get("Accept")))}})
+// upgradeWriter holds back what the WebSocket library writes when it
+// refuses an upgrade, so that the refusal is answered once, in JSON.
+type upgradeWriter struct {
+	http.ResponseWriter
+	status   int
+	body     []byte
+	hijacked bool
 }
+
+// WriteHeader passes the 101 of an accepted upgrade and holds any other
+// status back.
+func (u *upgradeWriter) WriteHeader(status int) {
+	if status == http.StatusSwitchingProtocols {
+		u.ResponseWriter.WriteHeader(status)
+		return
+	}
+	if u.status == 0 {
+		u.status = status
+	}
+}
+
+// Write holds back the body of a refusal (its first 512 bytes).
+func (u *upgradeWriter) Write(p []byte) (int, error) {
+	if u.status == 0 {
+		u.status = http.StatusOK
+	}
+	if len(u.body) < 512 {
+		u.body = append(u.body, p...)
+	}
+	return len(p), nil
+}
+
+// Hijack hands the connection over to the WebSocket.
+func (u *upgradeWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	u.hijacked = true
+	return http.NewResponseController(u.ResponseWriter).Hijack()
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (u *upgradeWriter) Unwrap() http.ResponseWriter { return u.ResponseWriter }

@@ -3,7 +3,6 @@ package endpoint
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -197,24 +196,36 @@ type websocketTransport struct {
 }
 
 // Supports takes a request to upgrade to WebSocket; another upgrade
-// (h2c, ...) falls through to fallbackTransport.
+// (h2c, ...) falls through to the exchange, which refuses it.
 func (websocketTransport) Supports(r *http.Request) bool {
-	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+	return headerHasToken(r.Header, "Upgrade", "websocket")
 }
 
 // Do upgrades the request and serves the connection until it ends. A
-// malformed upgrade is answered 400 in JSON, like every refusal of the
-// endpoint; a client that does not offer graphql-transport-ws is closed
-// with 4406, as the protocol's reference server does.
+// malformed upgrade is refused like every other error of the endpoint, in
+// JSON with extensions.code and requestId (the WebSocket library would
+// answer it in text/plain); a client that does not offer
+// graphql-transport-ws is closed with 4406, as the protocol's reference
+// server does.
 func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if err := checkUpgrade(r); err != nil {
-		w.Header().Set("Sec-WebSocket-Version", "13")
 		writeErrors(w, r, err)
 		return
 	}
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{graphqlTransportWS}})
+	uw := &upgradeWriter{ResponseWriter: w}
+	conn, err := websocket.Accept(uw, r, &websocket.AcceptOptions{Subprotocols: []string{graphqlTransportWS}})
 	if err != nil {
-		return // Accept answered (a cross-origin upgrade is 403)
+		if !uw.hijacked && uw.status != 0 {
+			// Refused by the library for a reason checkUpgrade does not
+			// know (an Origin it does not trust): its reason, clipped.
+			kind := apperr.Invalid
+			if uw.status == http.StatusForbidden {
+				kind = apperr.Forbidden
+			}
+			reason, _, _ := strings.Cut(string(uw.body), "\n")
+			writeErrors(w, r, apperr.E(kind, "the WebSocket upgrade is refused: %s", clip(reason)))
+		}
+		return
 	}
 	if conn.Subprotocol() != graphqlTransportWS {
 		conn.Close(closeSubprotocol, "Subprotocol not acceptable: use graphql-transport-ws")
@@ -235,36 +246,6 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 		}
 	}()
 	c.serve()
-}
-
-// checkUpgrade refuses an upgrade request that is not a well-formed
-// WebSocket handshake (RFC 6455 section 4.2.1), before the WebSocket
-// library would answer it in plain text.
-func checkUpgrade(r *http.Request) error {
-	key, _ := base64.StdEncoding.DecodeString(r.Header.Get("Sec-WebSocket-Key"))
-	switch {
-	case r.Method != http.MethodGet:
-		return apperr.E(apperr.Invalid, "a WebSocket upgrade must be a GET, not %s", r.Method)
-	case !headerHas(r.Header, "Connection", "upgrade"):
-		return apperr.E(apperr.Invalid, "a WebSocket upgrade needs Connection: Upgrade")
-	case r.Header.Get("Sec-WebSocket-Version") != "13":
-		return apperr.E(apperr.Invalid, "a WebSocket upgrade needs Sec-WebSocket-Version: 13")
-	case len(key) != 16:
-		return apperr.E(apperr.Invalid, "a WebSocket upgrade needs a Sec-WebSocket-Key of 16 bytes in base64")
-	}
-	return nil
-}
-
-// headerHas reports whether a comma-separated header lists token.
-func headerHas(h http.Header, name, token string) bool {
-	for _, v := range h.Values(name) {
-		for part := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(part), token) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // wsMessage is a message of graphql-transport-ws.

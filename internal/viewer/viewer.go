@@ -27,9 +27,9 @@ type Viewer struct {
 	// dashboard tokens.
 	ConfiguratorID int
 	TokenID        int
-	// Expires is when the caller's credential stops being valid (a
-	// token's exp, plus the verifier's leeway); zero means never. Open
-	// streams end then (auth.Tokens.Watch), as they do on revocation.
+	// Expires is when the caller's token stops verifying (its exp plus
+	// the leeway); zero for a token without expiry. Open subscriptions
+	// end then, as a new request would be refused (auth.Tokens.Watch).
 	Expires time.Time
 }
 
