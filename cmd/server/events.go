@@ -29,6 +29,8 @@ type eventParts struct {
 	queue  *webhook.Queue
 	guard  *webhook.Guard
 	pg     bool
+	// maxEndpoints is WEBHOOK_MAX_ENDPOINTS.
+	maxEndpoints int
 }
 
 // newEvents makes the event parts of c's database; nothing runs yet.
@@ -38,7 +40,8 @@ func newEvents(c *ent.Client, cfg *config.Config, m *metrics.Metrics, log *slog.
 		Help: "GraphQL subscriptions ended because their client fell too far behind.",
 	})
 	m.Registry().MustRegister(dropped)
-	p := &eventParts{hub: events.NewHub(dropped.Inc), guard: &webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}}
+	p := &eventParts{hub: events.NewHub(dropped.Inc), guard: &webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate},
+		maxEndpoints: int(cfg.WebhookMaxEndpoints)}
 	m.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "subscriptions_active",
 		Help: "GraphQL subscriptions open on this replica.",
@@ -62,7 +65,8 @@ func newEvents(c *ent.Client, cfg *config.Config, m *metrics.Metrics, log *slog.
 // options are the resolver's options of the events.
 func (p *eventParts) options() []graph.Option {
 	return []graph.Option{
-		graph.WithEvents(ops.Events{Shape: rest.EventData, Queue: p.queue, Notify: p.notify, Guard: p.guard}),
+		graph.WithEvents(ops.Events{Shape: rest.EventData, Queue: p.queue, Notify: p.notify, Guard: p.guard,
+			MaxEndpoints: p.maxEndpoints}),
 		graph.WithHub(p.hub),
 	}
 }

@@ -85,6 +85,9 @@ type Args struct {
 	// on GraphQL only when the selection asks for pagination).
 	Counted bool
 	Total   Total
+	// Bounded refuses perPage -1 (valid.BoundedPage), for the lists whose
+	// contract has no "every record".
+	Bounded bool
 }
 
 // Info is a page's arithmetic as REST v1 presents it: PerPage is
@@ -102,7 +105,11 @@ type Info struct {
 // its total cost one round trip. Only a page with no rows (past the end)
 // counts in a statement of its own, to report the last page.
 func Page[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx context.Context, q Q, a Args, load func(Q) (Q, error)) ([]*T, Info, error) {
-	p, pp, err := valid.Page(a.Page, a.PerPage)
+	check := valid.Page
+	if a.Bounded {
+		check = valid.BoundedPage
+	}
+	p, pp, err := check(a.Page, a.PerPage)
 	if err != nil {
 		return nil, Info{}, err
 	}
