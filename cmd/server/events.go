@@ -28,7 +28,7 @@ type eventParts struct {
 	notify events.Notifier
 	queue  *webhook.Queue
 	guard  *webhook.Guard
-	pg     bool
+	pg     *events.Postgres
 }
 
 // newEvents makes the event parts of c's database; nothing runs yet.
@@ -45,7 +45,8 @@ func newEvents(c *ent.Client, cfg *config.Config, m *metrics.Metrics, log *slog.
 	}, func() float64 { return float64(p.hub.Len()) }))
 	p.notify = events.Local{Hub: p.hub}
 	if database.Dialect(c) == dialect.Postgres {
-		p.notify, p.pg = events.Postgres{}, true
+		p.pg = events.NewPostgres(database.Pool(c), log)
+		p.notify = p.pg
 	}
 	if db := database.Pool(c); db != nil {
 		q, err := webhook.NewQueue(c, db, database.Dialect(c), webhook.Config{
@@ -67,17 +68,25 @@ func (p *eventParts) options() []graph.Option {
 	}
 }
 
-// start runs the webhook queue and, on PostgreSQL, the event listener,
-// until stop. The queue lets the attempts in flight finish for up to
-// AttemptTimeout; one cut short is retried by another replica or at the
-// next start (River rescues it).
+// start runs the webhook queue and, on PostgreSQL, the event listener
+// and the sender of notifications, until stop. The queue lets the
+// attempts in flight finish for up to AttemptTimeout; one cut short is
+// retried by another replica or at the next start (River rescues it).
+// The sender sends what waits before stop returns.
 func (p *eventParts) start(ctx context.Context, databaseURL string, log *slog.Logger) (stop func(), err error) {
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if p.pg {
+	sent := make(chan struct{})
+	if p.pg != nil {
 		if err := events.Listen(lctx, databaseURL, p.hub, log); err != nil {
 			cancel()
 			return nil, err
 		}
+		go func() {
+			defer close(sent)
+			p.pg.Run(lctx)
+		}()
+	} else {
+		close(sent)
 	}
 	if p.queue != nil {
 		if err := p.queue.Start(lctx); err != nil {
@@ -94,5 +103,6 @@ func (p *eventParts) start(ctx context.Context, databaseURL string, log *slog.Lo
 			}
 		}
 		cancel()
+		<-sent
 	}, nil
 }
