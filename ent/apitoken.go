@@ -36,6 +36,8 @@ type APIToken struct {
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	// RevokedAt holds the value of the "revoked_at" field.
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// When the token stops working (its JWT's exp); null: never, until revoked
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the APITokenQuery when eager-loading is set.
 	Edges        APITokenEdges `json:"edges"`
@@ -101,7 +103,7 @@ func (*APIToken) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case apitoken.FieldKind:
 			values[i] = new(sql.NullString)
-		case apitoken.FieldCreatedAt, apitoken.FieldUpdatedAt, apitoken.FieldLastUsedAt, apitoken.FieldRevokedAt:
+		case apitoken.FieldCreatedAt, apitoken.FieldUpdatedAt, apitoken.FieldLastUsedAt, apitoken.FieldRevokedAt, apitoken.FieldExpiresAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -176,6 +178,13 @@ func (_m *APIToken) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.RevokedAt = new(time.Time)
 				*_m.RevokedAt = value.Time
+			}
+		case apitoken.FieldExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field expires_at", values[i])
+			} else if value.Valid {
+				_m.ExpiresAt = new(time.Time)
+				*_m.ExpiresAt = value.Time
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -255,6 +264,11 @@ func (_m *APIToken) String() string {
 	builder.WriteString(", ")
 	if v := _m.RevokedAt; v != nil {
 		builder.WriteString("revoked_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.ExpiresAt; v != nil {
+		builder.WriteString("expires_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteByte(')')

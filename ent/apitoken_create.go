@@ -113,6 +113,20 @@ func (_c *APITokenCreate) SetNillableRevokedAt(v *time.Time) *APITokenCreate {
 	return _c
 }
 
+// SetExpiresAt sets the "expires_at" field.
+func (_c *APITokenCreate) SetExpiresAt(v time.Time) *APITokenCreate {
+	_c.mutation.SetExpiresAt(v)
+	return _c
+}
+
+// SetNillableExpiresAt sets the "expires_at" field if the given value is not nil.
+func (_c *APITokenCreate) SetNillableExpiresAt(v *time.Time) *APITokenCreate {
+	if v != nil {
+		_c.SetExpiresAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *APITokenCreate) SetID(v int) *APITokenCreate {
 	_c.mutation.SetID(v)
@@ -281,6 +295,10 @@ func (_c *APITokenCreate) createSpec() (*APIToken, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.RevokedAt(); ok {
 		_spec.SetField(apitoken.FieldRevokedAt, field.TypeTime, value)
 		_node.RevokedAt = &value
+	}
+	if value, ok := _c.mutation.ExpiresAt(); ok {
+		_spec.SetField(apitoken.FieldExpiresAt, field.TypeTime, value)
+		_node.ExpiresAt = &value
 	}
 	if nodes := _c.mutation.OwnerIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -478,6 +496,9 @@ func (u *APITokenUpsertOne) UpdateNewValues() *APITokenUpsertOne {
 		}
 		if _, exists := u.create.mutation.ConfiguratorID(); exists {
 			s.SetIgnore(apitoken.FieldConfiguratorID)
+		}
+		if _, exists := u.create.mutation.ExpiresAt(); exists {
+			s.SetIgnore(apitoken.FieldExpiresAt)
 		}
 	}))
 	return u
@@ -780,6 +801,9 @@ func (u *APITokenUpsertBulk) UpdateNewValues() *APITokenUpsertBulk {
 			}
 			if _, exists := b.mutation.ConfiguratorID(); exists {
 				s.SetIgnore(apitoken.FieldConfiguratorID)
+			}
+			if _, exists := b.mutation.ExpiresAt(); exists {
+				s.SetIgnore(apitoken.FieldExpiresAt)
 			}
 		}
 	}))

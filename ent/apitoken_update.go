@@ -218,6 +218,9 @@ func (_u *APITokenUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(apitoken.FieldRevokedAt, field.TypeTime)
 	}
+	if _u.mutation.ExpiresAtCleared() {
+		_spec.ClearField(apitoken.FieldExpiresAt, field.TypeTime)
+	}
 	if _u.mutation.SharesCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -502,6 +505,9 @@ func (_u *APITokenUpdateOne) sqlSave(ctx context.Context) (_node *APIToken, err 
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(apitoken.FieldRevokedAt, field.TypeTime)
+	}
+	if _u.mutation.ExpiresAtCleared() {
+		_spec.ClearField(apitoken.FieldExpiresAt, field.TypeTime)
 	}
 	if _u.mutation.SharesCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -31,6 +31,7 @@ import (
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/setting"
 	"github.com/configurator/catalogue/ent/share"
+	"github.com/configurator/catalogue/ent/signingkey"
 	"github.com/configurator/catalogue/ent/texture"
 	"github.com/configurator/catalogue/ent/webhookdelivery"
 	"github.com/configurator/catalogue/ent/webhookendpoint"
@@ -75,6 +76,8 @@ type Client struct {
 	Setting *SettingClient
 	// Share is the client for interacting with the Share builders.
 	Share *ShareClient
+	// SigningKey is the client for interacting with the SigningKey builders.
+	SigningKey *SigningKeyClient
 	// Texture is the client for interacting with the Texture builders.
 	Texture *TextureClient
 	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
@@ -110,6 +113,7 @@ func (c *Client) init() {
 	c.Owner = NewOwnerClient(c.config)
 	c.Setting = NewSettingClient(c.config)
 	c.Share = NewShareClient(c.config)
+	c.SigningKey = NewSigningKeyClient(c.config)
 	c.Texture = NewTextureClient(c.config)
 	c.WebhookDelivery = NewWebhookDeliveryClient(c.config)
 	c.WebhookEndpoint = NewWebhookEndpointClient(c.config)
@@ -221,6 +225,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Owner:              NewOwnerClient(cfg),
 		Setting:            NewSettingClient(cfg),
 		Share:              NewShareClient(cfg),
+		SigningKey:         NewSigningKeyClient(cfg),
 		Texture:            NewTextureClient(cfg),
 		WebhookDelivery:    NewWebhookDeliveryClient(cfg),
 		WebhookEndpoint:    NewWebhookEndpointClient(cfg),
@@ -259,6 +264,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Owner:              NewOwnerClient(cfg),
 		Setting:            NewSettingClient(cfg),
 		Share:              NewShareClient(cfg),
+		SigningKey:         NewSigningKeyClient(cfg),
 		Texture:            NewTextureClient(cfg),
 		WebhookDelivery:    NewWebhookDeliveryClient(cfg),
 		WebhookEndpoint:    NewWebhookEndpointClient(cfg),
@@ -294,7 +300,7 @@ func (c *Client) Use(hooks ...Hook) {
 		c.APIToken, c.Configurator, c.ConfiguratorForm, c.ConfiguratorOption, c.Event,
 		c.FormField, c.IdempotencyKey, c.Material, c.MaterialCategory, c.OptionSet,
 		c.OptionVariation, c.Order, c.OrderCount, c.Owner, c.Setting, c.Share,
-		c.Texture, c.WebhookDelivery, c.WebhookEndpoint,
+		c.SigningKey, c.Texture, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -307,7 +313,7 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.APIToken, c.Configurator, c.ConfiguratorForm, c.ConfiguratorOption, c.Event,
 		c.FormField, c.IdempotencyKey, c.Material, c.MaterialCategory, c.OptionSet,
 		c.OptionVariation, c.Order, c.OrderCount, c.Owner, c.Setting, c.Share,
-		c.Texture, c.WebhookDelivery, c.WebhookEndpoint,
+		c.SigningKey, c.Texture, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -348,6 +354,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Setting.mutate(ctx, m)
 	case *ShareMutation:
 		return c.Share.mutate(ctx, m)
+	case *SigningKeyMutation:
+		return c.SigningKey.mutate(ctx, m)
 	case *TextureMutation:
 		return c.Texture.mutate(ctx, m)
 	case *WebhookDeliveryMutation:
@@ -3161,6 +3169,140 @@ func (c *ShareClient) mutate(ctx context.Context, m *ShareMutation) (Value, erro
 	}
 }
 
+// SigningKeyClient is a client for the SigningKey schema.
+type SigningKeyClient struct {
+	config
+}
+
+// NewSigningKeyClient returns a client for the SigningKey from the given config.
+func NewSigningKeyClient(c config) *SigningKeyClient {
+	return &SigningKeyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `signingkey.Hooks(f(g(h())))`.
+func (c *SigningKeyClient) Use(hooks ...Hook) {
+	c.hooks.SigningKey = append(c.hooks.SigningKey, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `signingkey.Intercept(f(g(h())))`.
+func (c *SigningKeyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SigningKey = append(c.inters.SigningKey, interceptors...)
+}
+
+// Create returns a builder for creating a SigningKey entity.
+func (c *SigningKeyClient) Create() *SigningKeyCreate {
+	mutation := newSigningKeyMutation(c.config, OpCreate)
+	return &SigningKeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SigningKey entities.
+func (c *SigningKeyClient) CreateBulk(builders ...*SigningKeyCreate) *SigningKeyCreateBulk {
+	return &SigningKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SigningKeyClient) MapCreateBulk(slice any, setFunc func(*SigningKeyCreate, int)) *SigningKeyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SigningKeyCreateBulk{err: fmt.Errorf("calling to SigningKeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SigningKeyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SigningKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SigningKey.
+func (c *SigningKeyClient) Update() *SigningKeyUpdate {
+	mutation := newSigningKeyMutation(c.config, OpUpdate)
+	return &SigningKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SigningKeyClient) UpdateOne(_m *SigningKey) *SigningKeyUpdateOne {
+	mutation := newSigningKeyMutation(c.config, OpUpdateOne, withSigningKey(_m))
+	return &SigningKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SigningKeyClient) UpdateOneID(id int) *SigningKeyUpdateOne {
+	mutation := newSigningKeyMutation(c.config, OpUpdateOne, withSigningKeyID(id))
+	return &SigningKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SigningKey.
+func (c *SigningKeyClient) Delete() *SigningKeyDelete {
+	mutation := newSigningKeyMutation(c.config, OpDelete)
+	return &SigningKeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SigningKeyClient) DeleteOne(_m *SigningKey) *SigningKeyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SigningKeyClient) DeleteOneID(id int) *SigningKeyDeleteOne {
+	builder := c.Delete().Where(signingkey.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SigningKeyDeleteOne{builder}
+}
+
+// Query returns a query builder for SigningKey.
+func (c *SigningKeyClient) Query() *SigningKeyQuery {
+	return &SigningKeyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSigningKey},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SigningKey entity by its id.
+func (c *SigningKeyClient) Get(ctx context.Context, id int) (*SigningKey, error) {
+	return c.Query().Where(signingkey.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SigningKeyClient) GetX(ctx context.Context, id int) *SigningKey {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SigningKeyClient) Hooks() []Hook {
+	hooks := c.hooks.SigningKey
+	return append(hooks[:len(hooks):len(hooks)], signingkey.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *SigningKeyClient) Interceptors() []Interceptor {
+	return c.inters.SigningKey
+}
+
+func (c *SigningKeyClient) mutate(ctx context.Context, m *SigningKeyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SigningKeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SigningKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SigningKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SigningKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SigningKey mutation op: %q", m.Op())
+	}
+}
+
 // TextureClient is a client for the Texture schema.
 type TextureClient struct {
 	config
@@ -3696,13 +3838,13 @@ type (
 	hooks struct {
 		APIToken, Configurator, ConfiguratorForm, ConfiguratorOption, Event, FormField,
 		IdempotencyKey, Material, MaterialCategory, OptionSet, OptionVariation, Order,
-		OrderCount, Owner, Setting, Share, Texture, WebhookDelivery,
+		OrderCount, Owner, Setting, Share, SigningKey, Texture, WebhookDelivery,
 		WebhookEndpoint []ent.Hook
 	}
 	inters struct {
 		APIToken, Configurator, ConfiguratorForm, ConfiguratorOption, Event, FormField,
 		IdempotencyKey, Material, MaterialCategory, OptionSet, OptionVariation, Order,
-		OrderCount, Owner, Setting, Share, Texture, WebhookDelivery,
+		OrderCount, Owner, Setting, Share, SigningKey, Texture, WebhookDelivery,
 		WebhookEndpoint []ent.Interceptor
 	}
 )

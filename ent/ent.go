@@ -28,6 +28,7 @@ import (
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/setting"
 	"github.com/configurator/catalogue/ent/share"
+	"github.com/configurator/catalogue/ent/signingkey"
 	"github.com/configurator/catalogue/ent/texture"
 	"github.com/configurator/catalogue/ent/webhookdelivery"
 	"github.com/configurator/catalogue/ent/webhookendpoint"
@@ -107,6 +108,7 @@ func checkColumn(t, c string) error {
 			owner.Table:              owner.ValidColumn,
 			setting.Table:            setting.ValidColumn,
 			share.Table:              share.ValidColumn,
+			signingkey.Table:         signingkey.ValidColumn,
 			texture.Table:            texture.ValidColumn,
 			webhookdelivery.Table:    webhookdelivery.ValidColumn,
 			webhookendpoint.Table:    webhookendpoint.ValidColumn,

@@ -20,6 +20,7 @@ import (
 	"github.com/configurator/catalogue/ent/predicate"
 	"github.com/configurator/catalogue/ent/setting"
 	"github.com/configurator/catalogue/ent/share"
+	"github.com/configurator/catalogue/ent/signingkey"
 	"github.com/configurator/catalogue/ent/texture"
 	"github.com/configurator/catalogue/ent/webhookdelivery"
 	"github.com/configurator/catalogue/ent/webhookendpoint"
@@ -32,7 +33,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 19)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 20)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apitoken.Table,
@@ -52,6 +53,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			apitoken.FieldOptionsData:    {Type: field.TypeJSON, Column: apitoken.FieldOptionsData},
 			apitoken.FieldLastUsedAt:     {Type: field.TypeTime, Column: apitoken.FieldLastUsedAt},
 			apitoken.FieldRevokedAt:      {Type: field.TypeTime, Column: apitoken.FieldRevokedAt},
+			apitoken.FieldExpiresAt:      {Type: field.TypeTime, Column: apitoken.FieldExpiresAt},
 		},
 	}
 	graph.Nodes[1] = &sqlgraph.Node{
@@ -366,6 +368,22 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[16] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   signingkey.Table,
+			Columns: signingkey.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: signingkey.FieldID,
+			},
+		},
+		Type: "SigningKey",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			signingkey.FieldKid:       {Type: field.TypeString, Column: signingkey.FieldKid},
+			signingkey.FieldSecret:    {Type: field.TypeString, Column: signingkey.FieldSecret},
+			signingkey.FieldCreatedAt: {Type: field.TypeTime, Column: signingkey.FieldCreatedAt},
+		},
+	}
+	graph.Nodes[17] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   texture.Table,
 			Columns: texture.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -386,7 +404,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			texture.FieldCategoryID:          {Type: field.TypeInt, Column: texture.FieldCategoryID},
 		},
 	}
-	graph.Nodes[17] = &sqlgraph.Node{
+	graph.Nodes[18] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -411,7 +429,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldDeliveredAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldDeliveredAt},
 		},
 	}
-	graph.Nodes[18] = &sqlgraph.Node{
+	graph.Nodes[19] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -1107,6 +1125,11 @@ func (f *APITokenFilter) WhereLastUsedAt(p entql.TimeP) {
 // WhereRevokedAt applies the entql time.Time predicate on the revoked_at field.
 func (f *APITokenFilter) WhereRevokedAt(p entql.TimeP) {
 	f.Where(p.Field(apitoken.FieldRevokedAt))
+}
+
+// WhereExpiresAt applies the entql time.Time predicate on the expires_at field.
+func (f *APITokenFilter) WhereExpiresAt(p entql.TimeP) {
+	f.Where(p.Field(apitoken.FieldExpiresAt))
 }
 
 // WhereHasOwner applies a predicate to check if query has an edge owner.
@@ -2859,6 +2882,61 @@ func (f *ShareFilter) WhereHasConfiguratorWith(preds ...predicate.Configurator) 
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *SigningKeyQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the SigningKeyQuery builder.
+func (_q *SigningKeyQuery) Filter() *SigningKeyFilter {
+	return &SigningKeyFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *SigningKeyMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the SigningKeyMutation builder.
+func (m *SigningKeyMutation) Filter() *SigningKeyFilter {
+	return &SigningKeyFilter{config: m.config, predicateAdder: m}
+}
+
+// SigningKeyFilter provides a generic filtering capability at runtime for SigningKeyQuery.
+type SigningKeyFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *SigningKeyFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *SigningKeyFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(signingkey.FieldID))
+}
+
+// WhereKid applies the entql string predicate on the kid field.
+func (f *SigningKeyFilter) WhereKid(p entql.StringP) {
+	f.Where(p.Field(signingkey.FieldKid))
+}
+
+// WhereSecret applies the entql string predicate on the secret field.
+func (f *SigningKeyFilter) WhereSecret(p entql.StringP) {
+	f.Where(p.Field(signingkey.FieldSecret))
+}
+
+// WhereCreatedAt applies the entql time.Time predicate on the created_at field.
+func (f *SigningKeyFilter) WhereCreatedAt(p entql.TimeP) {
+	f.Where(p.Field(signingkey.FieldCreatedAt))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *TextureQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -2887,7 +2965,7 @@ type TextureFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TextureFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3014,7 +3092,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3156,7 +3234,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

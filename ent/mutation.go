@@ -29,6 +29,7 @@ import (
 	"github.com/configurator/catalogue/ent/predicate"
 	"github.com/configurator/catalogue/ent/setting"
 	"github.com/configurator/catalogue/ent/share"
+	"github.com/configurator/catalogue/ent/signingkey"
 	"github.com/configurator/catalogue/ent/texture"
 	"github.com/configurator/catalogue/ent/webhookdelivery"
 	"github.com/configurator/catalogue/ent/webhookendpoint"
@@ -59,6 +60,7 @@ const (
 	TypeOwner              = "Owner"
 	TypeSetting            = "Setting"
 	TypeShare              = "Share"
+	TypeSigningKey         = "SigningKey"
 	TypeTexture            = "Texture"
 	TypeWebhookDelivery    = "WebhookDelivery"
 	TypeWebhookEndpoint    = "WebhookEndpoint"
@@ -76,6 +78,7 @@ type APITokenMutation struct {
 	options_data        *map[string]interface{}
 	last_used_at        *time.Time
 	revoked_at          *time.Time
+	expires_at          *time.Time
 	clearedFields       map[string]struct{}
 	owner               *int
 	clearedowner        bool
@@ -533,6 +536,55 @@ func (m *APITokenMutation) ResetRevokedAt() {
 	delete(m.clearedFields, apitoken.FieldRevokedAt)
 }
 
+// SetExpiresAt sets the "expires_at" field.
+func (m *APITokenMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *APITokenMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the APIToken entity.
+// If the APIToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *APITokenMutation) OldExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (m *APITokenMutation) ClearExpiresAt() {
+	m.expires_at = nil
+	m.clearedFields[apitoken.FieldExpiresAt] = struct{}{}
+}
+
+// ExpiresAtCleared returns if the "expires_at" field was cleared in this mutation.
+func (m *APITokenMutation) ExpiresAtCleared() bool {
+	_, ok := m.clearedFields[apitoken.FieldExpiresAt]
+	return ok
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *APITokenMutation) ResetExpiresAt() {
+	m.expires_at = nil
+	delete(m.clearedFields, apitoken.FieldExpiresAt)
+}
+
 // ClearOwner clears the "owner" edge to the Owner entity.
 func (m *APITokenMutation) ClearOwner() {
 	m.clearedowner = true
@@ -675,7 +727,7 @@ func (m *APITokenMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *APITokenMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.owner != nil {
 		fields = append(fields, apitoken.FieldOwnerID)
 	}
@@ -699,6 +751,9 @@ func (m *APITokenMutation) Fields() []string {
 	}
 	if m.revoked_at != nil {
 		fields = append(fields, apitoken.FieldRevokedAt)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, apitoken.FieldExpiresAt)
 	}
 	return fields
 }
@@ -724,6 +779,8 @@ func (m *APITokenMutation) Field(name string) (ent.Value, bool) {
 		return m.LastUsedAt()
 	case apitoken.FieldRevokedAt:
 		return m.RevokedAt()
+	case apitoken.FieldExpiresAt:
+		return m.ExpiresAt()
 	}
 	return nil, false
 }
@@ -749,6 +806,8 @@ func (m *APITokenMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldLastUsedAt(ctx)
 	case apitoken.FieldRevokedAt:
 		return m.OldRevokedAt(ctx)
+	case apitoken.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown APIToken field %s", name)
 }
@@ -814,6 +873,13 @@ func (m *APITokenMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRevokedAt(v)
 		return nil
+	case apitoken.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown APIToken field %s", name)
 }
@@ -859,6 +925,9 @@ func (m *APITokenMutation) ClearedFields() []string {
 	if m.FieldCleared(apitoken.FieldRevokedAt) {
 		fields = append(fields, apitoken.FieldRevokedAt)
 	}
+	if m.FieldCleared(apitoken.FieldExpiresAt) {
+		fields = append(fields, apitoken.FieldExpiresAt)
+	}
 	return fields
 }
 
@@ -884,6 +953,9 @@ func (m *APITokenMutation) ClearField(name string) error {
 		return nil
 	case apitoken.FieldRevokedAt:
 		m.ClearRevokedAt()
+		return nil
+	case apitoken.FieldExpiresAt:
+		m.ClearExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown APIToken nullable field %s", name)
@@ -916,6 +988,9 @@ func (m *APITokenMutation) ResetField(name string) error {
 		return nil
 	case apitoken.FieldRevokedAt:
 		m.ResetRevokedAt()
+		return nil
+	case apitoken.FieldExpiresAt:
+		m.ResetExpiresAt()
 		return nil
 	}
 	return fmt.Errorf("unknown APIToken field %s", name)
@@ -14838,6 +14913,440 @@ func (m *ShareMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Share edge %s", name)
+}
+
+// SigningKeyMutation represents an operation that mutates the SigningKey nodes in the graph.
+type SigningKeyMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	kid           *string
+	secret        *string
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*SigningKey, error)
+	predicates    []predicate.SigningKey
+}
+
+var _ ent.Mutation = (*SigningKeyMutation)(nil)
+
+// signingkeyOption allows management of the mutation configuration using functional options.
+type signingkeyOption func(*SigningKeyMutation)
+
+// newSigningKeyMutation creates new mutation for the SigningKey entity.
+func newSigningKeyMutation(c config, op Op, opts ...signingkeyOption) *SigningKeyMutation {
+	m := &SigningKeyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSigningKey,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSigningKeyID sets the ID field of the mutation.
+func withSigningKeyID(id int) signingkeyOption {
+	return func(m *SigningKeyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SigningKey
+		)
+		m.oldValue = func(ctx context.Context) (*SigningKey, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SigningKey.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSigningKey sets the old SigningKey of the mutation.
+func withSigningKey(node *SigningKey) signingkeyOption {
+	return func(m *SigningKeyMutation) {
+		m.oldValue = func(context.Context) (*SigningKey, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SigningKeyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SigningKeyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SigningKeyMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SigningKeyMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SigningKey.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetKid sets the "kid" field.
+func (m *SigningKeyMutation) SetKid(s string) {
+	m.kid = &s
+}
+
+// Kid returns the value of the "kid" field in the mutation.
+func (m *SigningKeyMutation) Kid() (r string, exists bool) {
+	v := m.kid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKid returns the old "kid" field's value of the SigningKey entity.
+// If the SigningKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SigningKeyMutation) OldKid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKid: %w", err)
+	}
+	return oldValue.Kid, nil
+}
+
+// ResetKid resets all changes to the "kid" field.
+func (m *SigningKeyMutation) ResetKid() {
+	m.kid = nil
+}
+
+// SetSecret sets the "secret" field.
+func (m *SigningKeyMutation) SetSecret(s string) {
+	m.secret = &s
+}
+
+// Secret returns the value of the "secret" field in the mutation.
+func (m *SigningKeyMutation) Secret() (r string, exists bool) {
+	v := m.secret
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSecret returns the old "secret" field's value of the SigningKey entity.
+// If the SigningKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SigningKeyMutation) OldSecret(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSecret is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSecret requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSecret: %w", err)
+	}
+	return oldValue.Secret, nil
+}
+
+// ResetSecret resets all changes to the "secret" field.
+func (m *SigningKeyMutation) ResetSecret() {
+	m.secret = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SigningKeyMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SigningKeyMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SigningKey entity.
+// If the SigningKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SigningKeyMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SigningKeyMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the SigningKeyMutation builder.
+func (m *SigningKeyMutation) Where(ps ...predicate.SigningKey) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SigningKeyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SigningKeyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SigningKey, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SigningKeyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SigningKeyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SigningKey).
+func (m *SigningKeyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SigningKeyMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.kid != nil {
+		fields = append(fields, signingkey.FieldKid)
+	}
+	if m.secret != nil {
+		fields = append(fields, signingkey.FieldSecret)
+	}
+	if m.created_at != nil {
+		fields = append(fields, signingkey.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SigningKeyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case signingkey.FieldKid:
+		return m.Kid()
+	case signingkey.FieldSecret:
+		return m.Secret()
+	case signingkey.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SigningKeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case signingkey.FieldKid:
+		return m.OldKid(ctx)
+	case signingkey.FieldSecret:
+		return m.OldSecret(ctx)
+	case signingkey.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SigningKey field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SigningKeyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case signingkey.FieldKid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKid(v)
+		return nil
+	case signingkey.FieldSecret:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSecret(v)
+		return nil
+	case signingkey.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SigningKey field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SigningKeyMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SigningKeyMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SigningKeyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown SigningKey numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SigningKeyMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SigningKeyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SigningKeyMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown SigningKey nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SigningKeyMutation) ResetField(name string) error {
+	switch name {
+	case signingkey.FieldKid:
+		m.ResetKid()
+		return nil
+	case signingkey.FieldSecret:
+		m.ResetSecret()
+		return nil
+	case signingkey.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SigningKey field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SigningKeyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SigningKeyMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SigningKeyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SigningKeyMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SigningKeyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SigningKeyMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SigningKeyMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SigningKey unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SigningKeyMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SigningKey edge %s", name)
 }
 
 // TextureMutation represents an operation that mutates the Texture nodes in the graph.

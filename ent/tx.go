@@ -46,6 +46,8 @@ type Tx struct {
 	Setting *SettingClient
 	// Share is the client for interacting with the Share builders.
 	Share *ShareClient
+	// SigningKey is the client for interacting with the SigningKey builders.
+	SigningKey *SigningKeyClient
 	// Texture is the client for interacting with the Texture builders.
 	Texture *TextureClient
 	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
@@ -199,6 +201,7 @@ func (tx *Tx) init() {
 	tx.Owner = NewOwnerClient(tx.config)
 	tx.Setting = NewSettingClient(tx.config)
 	tx.Share = NewShareClient(tx.config)
+	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.Texture = NewTextureClient(tx.config)
 	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)
 	tx.WebhookEndpoint = NewWebhookEndpointClient(tx.config)

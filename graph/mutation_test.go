@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
-	"image/color"
-	"image/jpeg"
 	"image/png"
 	"mime/multipart"
 	"net/http"
@@ -21,29 +19,8 @@ import (
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
-
-// testImage encodes a w×h gradient as PNG or JPEG.
-func testImage(t *testing.T, format string, w, h int) []byte {
-	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for x := 0; x < w; x++ {
-		for y := 0; y < h; y++ {
-			img.Set(x, y, color.RGBA{uint8(x), uint8(y), 90, 255})
-		}
-	}
-	var b bytes.Buffer
-	var err error
-	if format == "jpeg" {
-		err = jpeg.Encode(&b, img, nil)
-	} else {
-		err = png.Encode(&b, img)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
 
 // upload posts a GraphQL multipart request (graphql-multipart-request-spec):
 // files maps the variable paths (such as "variables.input.file", whose
@@ -126,7 +103,7 @@ const createOrder = `mutation($input: CreateOrderInput!) { createOrder(input: $i
 func TestCreateOrder(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
-		snap, jpg, pngMap := testImage(t, "png", 40, 30), testImage(t, "jpeg", 64, 64), testImage(t, "png", 8, 8)
+		snap, jpg, pngMap := testkit.PNG(40, 30, 90), testkit.JPEG(64, 64, 90), testkit.PNG(8, 8, 90)
 		input := func(conf int) map[string]any {
 			return map[string]any{
 				"configuratorID": conf, "price": 1299.5,
@@ -205,7 +182,7 @@ func TestCreateOrder(t *testing.T) {
 			}
 		})
 
-		big := append(testImage(t, "png", 4, 4), make([]byte, 64<<10)...)
+		big := append(testkit.PNG(4, 4, 90), make([]byte, 64<<10)...)
 		for _, tc := range []struct {
 			name   string
 			token  string
@@ -335,7 +312,7 @@ func TestMaterialWrites(t *testing.T) {
 func TestTextureWrites(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
-		img := testImage(t, "png", 200, 100)
+		img := testkit.PNG(200, 100, 90)
 		const create = `mutation($in: CreateTextureInput!) { createTexture(input: $in) {
 		  id name textureFile textureThumbnail50 textureThumbnail100 bumpFile } }`
 		type tex struct {
@@ -384,7 +361,7 @@ func TestTextureWrites(t *testing.T) {
 			})
 		}
 
-		img2 := testImage(t, "jpeg", 64, 128)
+		img2 := testkit.JPEG(64, 128, 90)
 		var u struct{ UpdateTexture tex }
 		r = w.upload(t, w.dashA, `mutation($id: ID!, $in: UpdateTextureInput!) { updateTexture(id: $id, input: $in) {
 		  id name textureFile textureThumbnail50 textureThumbnail100 bumpFile } }`,

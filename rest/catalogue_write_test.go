@@ -13,6 +13,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/testkit"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -407,7 +408,7 @@ func TestCreateTexture(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		f := newFixture(t, c)
 		catID, _, _ := otherCatalogue(t, c)
-		wide := testPNG(t, 200, 100, 1)
+		wide := testkit.PNG(200, 100, 1)
 
 		status, h, body := f.sendForm(t, http.MethodPost, "/textures", f.dash1, textPart("name", "Oak Veneer"), filePart("file", wide))
 		golden(t, "texture_created", maskBody(t, body))
@@ -428,7 +429,7 @@ func TestCreateTexture(t *testing.T) {
 		}
 
 		// A JPEG, taller than wide, with a category and a bump map.
-		tall, bump := testJPEG(t, 100, 200, 2), testJPEG(t, 32, 32, 3)
+		tall, bump := testkit.JPEG(100, 200, 2), testkit.JPEG(32, 32, 3)
 		tex = f.createTexture(t, textPart("name", "Slate"), filePart("file", tall), textPart("category_id", "1"), filePart("bump_file", bump))
 		f.checkServed(t, tex["texture_file"].(string), tall, "image/jpeg")
 		f.checkServed(t, tex["bump_file"].(string), bump, "image/jpeg")
@@ -452,8 +453,8 @@ func TestCreateTexture(t *testing.T) {
 			{name: "file as text", parts: []formPart{textPart("name", "x"), textPart("file", "oak.png")}, status: 400, fields: []string{"file"}},
 			{name: "two files", parts: []formPart{textPart("name", "x"), filePart("file", wide), filePart("file", wide)}, status: 400, fields: []string{"file"}},
 			{name: "file not an image", parts: []formPart{textPart("name", "x"), filePart("file", []byte("%PDF-1.7\n"))}, status: 400, fields: []string{"file"}},
-			{name: "file a GIF", parts: []formPart{textPart("name", "x"), filePart("file", testGIF(t))}, status: 400, fields: []string{"file"}},
-			{name: "file over the limit", parts: []formPart{textPart("name", "x"), filePart("file", largePNG(t, testMaxFileBytes))}, status: 413, fields: []string{"file"}},
+			{name: "file a GIF", parts: []formPart{textPart("name", "x"), filePart("file", testkit.GIF(8, 8))}, status: 400, fields: []string{"file"}},
+			{name: "file over the limit", parts: []formPart{textPart("name", "x"), filePart("file", testkit.NoisePNG(testMaxFileBytes))}, status: 413, fields: []string{"file"}},
 			{name: "bump_file not an image", parts: []formPart{textPart("name", "x"), filePart("file", wide), filePart("bump_file", []byte("bump"))}, status: 400, fields: []string{"bump_file"}},
 			{name: "bump_file as text", parts: []formPart{textPart("name", "x"), filePart("file", wide), textPart("bump_file", "b.png")}, status: 400, fields: []string{"bump_file"}},
 			{name: "category_id x", parts: []formPart{textPart("name", "x"), filePart("file", wide), textPart("category_id", "x")}, status: 400, fields: []string{"category_id"}},
@@ -482,11 +483,11 @@ func TestUpdateTexture(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		f := newFixture(t, c)
 		catID, theirTexture, _ := otherCatalogue(t, c)
-		tex := f.createTexture(t, textPart("name", "Oak Veneer"), filePart("file", testPNG(t, 200, 100, 1)), textPart("category_id", "1"))
+		tex := f.createTexture(t, textPart("name", "Oak Veneer"), filePart("file", testkit.PNG(200, 100, 1)), textPart("category_id", "1"))
 		path := fmt.Sprintf("/textures/%d", idOf(tex))
 
 		// A new image replaces the old one and its thumbnails.
-		tall := testJPEG(t, 64, 128, 2)
+		tall := testkit.JPEG(64, 128, 2)
 		status, h, body := f.sendForm(t, http.MethodPut, path, f.dash1, filePart("file", tall))
 		after := jsonObject(t, "PUT "+path+" with a file", status, h, body, http.StatusOK)
 		for _, k := range []string{"texture_file", "texture_thumbnail_50", "texture_thumbnail_100"} {
@@ -508,7 +509,7 @@ func TestUpdateTexture(t *testing.T) {
 		// A bump map is added, then replaced.
 		for i := range 2 {
 			before := f.read(t, path)
-			bump := testPNG(t, 16, 16, uint8(i))
+			bump := testkit.PNG(16, 16, uint8(i))
 			status, h, body := f.sendForm(t, http.MethodPut, path, f.dash1, filePart("bump_file", bump))
 			after := jsonObject(t, "PUT "+path+" with a bump_file", status, h, body, http.StatusOK)
 			checkChanged(t, "PUT "+path+" with a bump_file", before, after, map[string]any{"bump_file": after["bump_file"]})
@@ -554,7 +555,7 @@ func TestUpdateTexture(t *testing.T) {
 		}
 
 		other := fmt.Sprintf("/textures/%d", theirTexture)
-		png1 := testPNG(t, 20, 20, 9)
+		png1 := testkit.PNG(20, 20, 9)
 		for _, tc := range []writeRefusal{
 			{name: "json name null", body: `{"name":null}`, status: 400, fields: []string{"name"}},
 			{name: "json name empty", body: `{"name":""}`, status: 400, fields: []string{"name"}},
@@ -567,7 +568,7 @@ func TestUpdateTexture(t *testing.T) {
 			{name: "json unknown texture", path: "/textures/999999", body: `{"name":"x"}`, status: 404},
 			{name: "json open api token", token: "owner1", body: `{"name":"x"}`, status: 403},
 			{name: "multipart file not an image", parts: []formPart{filePart("file", []byte("not an image"))}, status: 400, fields: []string{"file"}},
-			{name: "multipart file over the limit", parts: []formPart{filePart("file", largePNG(t, testMaxFileBytes))}, status: 413, fields: []string{"file"}},
+			{name: "multipart file over the limit", parts: []formPart{filePart("file", testkit.NoisePNG(testMaxFileBytes))}, status: 413, fields: []string{"file"}},
 			{name: "multipart file as text", parts: []formPart{textPart("file", "a.png")}, status: 400, fields: []string{"file"}},
 			{name: "multipart empty name", parts: []formPart{textPart("name", ""), filePart("file", png1)}, status: 400, fields: []string{"name"}},
 			{name: "multipart category_id x", parts: []formPart{textPart("category_id", "x"), filePart("file", png1)}, status: 400, fields: []string{"category_id"}},
@@ -607,7 +608,7 @@ func TestDeleteTexture(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		f := newFixture(t, c)
 		_, theirTexture, _ := otherCatalogue(t, c)
-		tex := f.createTexture(t, textPart("name", "Oak Veneer"), filePart("file", testPNG(t, 200, 100, 1)), filePart("bump_file", testPNG(t, 10, 10, 2)))
+		tex := f.createTexture(t, textPart("name", "Oak Veneer"), filePart("file", testkit.PNG(200, 100, 1)), filePart("bump_file", testkit.PNG(10, 10, 2)))
 		id := idOf(tex)
 		path := fmt.Sprintf("/textures/%d", id)
 		status, h, body := f.sendJSON(t, http.MethodPost, "/materials", f.dash1, fmt.Sprintf(`{"name":"Veneered","texture_id":%d}`, id))

@@ -6,9 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -34,6 +31,7 @@ import (
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/problem"
+	"github.com/configurator/catalogue/internal/testkit"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -525,22 +523,6 @@ func openAPIForm(t *testing.T, parts ...apiPart) ([]byte, string) {
 	return buf.Bytes(), w.FormDataContentType()
 }
 
-// pngImage is a small generated PNG.
-func pngImage(t *testing.T, c color.Color) string {
-	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, 8, 6))
-	for x := range 8 {
-		for y := range 6 {
-			img.Set(x, y, c)
-		}
-	}
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
-}
-
 // TestOpenAPIResponses sends requests for every documented operation
 // (successes, and the 4xx a client can cause) and validates each response
 // against the document.
@@ -709,7 +691,7 @@ func randomBytes(n int) string {
 }
 
 func exerciseOrderWrites(t *testing.T, a *apiCheck, f *fixture) {
-	img := pngImage(t, color.RGBA{200, 120, 40, 255})
+	img := string(testkit.PNG(8, 6, 1))
 	order := func(extra ...apiPart) ([]byte, string) {
 		parts := []apiPart{
 			{name: "price", value: "249.90"},
@@ -848,8 +830,8 @@ func exerciseMaterialWrites(t *testing.T, a *apiCheck, f *fixture) {
 }
 
 func exerciseTextureWrites(t *testing.T, a *apiCheck, f *fixture) {
-	img := pngImage(t, color.RGBA{30, 90, 160, 255})
-	bump := pngImage(t, color.Gray{128})
+	img := string(testkit.PNG(8, 6, 2))
+	bump := string(testkit.PNG(8, 6, 3))
 	send := func(method, path, token string, body []byte, ct string, want int) []byte {
 		return a.do(t, exchange{method: method, path: path, token: token, body: body, contentType: ct, want: want, checkRequest: want < 300})
 	}

@@ -6,13 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/gif"
-	"image/jpeg"
-	"image/png"
 	"io"
-	"math/rand/v2"
 	"mime/multipart"
 	"net"
 	"net/http"
@@ -29,6 +23,7 @@ import (
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/problem"
+	"github.com/configurator/catalogue/internal/testkit"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -143,69 +138,6 @@ func (f *fixture) checkGone(t *testing.T, url string) {
 	if status, _, _ := f.fetch(t, url); status != http.StatusNotFound {
 		t.Errorf("GET %s = %d; want 404 (the file is removed)", url, status)
 	}
-}
-
-// testPNG encodes a w×h gradient, tinted by seed so that images differ.
-func testPNG(t *testing.T, w, h int, seed uint8) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := png.Encode(&b, gradient(w, h, seed)); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// testJPEG encodes a w×h gradient as JPEG.
-func testJPEG(t *testing.T, w, h int, seed uint8) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := jpeg.Encode(&b, gradient(w, h, seed), nil); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// testGIF encodes a small GIF, a format the service does not take.
-func testGIF(t *testing.T) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := gif.Encode(&b, gradient(8, 8, 0), nil); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// largePNG is a PNG of noise, which does not compress, of more than n
-// bytes.
-func largePNG(t *testing.T, n int) []byte {
-	t.Helper()
-	side := 64
-	for side*side*4 < 2*n {
-		side *= 2
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	img := image.NewNRGBA(image.Rect(0, 0, side, side))
-	for i := range img.Pix {
-		img.Pix[i] = uint8(rng.UintN(256))
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	if b.Len() <= n {
-		t.Fatalf("largePNG: %d bytes; want more than %d", b.Len(), n)
-	}
-	return b.Bytes()
-}
-
-func gradient(w, h int, seed uint8) image.Image {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for x := 0; x < w; x++ {
-		for y := 0; y < h; y++ {
-			img.Set(x, y, color.RGBA{uint8(x), uint8(y), seed, 255})
-		}
-	}
-	return img
 }
 
 // fieldNames lists the names of a problem's field errors.
@@ -335,8 +267,8 @@ func createdOrder(t *testing.T, status int, h http.Header, body []byte) orderJSO
 func TestCreateOrder(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		f := newFixture(t, c)
-		snapshot := testPNG(t, 120, 80, 1)
-		front, back := testJPEG(t, 64, 64, 2), testPNG(t, 32, 48, 3)
+		snapshot := testkit.PNG(120, 80, 1)
+		front, back := testkit.JPEG(64, 64, 2), testkit.PNG(32, 48, 3)
 		status, h, body := f.sendForm(t, http.MethodPost, "/orders", f.owner1, orderForm(
 			filePart("configurator_snapshot", snapshot),
 			filePart("configurator_print_map", front),
@@ -416,7 +348,7 @@ func TestCreateOrderPrintMapForms(t *testing.T) {
 		f := newFixture(t, c)
 		imgs := make([][]byte, 12)
 		for i := range imgs {
-			imgs[i] = testPNG(t, 8+i, 8, uint8(i))
+			imgs[i] = testkit.PNG(8+i, 8, uint8(i))
 		}
 		for _, tc := range []struct {
 			name  string
@@ -460,8 +392,8 @@ func TestCreateOrderPrintMapForms(t *testing.T) {
 func TestCreateOrderRefusals(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		f := newFixture(t, c)
-		png1, jpg1 := testPNG(t, 16, 16, 1), testJPEG(t, 16, 16, 2)
-		big := largePNG(t, testMaxFileBytes)
+		png1, jpg1 := testkit.PNG(16, 16, 1), testkit.JPEG(16, 16, 2)
+		big := testkit.NoisePNG(testMaxFileBytes)
 		manyMaps := make([]formPart, 21)
 		for i := range manyMaps {
 			manyMaps[i] = filePart("configurator_print_map", png1)
@@ -517,13 +449,13 @@ func TestCreateOrderRefusals(t *testing.T) {
 			{"two snapshots", "", orderForm(filePart("configurator_snapshot", png1), filePart("configurator_snapshot", png1)), 400, []string{"configurator_snapshot"}},
 			{"snapshot text file", "", orderForm(filePart("configurator_snapshot", []byte("just some text\n"))), 400, []string{"configurator_snapshot"}},
 			{"snapshot text file declared png", "", orderForm(formPart{name: "configurator_snapshot", value: []byte("<svg/>"), filename: "a.png", contentType: "image/png"}), 400, []string{"configurator_snapshot"}},
-			{"snapshot GIF", "", orderForm(filePart("configurator_snapshot", testGIF(t))), 400, []string{"configurator_snapshot"}},
+			{"snapshot GIF", "", orderForm(filePart("configurator_snapshot", testkit.GIF(8, 8))), 400, []string{"configurator_snapshot"}},
 			{"snapshot empty file", "", orderForm(filePart("configurator_snapshot", nil)), 400, []string{"configurator_snapshot"}},
 			{"snapshot damaged PNG", "", orderForm(filePart("configurator_snapshot", png1[:20])), 400, []string{"configurator_snapshot"}},
 			{"snapshot over the limit", "", orderForm(filePart("configurator_snapshot", big)), 413, []string{"configurator_snapshot"}},
 			{"print map over the limit", "", orderForm(filePart("configurator_snapshot", png1), filePart("configurator_print_map", big)), 413, []string{"configurator_print_map[0]"}},
 			{"second print map over the limit", "", orderForm(filePart("configurator_snapshot", png1), filePart("configurator_print_map", jpg1), filePart("configurator_print_map", big)), 413, []string{"configurator_print_map[1]"}},
-			{"second print map a GIF", "", orderForm(filePart("configurator_print_map", jpg1), filePart("configurator_print_map", testGIF(t))), 400, []string{"configurator_print_map[1]"}},
+			{"second print map a GIF", "", orderForm(filePart("configurator_print_map", jpg1), filePart("configurator_print_map", testkit.GIF(8, 8))), 400, []string{"configurator_print_map[1]"}},
 			{"21 print maps", "", orderForm(manyMaps...), 400, []string{"configurator_print_map"}},
 			// Tenancy: another owner's configurator is not found, before
 			// any file is stored.

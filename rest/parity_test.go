@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"image/color"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +17,7 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/problem"
+	"github.com/configurator/catalogue/internal/testkit"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -808,7 +808,7 @@ func clip(s string) string {
 
 // textureAsks asks the texture writes' fields their questions.
 func textureAsks(t *testing.T, dash string, textureID int) []ask {
-	img := []byte(pngImage(t, color.RGBA{30, 90, 160, 255}))
+	img := testkit.PNG(8, 6, 2)
 	create := func(name string, parts []formPart, input map[string]any, files map[string][]byte, want outcome, field, gqlField string) ask {
 		body, ct := encodeForm(t, parts)
 		return ask{
@@ -868,7 +868,7 @@ func textureAsks(t *testing.T, dash string, textureID int) []ask {
 
 // orderAsks asks each field of a new order its questions.
 func orderAsks(t *testing.T, token string) []ask {
-	img := []byte(pngImage(t, color.RGBA{200, 120, 40, 255}))
+	img := testkit.PNG(8, 6, 1)
 	good := map[string]string{"price": "249.9", "configurator_id": "1", "customer_details": `{"name":"Ada"}`, "configurator_summary": `{"Frame Size":"Grand"}`}
 	gqlName := map[string]string{
 		"price": "price", "configurator_id": "configuratorID", "customer_details": "customerDetails",
@@ -1078,7 +1078,7 @@ func TestParity(t *testing.T) {
 		asks = append(asks, byIDAsks(f.owner1, strconv.Itoa(othersOrders[0]))...)
 		m := f.createMaterial(t, `{"name":"Parity"}`)
 		asks = append(asks, materialAsks(f.dash1, m)...)
-		tex := f.createTexture(t, textPart("name", "Parity"), filePart("file", []byte(pngImage(t, color.Gray{90}))))
+		tex := f.createTexture(t, textPart("name", "Parity"), filePart("file", testkit.PNG(8, 6, 4)))
 		asks = append(asks, textureAsks(t, f.dash1, idOf(tex))...)
 		asks = append(asks, orderAsks(t, f.owner1)...)
 		asks = append(asks, overrideAsks(t, f.owner1, textOption, textVariation, selectOption, selectVariation)...)

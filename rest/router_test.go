@@ -9,6 +9,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // readEndpoint is one valid request of a read endpoint. Envelope
@@ -62,13 +63,13 @@ func writeEndpoints(t *testing.T) []writeEndpoint {
 		return writeEndpoint{method: method, path: path, contentType: "application/json", body: []byte(body), dashboard: true}
 	}
 	return []writeEndpoint{
-		form(http.MethodPost, "/orders", false, false, orderForm(filePart("configurator_snapshot", testPNG(t, 8, 8, 1)))...),
+		form(http.MethodPost, "/orders", false, false, orderForm(filePart("configurator_snapshot", testkit.PNG(8, 8, 1)))...),
 		json(http.MethodPost, "/materials", `{"name":"x"}`),
 		json(http.MethodPut, "/materials/1", `{"name":"x"}`),
 		{method: http.MethodDelete, path: "/materials/1", dashboard: true},
-		form(http.MethodPost, "/textures", true, false, textPart("name", "x"), filePart("file", testPNG(t, 8, 8, 2))),
+		form(http.MethodPost, "/textures", true, false, textPart("name", "x"), filePart("file", testkit.PNG(8, 8, 2))),
 		json(http.MethodPut, "/textures/1", `{"name":"x"}`),
-		form(http.MethodPut, "/textures/1", true, false, filePart("file", testPNG(t, 8, 8, 3))),
+		form(http.MethodPut, "/textures/1", true, false, filePart("file", testkit.PNG(8, 8, 3))),
 		{method: http.MethodDelete, path: "/textures/1", dashboard: true},
 		form(http.MethodPost, "/configurator-options/set/new-options", false, true, textPart("options", `{"1":{"id":3}}`)),
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // TestUnstorableText: text PostgreSQL cannot store (NUL, invalid UTF-8)
@@ -37,7 +38,7 @@ func TestUnstorableText(t *testing.T) {
 				return f.sendForm(t, http.MethodPost, "/orders", f.owner1, order(`{"a\u0000": 1}`)...)
 			}, "customer_details"},
 			{"texture name not UTF-8", func() (int, http.Header, []byte) {
-				return f.sendForm(t, http.MethodPost, "/textures", f.dash1, textPart("name", "Lin\xffen"), filePart("file", testPNG(t, 8, 8, 1)))
+				return f.sendForm(t, http.MethodPost, "/textures", f.dash1, textPart("name", "Lin\xffen"), filePart("file", testkit.PNG(8, 8, 1)))
 			}, "name"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

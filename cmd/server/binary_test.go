@@ -7,9 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"io"
 	"net/http"
 	"os"
@@ -195,19 +192,6 @@ func fetch(t *testing.T, url, token string) (int, string, []byte) {
 	return res.StatusCode, res.Header.Get("Content-Type"), b
 }
 
-func pngOf(t *testing.T, w, h int, c color.RGBA) []byte {
-	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for x := range w {
-		img.Set(x, h/2, c)
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
 // testReplicas runs two replicas on one database (PostgreSQL when
 // TEST_DATABASE_URL is set) and one bucket of a real S3 server, as a
 // deployment behind a balancer does: files stored through one are served
@@ -285,7 +269,7 @@ func testReplicas(t *testing.T, bin string, version map[string]string) {
 
 	var keys []string
 	t.Run("order with files through A, read through B", func(t *testing.T) {
-		snap, printMap := pngOf(t, 30, 20, color.RGBA{200, 10, 10, 255}), pngOf(t, 40, 10, color.RGBA{10, 10, 200, 255})
+		snap, printMap := testkit.PNG(30, 20, 1), testkit.PNG(40, 10, 2)
 		var order struct {
 			ID                   int
 			ConfiguratorSnapshot string   `json:"configurator_snapshot"`
@@ -315,7 +299,7 @@ func testReplicas(t *testing.T, bin string, version map[string]string) {
 	})
 
 	t.Run("texture and thumbnails through B, served by A", func(t *testing.T) {
-		img := pngOf(t, 300, 200, color.RGBA{20, 160, 20, 255})
+		img := testkit.PNG(300, 200, 3)
 		var created struct {
 			Status  string
 			Texture struct {
@@ -341,7 +325,7 @@ func testReplicas(t *testing.T, bin string, version map[string]string) {
 		var problem struct{ Status int }
 		status := postForm(t, a.base+"/api/open-api/v1/orders", token, map[string]string{
 			"price": "10", "configurator_id": "1", "customer_details": `{}`, "configurator_summary": `{}`,
-		}, map[string][]byte{"configurator_snapshot": pngOf(t, 5, 5, color.RGBA{1, 2, 3, 255}), "configurator_print_map": []byte("not an image")}, &problem)
+		}, map[string][]byte{"configurator_snapshot": testkit.PNG(5, 5, 4), "configurator_print_map": []byte("not an image")}, &problem)
 		if status != http.StatusBadRequest {
 			t.Fatalf("POST /orders with a bad print map = %d; want 400", status)
 		}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/auth"
@@ -133,7 +135,7 @@ func seedCmd(ctx context.Context, args []string, env config.Env, stdout, _ io.Wr
 
 func tokenCmd(ctx context.Context, args []string, env config.Env, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usagef("token: want create or revoke")
+		return usagef("token: want create, list or revoke")
 	}
 	var cfg config.Config
 	fs := flag.NewFlagSet("token "+args[0], flag.ContinueOnError)
@@ -143,8 +145,12 @@ func tokenCmd(ctx context.Context, args []string, env config.Env, stdout, stderr
 		conf := fs.Int("configurator", 0, "home configurator of an Open API token")
 		dashboard := fs.Bool("dashboard", false, "create a dashboard token")
 		ownerID := fs.Int("owner", 0, "owner of a dashboard token")
+		ttl := fs.Duration("ttl", 0, "lifetime of the token, e.g. 24h; 0: until revoked")
 		if err := parse(fs, args[1:]); err != nil {
 			return err
+		}
+		if *ttl < 0 {
+			return usagef("token create: --ttl %v is negative; give a lifetime such as 24h (0: until revoked)", *ttl)
 		}
 		if fs.NArg() > 0 {
 			return usagef("token create: unexpected argument %q", fs.Arg(0))
@@ -167,17 +173,38 @@ func tokenCmd(ctx context.Context, args []string, env config.Env, stdout, stderr
 		var jwt string
 		var rec *ent.APIToken
 		if *dashboard {
-			jwt, rec, err = tokens.CreateDashboard(ctx, *ownerID)
+			jwt, rec, err = tokens.CreateDashboard(ctx, *ownerID, auth.TTL(*ttl))
 		} else {
-			jwt, rec, err = tokens.CreateOpenAPI(ctx, *conf)
+			jwt, rec, err = tokens.CreateOpenAPI(ctx, *conf, auth.TTL(*ttl))
 		}
 		if err != nil {
 			return err
 		}
 		// stdout carries only the token, for scripts; the id goes to stderr.
-		fmt.Fprintf(stderr, "created %s token %d of owner %d (revoke: server token revoke %d)\n", rec.Kind, rec.ID, rec.OwnerID, rec.ID)
+		expires := "never expires"
+		if rec.ExpiresAt != nil {
+			expires = "expires " + rec.ExpiresAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(stderr, "created %s token %d of owner %d, %s (revoke: server token revoke %d)\n", rec.Kind, rec.ID, rec.OwnerID, expires, rec.ID)
 		_, err = fmt.Fprintln(stdout, jwt)
 		return err
+	case "list":
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			return usagef("token list: unexpected argument %q", fs.Arg(0))
+		}
+		c, tokens, err := openTokens(ctx, &cfg)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		recs, err := tokens.List(ctx)
+		if err != nil {
+			return err
+		}
+		return writeTokens(stdout, recs)
 	case "revoke":
 		if err := parse(fs, args[1:]); err != nil {
 			return err
@@ -200,8 +227,98 @@ func tokenCmd(ctx context.Context, args []string, env config.Env, stdout, stderr
 		_, err = fmt.Fprintf(stdout, "revoked token %d\n", id)
 		return err
 	default:
-		return usagef("token: want create or revoke, not %q", args[0])
+		return usagef("token: want create, list or revoke, not %q", args[0])
 	}
+}
+
+// writeTokens prints token records as a table, one a line: a person reads
+// it, a script splits it on runs of spaces. Times are UTC, RFC 3339; "-"
+// is none.
+func writeTokens(w io.Writer, recs []*ent.APIToken) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tOWNER\tCONFIGURATOR\tCREATED\tEXPIRES\tREVOKED\tLAST USED")
+	at := func(t *time.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return t.UTC().Format(time.RFC3339)
+	}
+	for _, r := range recs {
+		conf := "-"
+		if r.ConfiguratorID != nil {
+			conf = strconv.Itoa(*r.ConfiguratorID)
+		}
+		expires := at(r.ExpiresAt)
+		if r.ExpiresAt == nil {
+			expires = "never"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.OwnerID, conf,
+			at(&r.CreatedAt), expires, at(r.RevokedAt), at(r.LastUsedAt))
+	}
+	return tw.Flush()
+}
+
+// keysCmd manages the key set of the service's own tokens: list, rotate
+// (add a key that signs from now on) and retire KID (drop an old one).
+func keysCmd(ctx context.Context, args []string, env config.Env, stdout, _ io.Writer) error {
+	if len(args) == 0 {
+		return usagef("keys: want list, rotate or retire")
+	}
+	var cfg config.Config
+	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
+	cfg.DatabaseFlags(fs, env)
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	switch args[0] {
+	case "list", "rotate":
+		if fs.NArg() > 0 {
+			return usagef("keys %s: unexpected argument %q", args[0], fs.Arg(0))
+		}
+	case "retire":
+		if fs.NArg() != 1 {
+			return usagef("keys retire needs exactly one key id (KID, as keys list shows it)")
+		}
+	default:
+		return usagef("keys: want list, rotate or retire, not %q", args[0])
+	}
+	if cfg.JWTSecret != "" {
+		return auth.ErrStaticKey
+	}
+	c, err := openDB(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	switch args[0] {
+	case "rotate":
+		k, err := auth.RotateKey(ctx, c)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "added signing key %s; it signs the tokens created from now on\n", k.ID)
+		return err
+	case "retire":
+		if err := auth.RetireKey(ctx, c, fs.Arg(0)); err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "retired signing key %s; the tokens it signed are refused\n", fs.Arg(0))
+		return err
+	}
+	keys, err := auth.Keys(ctx, c)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KID\tCREATED\tUSE")
+	for i, k := range keys {
+		use := "verifies"
+		if i == len(keys)-1 {
+			use = "signs, verifies"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.ID, k.CreatedAt.UTC().Format(time.RFC3339), use)
+	}
+	return tw.Flush()
 }
 
 // openTokens opens the database and the token service with its signing key.
@@ -210,12 +327,12 @@ func openTokens(ctx context.Context, cfg *config.Config) (*ent.Client, *auth.Tok
 	if err != nil {
 		return nil, nil, err
 	}
-	key, err := auth.SigningKey(ctx, c, cfg.JWTSecret)
+	signer, err := auth.OpenSigner(ctx, c, cfg.JWTSecret)
 	if err != nil {
 		c.Close()
 		return nil, nil, err
 	}
-	return c, auth.NewTokens(c, auth.NewSigner(key)), nil
+	return c, auth.NewTokens(c, signer), nil
 }
 
 // versionCmd prints the build of this binary, one "key value" line each,

@@ -14,6 +14,7 @@ import (
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/idempotency"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // attempt is one request of an order creation, as a client saw it.
@@ -58,7 +59,7 @@ type orderClient struct {
 func (c *orderClient) place(key string, seq int, pause time.Duration, giveUp time.Time) bool {
 	o := orderReq{configurator: 1, price: fmt.Sprintf("%d.5", 10+seq%90), details: fmt.Sprintf(`{"name":"Load","key":%q}`, key)}
 	if seq%3 == 0 {
-		o.snapshot = snapshotPNG(seq)
+		o.snapshot = testkit.PNG(8, 8, uint8(seq))
 	}
 	for {
 		var req *http.Request

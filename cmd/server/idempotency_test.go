@@ -5,9 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"io"
 	"log/slog"
 	"mime/multipart"
@@ -25,6 +22,7 @@ import (
 	"github.com/configurator/catalogue/internal/demo"
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/storage"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // orderReq is an order creation as a client sends it, on either
@@ -34,16 +32,6 @@ type orderReq struct {
 	price        string
 	details      string // customer_details, a JSON object
 	snapshot     []byte // a PNG, or nil
-}
-
-// snapshotPNG returns a small PNG whose content depends on seed; unlike
-// pngOf it needs no *testing.T, for the clients of the load tests.
-func snapshotPNG(seed int) []byte {
-	img := image.NewRGBA(image.Rect(0, 0, 8, 8))
-	img.Set(seed%8, seed/8%8, color.RGBA{uint8(seed), 10, 10, 255})
-	var b bytes.Buffer
-	png.Encode(&b, img)
-	return b.Bytes()
 }
 
 // rest is the order as POST /api/open-api/v1/orders.
@@ -198,7 +186,7 @@ func TestIdempotencyKey(t *testing.T) {
 			{"graphql", func(o orderReq, token, key string) *http.Request { return o.graphql(srv.URL, token, key) }, http.StatusOK},
 		} {
 			t.Run(tr.name, func(t *testing.T) {
-				order := orderReq{configurator: 1, price: "249.9", details: `{"name":"Ada","client":"` + tr.name + `"}`, snapshot: snapshotPNG(1)}
+				order := orderReq{configurator: 1, price: "249.9", details: `{"name":"Ada","client":"` + tr.name + `"}`, snapshot: testkit.PNG(8, 8, uint8(1))}
 				key := "order-" + tr.name
 				before := orders()
 				first := send(t, client, tr.req(order, owner1, key))
@@ -227,7 +215,7 @@ func TestIdempotencyKey(t *testing.T) {
 				other := order
 				other.price = "250"
 				otherFile := order
-				otherFile.snapshot = snapshotPNG(2)
+				otherFile.snapshot = testkit.PNG(8, 8, uint8(2))
 				for name, o := range map[string]orderReq{"another price": other, "another snapshot": otherFile} {
 					a := send(t, client, tr.req(o, owner1, key))
 					if a.status != wantReused || a.code != "IDEMPOTENCY_KEY_REUSED" || !strings.Contains(a.detail, idempotency.Header) {
@@ -304,7 +292,7 @@ func TestIdempotencyKey(t *testing.T) {
 
 		// The key names the request, whichever transport carries it: a
 		// GraphQL retry of a REST order gets that order.
-		order := orderReq{configurator: 1, price: "99.5", details: `{"name":"Both"}`, snapshot: snapshotPNG(3)}
+		order := orderReq{configurator: 1, price: "99.5", details: `{"name":"Both"}`, snapshot: testkit.PNG(8, 8, uint8(3))}
 		viaREST := send(t, client, order.rest(srv.URL, owner1, "both"))
 		viaGQL := send(t, client, order.graphql(srv.URL, owner1, "both"))
 		if viaREST.id == 0 || viaGQL.id != viaREST.id || viaGQL.header.Get(idempotency.ReplayedHeader) != "true" {

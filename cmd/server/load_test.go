@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // The reads of the load: REST lists and by-id reads, and a GraphQL query
@@ -237,7 +238,7 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 			var slow []inflight
 			for i := range 4 {
 				key := fmt.Sprintf("inflight-%d", i)
-				o := orderReq{configurator: 1, price: "42", details: fmt.Sprintf(`{"name":"In flight","key":%q}`, key), snapshot: snapshotPNG(i)}
+				o := orderReq{configurator: 1, price: "42", details: fmt.Sprintf(`{"name":"In flight","key":%q}`, key), snapshot: testkit.PNG(8, 8, uint8(i))}
 				req, want := o.rest(p.base, p.token, key), http.StatusCreated
 				if i%2 == 1 {
 					req, want = o.graphql(p.base, p.token, key), http.StatusOK

@@ -60,6 +60,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = seedCmd(ctx, args, getenv, stdout, stderr)
 	case "token":
 		err = tokenCmd(ctx, args, getenv, stdout, stderr)
+	case "keys":
+		err = keysCmd(ctx, args, getenv, stdout, stderr)
 	case "version":
 		err = versionCmd(args, stdout)
 	case "help", "-h", "--help":
@@ -90,9 +92,12 @@ const usage = `Usage:
   server [serve] [--addr :8080] [--database-url URL] [--public-url URL] [--demo auto|true|false]
   server migrate [--database-url URL]
   server seed --demo [--database-url URL]
-  server token create --configurator ID [--database-url URL]
-  server token create --dashboard --owner ID [--database-url URL]
+  server token create --configurator ID [--ttl 24h] [--database-url URL]
+  server token create --dashboard --owner ID [--ttl 24h] [--database-url URL]
+  server token list [--database-url URL]
   server token revoke ID [--database-url URL]
+  server keys list|rotate [--database-url URL]
+  server keys retire KID [--database-url URL]
   server version
 
 Flags and arguments may come in any order. Every flag has an environment
@@ -100,7 +105,7 @@ variable, and flags win (the README's Configuration table has the defaults):
   ADDR                     listen address (--addr)
   DATABASE_URL             postgres://... or sqlite://PATH (--database-url)
   PUBLIC_URL               base of the absolute URLs returned (--public-url)
-  JWT_SECRET               HS256 signing key; generated and kept in the database when unset
+  JWT_SECRET               HS256 signing key; unset, a key set is kept in the database (server keys)
   STORAGE_URL              file://DIR or s3://BUCKET[/PREFIX]?endpoint=URL&region=R (--storage-url)
   UPLOAD_DIR               older alias of STORAGE_URL=file://DIR (--upload-dir)
   AWS_ACCESS_KEY_ID        credentials of an s3:// store

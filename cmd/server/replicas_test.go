@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"image/color"
 	"io"
 	"net"
 	"net/http"
@@ -115,7 +114,7 @@ func TestReplicas(t *testing.T) {
 
 	t.Run("an order with files through one, read through the others", func(t *testing.T) {
 		tok, _ := token()
-		snap, printMap := pngOf(t, 30, 20, color.RGBA{200, 10, 10, 255}), pngOf(t, 40, 10, color.RGBA{10, 10, 200, 255})
+		snap, printMap := testkit.PNG(30, 20, 1), testkit.PNG(40, 10, 2)
 		var order struct {
 			ID                   int
 			ConfiguratorSnapshot string   `json:"configurator_snapshot"`
@@ -192,7 +191,7 @@ func TestReplicas(t *testing.T) {
 			// Each write costs 11 units, replays too: a token for each.
 			tok, _ := token()
 			key := "replicas-" + tr.name
-			order := orderReq{configurator: 1, price: "19.5", details: `{"key":"` + key + `"}`, snapshot: snapshotPNG(3)}
+			order := orderReq{configurator: 1, price: "19.5", details: `{"key":"` + key + `"}`, snapshot: testkit.PNG(8, 8, uint8(3))}
 			first := send(t, client, tr.req(order, reps[0].base, tok, key))
 			if first.status != tr.created || first.id == 0 {
 				t.Fatalf("%s: first request through replica 1: %d %s", tr.name, first.status, first.body)

@@ -94,11 +94,11 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 		return err
 	}
 	defer c.Close()
-	key, err := auth.SigningKey(ctx, c, cfg.JWTSecret)
+	signer, err := auth.OpenSigner(ctx, c, cfg.JWTSecret)
 	if err != nil {
 		return err
 	}
-	tokens := auth.NewTokens(c, auth.NewSigner(key))
+	tokens := auth.NewTokens(c, signer)
 	// The token service's background work (the revocation listener that
 	// lets it cache, the last-use writes) outlives the requests in flight
 	// at SIGTERM and stops, writing its last notes, before the database

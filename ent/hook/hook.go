@@ -201,6 +201,18 @@ func (f ShareFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ShareMutation", m)
 }
 
+// The SigningKeyFunc type is an adapter to allow the use of ordinary
+// function as SigningKey mutator.
+type SigningKeyFunc func(context.Context, *ent.SigningKeyMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SigningKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SigningKeyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SigningKeyMutation", m)
+}
+
 // The TextureFunc type is an adapter to allow the use of ordinary
 // function as Texture mutator.
 type TextureFunc func(context.Context, *ent.TextureMutation) (ent.Value, error)

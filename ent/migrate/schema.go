@@ -18,6 +18,7 @@ var (
 		{Name: "options_data", Type: field.TypeJSON, Nullable: true},
 		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "owner_id", Type: field.TypeInt},
 		{Name: "configurator_id", Type: field.TypeInt, Nullable: true},
 	}
@@ -29,13 +30,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "api_tokens_owners_owner",
-				Columns:    []*schema.Column{APITokensColumns[7]},
+				Columns:    []*schema.Column{APITokensColumns[8]},
 				RefColumns: []*schema.Column{OwnersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "api_tokens_configurators_tokens",
-				Columns:    []*schema.Column{APITokensColumns[8]},
+				Columns:    []*schema.Column{APITokensColumns[9]},
 				RefColumns: []*schema.Column{ConfiguratorsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -44,7 +45,7 @@ var (
 			{
 				Name:    "apitoken_owner_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{APITokensColumns[7], APITokensColumns[1], APITokensColumns[0]},
+				Columns: []*schema.Column{APITokensColumns[8], APITokensColumns[1], APITokensColumns[0]},
 			},
 		},
 	}
@@ -742,6 +743,19 @@ var (
 			},
 		},
 	}
+	// SigningKeysColumns holds the columns for the "signing_keys" table.
+	SigningKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "kid", Type: field.TypeString, Unique: true},
+		{Name: "secret", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// SigningKeysTable holds the schema information for the "signing_keys" table.
+	SigningKeysTable = &schema.Table{
+		Name:       "signing_keys",
+		Columns:    SigningKeysColumns,
+		PrimaryKey: []*schema.Column{SigningKeysColumns[0]},
+	}
 	// TexturesColumns holds the columns for the "textures" table.
 	TexturesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -937,6 +951,7 @@ var (
 		OwnersTable,
 		SettingsTable,
 		SharesTable,
+		SigningKeysTable,
 		TexturesTable,
 		WebhookDeliveriesTable,
 		WebhookEndpointsTable,

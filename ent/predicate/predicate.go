@@ -54,6 +54,9 @@ type Setting func(*sql.Selector)
 // Share is the predicate function for share builders.
 type Share func(*sql.Selector)
 
+// SigningKey is the predicate function for signingkey builders.
+type SigningKey func(*sql.Selector)
+
 // Texture is the predicate function for texture builders.
 type Texture func(*sql.Selector)
 

@@ -495,6 +495,30 @@ func (f ShareMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation)
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.ShareMutation", m)
 }
 
+// The SigningKeyQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type SigningKeyQueryRuleFunc func(context.Context, *ent.SigningKeyQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f SigningKeyQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SigningKeyQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.SigningKeyQuery", q)
+}
+
+// The SigningKeyMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type SigningKeyMutationRuleFunc func(context.Context, *ent.SigningKeyMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f SigningKeyMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.SigningKeyMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.SigningKeyMutation", m)
+}
+
 // The TextureQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type TextureQueryRuleFunc func(context.Context, *ent.TextureQuery) error
@@ -634,6 +658,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.ShareQuery:
 		return q.Filter(), nil
+	case *ent.SigningKeyQuery:
+		return q.Filter(), nil
 	case *ent.TextureQuery:
 		return q.Filter(), nil
 	case *ent.WebhookDeliveryQuery:
@@ -678,6 +704,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.SettingMutation:
 		return m.Filter(), nil
 	case *ent.ShareMutation:
+		return m.Filter(), nil
+	case *ent.SigningKeyMutation:
 		return m.Filter(), nil
 	case *ent.TextureMutation:
 		return m.Filter(), nil

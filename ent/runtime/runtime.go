@@ -23,6 +23,7 @@ import (
 	"github.com/configurator/catalogue/ent/schema"
 	"github.com/configurator/catalogue/ent/setting"
 	"github.com/configurator/catalogue/ent/share"
+	"github.com/configurator/catalogue/ent/signingkey"
 	"github.com/configurator/catalogue/ent/texture"
 	"github.com/configurator/catalogue/ent/webhookdelivery"
 	"github.com/configurator/catalogue/ent/webhookendpoint"
@@ -765,6 +766,29 @@ func init() {
 	shareDescID := shareMixinFields0[0].Descriptor()
 	// share.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	share.IDValidator = shareDescID.Validators[0].(func(int) error)
+	signingkey.Policy = privacy.NewPolicies(schema.SigningKey{})
+	signingkey.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := signingkey.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	signingkeyFields := schema.SigningKey{}.Fields()
+	_ = signingkeyFields
+	// signingkeyDescKid is the schema descriptor for kid field.
+	signingkeyDescKid := signingkeyFields[0].Descriptor()
+	// signingkey.KidValidator is a validator for the "kid" field. It is called by the builders before save.
+	signingkey.KidValidator = signingkeyDescKid.Validators[0].(func(string) error)
+	// signingkeyDescSecret is the schema descriptor for secret field.
+	signingkeyDescSecret := signingkeyFields[1].Descriptor()
+	// signingkey.SecretValidator is a validator for the "secret" field. It is called by the builders before save.
+	signingkey.SecretValidator = signingkeyDescSecret.Validators[0].(func(string) error)
+	// signingkeyDescCreatedAt is the schema descriptor for created_at field.
+	signingkeyDescCreatedAt := signingkeyFields[2].Descriptor()
+	// signingkey.DefaultCreatedAt holds the default value on creation for the created_at field.
+	signingkey.DefaultCreatedAt = signingkeyDescCreatedAt.Default.(func() time.Time)
 	textureMixin := schema.Texture{}.Mixin()
 	texture.Policy = privacy.NewPolicies(textureMixin[1], textureMixin[3], schema.Texture{})
 	texture.Hooks[0] = func(next ent.Mutator) ent.Mutator {

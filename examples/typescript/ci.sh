@@ -9,74 +9,19 @@
 # Needs go, node (20.19 or later) and npm (not curl: node fetches).
 set -euo pipefail
 cd "$(dirname "$0")"
-root=$(cd ../.. && pwd)
 started=$SECONDS
 
 log() { printf '\n== example: %s\n' "$*"; }
 
-work=$(mktemp -d)
-pid=
-stop_server() {
-  if [ -n "$pid" ]; then
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    pid=
-  fi
-}
-cleanup() {
-  status=$?
-  stop_server
-  if [ "$status" -ne 0 ] && [ -f "$work/server.log" ]; then
-    echo "-- the server's log (last 40 lines):"
-    tail -n 40 "$work/server.log"
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-db="sqlite://$work/configurator.db"
-
-# get URL [FILE]: GET URL, fail unless 200, write the body to FILE if given.
-get() {
-  node -e '
-    const [url, file] = process.argv.slice(1);
-    const res = await fetch(url);
-    if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
-    const body = Buffer.from(await res.arrayBuffer());
-    if (file) (await import("node:fs")).writeFileSync(file, body);
-  ' --input-type=module "$@"
-}
-
-# start_server starts the binary on a port the kernel picks, with the
-# environment given as arguments, and sets API_URL once it answers.
-start_server() {
-  : >"$work/server.log"
-  env "$@" "$work/server" serve --addr 127.0.0.1:0 --database-url "$db" \
-    --storage-url "file://$work/uploads" --demo true >/dev/null 2>>"$work/server.log" &
-  pid=$!
-  local addr=
-  for _ in $(seq 1 600); do
-    addr=$(sed -n 's/.*msg=listening addr=\([^ ]*\).*/\1/p' "$work/server.log" | head -n 1)
-    [ -n "$addr" ] && break
-    kill -0 "$pid" 2>/dev/null || { echo "the server exited before it listened"; exit 1; }
-    sleep 0.1
-  done
-  [ -n "$addr" ] || { echo "the server did not listen within a minute"; exit 1; }
-  export API_URL="http://$addr"
-  for _ in $(seq 1 100); do
-    get "$API_URL/readyz" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "the server at $API_URL was not ready within 10 s"
-  exit 1
-}
+# work, db, server, get, build_server, start_server, stop_server.
+source ../server.sh
 
 log "build and start the server (SQLite, demo data)"
-(cd "$root" && go build -o "$work/server" ./cmd/server)
+build_server
 start_server
 echo "listening at $API_URL"
-TOKEN=$("$work/server" token create --configurator 1 --database-url "$db")
-CODEGEN_TOKEN=$("$work/server" token create --dashboard --owner 1 --database-url "$db")
+TOKEN=$("$server" token create --configurator 1 --database-url "$db")
+CODEGEN_TOKEN=$("$server" token create --dashboard --owner 1 --database-url "$db")
 export TOKEN CODEGEN_TOKEN
 
 log "npm ci"

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"image"
-	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +18,7 @@ import (
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/storage"
+	"github.com/configurator/catalogue/internal/testkit"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -48,14 +47,8 @@ func newFixture(t *testing.T, c *ent.Client) *fixture {
 	}
 }
 
-// pngImage is a small valid PNG.
-func pngImage(t *testing.T) io.Reader {
-	var b bytes.Buffer
-	if err := png.Encode(&b, image.NewRGBA(image.Rect(0, 0, 120, 80))); err != nil {
-		t.Fatal(err)
-	}
-	return &b
-}
+// pngImage is a small valid PNG (testkit.PNG), as an upload reads it.
+func pngImage(*testing.T) io.Reader { return bytes.NewReader(testkit.PNG(120, 80, 0)) }
 
 // fault checks that err is an apperr of kind about field.
 func fault(t *testing.T, what string, err error, kind apperr.Kind, field string) {

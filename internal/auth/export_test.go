@@ -39,3 +39,11 @@ func (t *Tokens) SetDial(dial func(context.Context, *pgx.ConnConfig) (*pgx.Conn,
 
 // SetFlushEvery sets how often Run writes the noted uses; call before Run.
 func (t *Tokens) SetFlushEvery(d time.Duration) { t.flushEvery = d }
+
+// ForgetReload lets the next token with an unknown kid reload the key
+// set at once, as if KeysEvery had passed.
+func (s *Signer) ForgetReload() {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	s.lastReload = time.Time{}
+}

@@ -1,13 +1,17 @@
 package auth
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -20,24 +24,143 @@ type Claims struct {
 	jwt.RegisteredClaims
 }
 
-// Signer mints and verifies tokens with one HS256 key.
+// Signer mints and verifies the service's own tokens with a set of HS256
+// keys: it signs with the newest, naming it in the kid header, and
+// verifies with the key a token names (a token without kid, from before
+// key sets, with any key of the set).
 type Signer struct {
-	key []byte
-	now func() time.Time
+	keys atomic.Pointer[keySet]
+	now  func() time.Time
+	// client is where the key set is kept; nil for a static key
+	// (JWT_SECRET), which never changes.
+	client *ent.Client
+
+	reloadMu   sync.Mutex
+	lastReload time.Time
 }
 
-// NewSigner returns a Signer for key.
-func NewSigner(key []byte) *Signer { return &Signer{key: key, now: time.Now} }
+// keySet is one immutable version of the keys.
+type keySet struct {
+	all  []Key // oldest first
+	byID map[string][]byte
+}
+
+func newKeySet(keys []Key) *keySet {
+	ks := &keySet{all: keys, byID: make(map[string][]byte, len(keys))}
+	for _, k := range keys {
+		ks.byID[k.ID] = k.Secret
+	}
+	return ks
+}
+
+// NewSigner returns a Signer with the single static key (JWT_SECRET, or
+// a test's key).
+func NewSigner(key []byte) *Signer {
+	s := &Signer{now: time.Now}
+	s.keys.Store(newKeySet([]Key{{ID: KeyID(key), Secret: key}}))
+	return s
+}
+
+// OpenSigner returns the Signer of the service: with secret (JWT_SECRET)
+// when it is set, otherwise with the key set kept in the database, which
+// Reload refreshes.
+func OpenSigner(ctx context.Context, c *ent.Client, secret string) (*Signer, error) {
+	if secret != "" {
+		if err := checkSecret(secret); err != nil {
+			return nil, err
+		}
+		return NewSigner([]byte(secret)), nil
+	}
+	keys, err := Keys(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	s := &Signer{now: time.Now, client: c, lastReload: time.Now()}
+	s.keys.Store(newKeySet(keys))
+	return s, nil
+}
+
+// Static reports whether the key is JWT_SECRET's, which the database's
+// key commands do not manage.
+func (s *Signer) Static() bool { return s.client == nil }
+
+// KeysEvery is how often a serving process reloads its key set in any
+// case (Tokens.Run), and the least time between two reloads that a token
+// with an unknown kid causes, so that a flood of forged kids costs at
+// most one query per interval. On PostgreSQL a rotation or retirement is
+// also heard at once (KeysChannel).
+const KeysEvery = 5 * time.Second
+
+// Reload reads the key set again and reports whether a key was removed
+// (whose tokens the caller must stop accepting from caches). A static
+// Signer has nothing to reload.
+func (s *Signer) Reload(ctx context.Context) (removed bool, err error) {
+	if s.client == nil {
+		return false, nil
+	}
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	return s.reloadLocked(ctx)
+}
+
+func (s *Signer) reloadLocked(ctx context.Context) (bool, error) {
+	s.lastReload = time.Now()
+	keys, err := Keys(ctx, s.client)
+	if err != nil {
+		return false, err
+	}
+	next := newKeySet(keys)
+	old := s.keys.Swap(next)
+	for id := range old.byID {
+		if _, ok := next.byID[id]; !ok {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// unknownKid reloads the key set for a token naming a kid the set does
+// not hold (a key rotated by another process), at most once every
+// KeysEvery, and returns that kid's key if it is there now.
+func (s *Signer) unknownKid(kid string) ([]byte, bool) {
+	if s.client == nil {
+		return nil, false
+	}
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	if k, ok := s.keys.Load().byID[kid]; ok {
+		return k, true
+	}
+	if time.Since(s.lastReload) < KeysEvery {
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := s.reloadLocked(ctx); err != nil {
+		return nil, false
+	}
+	k, ok := s.keys.Load().byID[kid]
+	return k, ok
+}
+
+// Keys returns the current key set, oldest first; the last one signs.
+func (s *Signer) Keys() []Key { return s.keys.Load().all }
 
 // leeway is the clock skew allowed on exp (and nbf, iat) between the
-// minting and the verifying machine.
-const leeway = 30 * time.Second
+// minting and the verifying machine. It is small because a token's
+// expiry also ends its open subscriptions (viewer.Expires).
+const leeway = 5 * time.Second
 
-// Mint returns the JWT of token record id. Tokens carry no expiry: they
-// live until revoked, which takes effect at once because the record, or
-// a cache that revocations invalidate, decides every request (see
-// Tokens.Resolve).
+// Mint returns the JWT of token record id, without expiry: it lives until
+// revoked, which takes effect at once because the record, or a cache that
+// revocations invalidate, decides every request (see Tokens.Resolve).
 func (s *Signer) Mint(id int, kind viewer.Kind, issuedAt time.Time) (string, error) {
+	return s.MintUntil(id, kind, issuedAt, time.Time{})
+}
+
+// MintUntil returns the JWT of token record id, which expires at expires
+// (never when it is zero), signed with the newest key.
+func (s *Signer) MintUntil(id int, kind viewer.Kind, issuedAt, expires time.Time) (string, error) {
 	claims := Claims{
 		Kind: kind,
 		RegisteredClaims: jwt.RegisteredClaims{
@@ -46,11 +169,18 @@ func (s *Signer) Mint(id int, kind viewer.Kind, issuedAt time.Time) (string, err
 			IssuedAt: jwt.NewNumericDate(issuedAt),
 		},
 	}
-	t, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(s.key)
+	if !expires.IsZero() {
+		claims.ExpiresAt = jwt.NewNumericDate(expires)
+	}
+	ks := s.keys.Load()
+	k := ks.all[len(ks.all)-1]
+	t := jwt.NewWithClaims(jwt.SigningMethodHS256, claims)
+	t.Header["kid"] = k.ID
+	signed, err := t.SignedString(k.Secret)
 	if err != nil {
 		return "", fmt.Errorf("sign token: %w", err)
 	}
-	return t, nil
+	return signed, nil
 }
 
 // ErrInvalidToken is returned for any token that fails verification; the
@@ -79,9 +209,30 @@ type verified struct {
 	until time.Time
 }
 
+// keyFunc finds the key of a token: the one its kid names, or for a
+// token without kid (signed before key sets) any key of the set.
+func (s *Signer) keyFunc(t *jwt.Token) (any, error) {
+	ks := s.keys.Load()
+	kid, hasKid := t.Header["kid"].(string)
+	if !hasKid {
+		set := jwt.VerificationKeySet{Keys: make([]jwt.VerificationKey, len(ks.all))}
+		for i, k := range ks.all {
+			set.Keys[i] = k.Secret
+		}
+		return set, nil
+	}
+	if k, ok := ks.byID[kid]; ok {
+		return k, nil
+	}
+	if k, ok := s.unknownKid(kid); ok {
+		return k, nil
+	}
+	return nil, fmt.Errorf("unknown kid %q", kid)
+}
+
 func (s *Signer) verify(token string) (verified, error) {
 	var c Claims
-	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return s.key, nil },
+	_, err := jwt.ParseWithClaims(token, &c, s.keyFunc,
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithIssuer(Issuer),
 		jwt.WithLeeway(leeway),

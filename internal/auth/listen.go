@@ -66,7 +66,7 @@ const (
 func (t *Tokens) listen(ctx context.Context, cfg *pgx.ConnConfig, log *slog.Logger) {
 	backoff := backoffMin
 	for {
-		connected, err := t.listenOnce(ctx, cfg)
+		connected, err := t.listenOnce(ctx, cfg, log)
 		t.cache.reset(time.Time{})
 		t.listenerPID.Store(0)
 		if ctx.Err() != nil {
@@ -89,15 +89,23 @@ func (t *Tokens) listen(ctx context.Context, cfg *pgx.ConnConfig, log *slog.Logg
 // listenOnce connects, LISTENs and serves notifications until the
 // connection fails or ctx is done. It reports whether it got as far as
 // listening.
-func (t *Tokens) listenOnce(ctx context.Context, cfg *pgx.ConnConfig) (bool, error) {
+func (t *Tokens) listenOnce(ctx context.Context, cfg *pgx.ConnConfig, log *slog.Logger) (bool, error) {
 	// Notifications are handled as they arrive, also while a heartbeat
 	// runs, so that a heartbeat's answer means that every notification
 	// sent before it was handled. The schema is known before LISTEN.
 	var schema string
 	cfg = cfg.Copy()
 	cfg.OnNotification = func(_ *pgconn.PgConn, n *pgconn.Notification) {
-		if n.Channel == RevokeChannel {
+		switch n.Channel {
+		case RevokeChannel:
 			t.notified(schema, n.Payload)
+		case KeysChannel:
+			// Reloaded before the next notification or heartbeat is
+			// handled, so a heartbeat still proves that the retirements
+			// sent before it are in force.
+			if n.Payload == schema {
+				t.reloadKeys(ctx, log)
+			}
 		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
@@ -115,8 +123,14 @@ func (t *Tokens) listenOnce(ctx context.Context, cfg *pgx.ConnConfig) (bool, err
 		return false, fmt.Errorf("find the %s table: %w", apitoken.Table, err)
 	}
 	beat := time.Now()
-	if _, err := conn.Exec(cctx, "LISTEN "+RevokeChannel); err != nil {
-		return false, fmt.Errorf("listen: %w", err)
+	for _, ch := range []string{RevokeChannel, KeysChannel} {
+		if _, err := conn.Exec(cctx, "LISTEN "+ch); err != nil {
+			return false, fmt.Errorf("listen: %w", err)
+		}
+	}
+	// Key changes made before LISTEN took effect were not heard either.
+	if _, err := t.signer.Reload(cctx); err != nil {
+		return false, fmt.Errorf("reload signing keys: %w", err)
 	}
 	t.listenerPID.Store(conn.PgConn().PID())
 	// Revocations committed before LISTEN took effect were not heard:

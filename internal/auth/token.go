@@ -100,8 +100,12 @@ func (t *Tokens) Run(ctx context.Context, databaseURL string, log *slog.Logger) 
 	}
 	tick := time.NewTicker(t.flushEvery)
 	defer tick.Stop()
+	keysTick := time.NewTicker(KeysEvery)
+	defer keysTick.Stop()
 	for {
 		select {
+		case <-keysTick.C:
+			t.reloadKeys(ctx, log)
 		case <-tick.C:
 			if err := t.flushUsage(ctx); err != nil {
 				log.Warn("could not write token usage; retrying with the next flush", "err", err)
@@ -115,10 +119,28 @@ func (t *Tokens) Run(ctx context.Context, databaseURL string, log *slog.Logger) 
 	}
 }
 
+// reloadKeys reads the key set again; when a key was retired, the cache
+// forgets every JWT, since those it signed must no longer resolve. A
+// failure is logged and retried with the next reload.
+func (t *Tokens) reloadKeys(ctx context.Context, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	removed, err := t.signer.Reload(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("could not reload the signing keys; retrying", "err", err)
+		}
+		return
+	}
+	if removed {
+		t.cache.flush()
+	}
+}
+
 // CreateOpenAPI records an Open API token for a configurator (its home
 // configurator, whose owner's data it reads) and returns its JWT. An
 // unknown configurator is NotFound.
-func (t *Tokens) CreateOpenAPI(ctx context.Context, configuratorID int) (string, *ent.APIToken, error) {
+func (t *Tokens) CreateOpenAPI(ctx context.Context, configuratorID int, opts ...CreateOption) (string, *ent.APIToken, error) {
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
 	conf, err := t.client.Configurator.Query().Where(configurator.ID(configuratorID)).Only(ctx)
 	if ent.IsNotFound(err) {
@@ -128,7 +150,7 @@ func (t *Tokens) CreateOpenAPI(ctx context.Context, configuratorID int) (string,
 		return "", nil, fmt.Errorf("load configurator %d: %w", configuratorID, err)
 	}
 	rec, err := t.client.APIToken.Create().SetKind(apitoken.KindOpenAPI).
-		SetOwnerID(conf.OwnerID).SetConfiguratorID(conf.ID).Save(ctx)
+		SetOwnerID(conf.OwnerID).SetConfiguratorID(conf.ID).SetNillableExpiresAt(t.expiry(opts)).Save(ctx)
 	if err != nil {
 		return "", nil, fmt.Errorf("create token: %w", err)
 	}
@@ -138,7 +160,7 @@ func (t *Tokens) CreateOpenAPI(ctx context.Context, configuratorID int) (string,
 
 // CreateDashboard records a dashboard token of an owner and returns its
 // JWT. An unknown owner is NotFound.
-func (t *Tokens) CreateDashboard(ctx context.Context, ownerID int) (string, *ent.APIToken, error) {
+func (t *Tokens) CreateDashboard(ctx context.Context, ownerID int, opts ...CreateOption) (string, *ent.APIToken, error) {
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
 	ok, err := t.client.Owner.Query().Where(owner.ID(ownerID)).Exist(ctx)
 	if err != nil {
@@ -147,7 +169,8 @@ func (t *Tokens) CreateDashboard(ctx context.Context, ownerID int) (string, *ent
 	if !ok {
 		return "", nil, apperr.E(apperr.NotFound, "owner %d not found", ownerID)
 	}
-	rec, err := t.client.APIToken.Create().SetKind(apitoken.KindDashboard).SetOwnerID(ownerID).Save(ctx)
+	rec, err := t.client.APIToken.Create().SetKind(apitoken.KindDashboard).SetOwnerID(ownerID).
+		SetNillableExpiresAt(t.expiry(opts)).Save(ctx)
 	if err != nil {
 		return "", nil, fmt.Errorf("create token: %w", err)
 	}
@@ -155,10 +178,51 @@ func (t *Tokens) CreateDashboard(ctx context.Context, ownerID int) (string, *ent
 	return jwt, rec, err
 }
 
-// Mint returns a JWT for an existing token record; it is how the demo
-// prints a usable token on every start without piling up records.
+// CreateOption sets a property of a token being created.
+type CreateOption func(*createOptions)
+
+type createOptions struct{ ttl time.Duration }
+
+// TTL makes the token expire d after its creation (its JWT carries the
+// exp); without it a token lives until revoked.
+func TTL(d time.Duration) CreateOption { return func(o *createOptions) { o.ttl = d } }
+
+// expiry returns the expiry that opts ask for, nil for none.
+func (t *Tokens) expiry(opts []CreateOption) *time.Time {
+	var o createOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.ttl <= 0 {
+		return nil
+	}
+	// Whole seconds, as the JWT's exp says it.
+	exp := t.now().Add(o.ttl).Truncate(time.Second)
+	return &exp
+}
+
+// Mint returns a JWT for an existing token record, with the record's
+// expiry, signed with the newest key; it is how the demo prints a usable
+// token on every start without piling up records.
 func (t *Tokens) Mint(rec *ent.APIToken) (string, error) {
-	return t.signer.Mint(rec.ID, viewer.Kind(rec.Kind), rec.CreatedAt)
+	var exp time.Time
+	if rec.ExpiresAt != nil {
+		exp = *rec.ExpiresAt
+	}
+	return t.signer.MintUntil(rec.ID, viewer.Kind(rec.Kind), rec.CreatedAt, exp)
+}
+
+// Signer returns the signer of the service's own tokens.
+func (t *Tokens) Signer() *Signer { return t.signer }
+
+// List returns every token record, newest first, for `server token list`.
+func (t *Tokens) List(ctx context.Context) ([]*ent.APIToken, error) {
+	ctx = privacy.DecisionContext(ctx, privacy.Allow)
+	recs, err := t.client.APIToken.Query().Order(ent.Desc(apitoken.FieldID)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	return recs, nil
 }
 
 // Revoke revokes token record id; its JWTs stop working at once. The
@@ -229,6 +293,9 @@ func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, err
 		t.usage.note(v.TokenID, now)
 		return &v, nil
 	}
+	// The epoch is taken before verifying, so that a key retired while
+	// this runs (which flushes the cache) keeps the answer out of it.
+	epoch := t.cache.begin()
 	claims, err := t.signer.verify(token)
 	if errors.Is(err, ErrExpired) {
 		return nil, apperr.ErrTokenExpired
@@ -236,7 +303,6 @@ func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, err
 	if err != nil {
 		return nil, apperr.E(apperr.Unauthenticated, "invalid token")
 	}
-	epoch := t.cache.begin()
 	sys := privacy.DecisionContext(ctx, privacy.Allow)
 	rec, err := t.client.APIToken.Get(sys, claims.id)
 	if ent.IsNotFound(err) {
@@ -251,11 +317,20 @@ func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, err
 	if viewer.Kind(rec.Kind) != claims.kind {
 		return nil, apperr.E(apperr.Unauthenticated, "invalid token")
 	}
-	v := viewer.Viewer{OwnerID: rec.OwnerID, Kind: claims.kind, TokenID: rec.ID}
+	if rec.ExpiresAt != nil && !now.Before(rec.ExpiresAt.Add(leeway)) {
+		return nil, apperr.ErrTokenExpired
+	}
+	until := claims.until
+	if rec.ExpiresAt != nil {
+		if u := rec.ExpiresAt.Add(leeway); until.IsZero() || u.Before(until) {
+			until = u
+		}
+	}
+	v := viewer.Viewer{OwnerID: rec.OwnerID, Kind: claims.kind, TokenID: rec.ID, Expires: until}
 	if rec.ConfiguratorID != nil {
 		v.ConfiguratorID = *rec.ConfiguratorID
 	}
-	t.cache.put(token, v, claims.until, epoch)
+	t.cache.put(token, v, until, epoch)
 	t.usage.note(v.TokenID, now)
 	return &v, nil
 }

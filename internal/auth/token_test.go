@@ -513,7 +513,7 @@ func TestCachedExpiry(t *testing.T) {
 	if refused(t, tok, jwt) {
 		t.Fatal("a JWT before its exp was refused")
 	}
-	const leeway = 30 * time.Second
+	const leeway = 5 * time.Second
 	for _, tc := range []struct {
 		at      time.Time
 		refused bool

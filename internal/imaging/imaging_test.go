@@ -7,10 +7,11 @@ import (
 	"hash/crc32"
 	"image"
 	"image/color"
-	"image/gif"
-	"image/jpeg"
+	"image/draw"
 	"image/png"
 	"testing"
+
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // webp1x1 is a valid 1×1 transparent lossless WebP (simple RIFF layout:
@@ -85,44 +86,6 @@ func pngHeader(w, h uint32) []byte {
 	return b.Bytes()
 }
 
-// testImage is a w×h opaque image in c.
-func testImage(w, h int, c color.Color) *image.RGBA {
-	m := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			m.Set(x, y, c)
-		}
-	}
-	return m
-}
-
-func encodePNG(t *testing.T, w, h int) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := png.Encode(&b, testImage(w, h, color.RGBA{R: 200, G: 30, B: 30, A: 255})); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-func encodeJPEG(t *testing.T, w, h int) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := jpeg.Encode(&b, testImage(w, h, color.RGBA{R: 30, G: 200, B: 30, A: 255}), nil); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-func encodeGIF(t *testing.T) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := gif.Encode(&b, testImage(4, 4, color.Black), nil); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
 func TestEmbeddedWebPDecodes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -150,7 +113,7 @@ func TestEmbeddedWebPDecodes(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	validPNG := encodePNG(t, 10, 5)
+	validPNG := testkit.PNG(10, 5, 1)
 	tests := []struct {
 		name    string
 		data    []byte
@@ -159,13 +122,13 @@ func TestCheck(t *testing.T) {
 		wantMsg string
 	}{
 		{name: "png", data: validPNG, want: PNG},
-		{name: "jpeg", data: encodeJPEG(t, 10, 5), want: JPEG},
+		{name: "jpeg", data: testkit.JPEG(10, 5, 2), want: JPEG},
 		{name: "webp lossless 1x1", data: webp1x1, want: WebP},
 		{name: "webp lossless 400x200", data: webpSimple(t, 400, 200), want: WebP},
 		{name: "webp extended", data: webpExtended(t, 0, 7, 9, 7, 9), want: WebP},
 		{name: "png header at the limits", data: pngHeader(MaxSide, MaxPixels/MaxSide), want: PNG},
 
-		{name: "gif", data: encodeGIF(t), wantErr: ErrUnsupported,
+		{name: "gif", data: testkit.GIF(4, 4), wantErr: ErrUnsupported,
 			wantMsg: "the file is not a PNG, JPEG or WebP image"},
 		{name: "bmp", data: append([]byte("BM"), make([]byte, 60)...), wantErr: ErrUnsupported},
 		{name: "text", data: []byte("hello, this is not an image\n"), wantErr: ErrUnsupported,
@@ -251,16 +214,16 @@ func TestThumbnail(t *testing.T) {
 		size int
 		w, h int
 	}{
-		{"landscape png", encodePNG(t, 400, 200), 50, 50, 25},
-		{"portrait png", encodePNG(t, 200, 400), 50, 25, 50},
-		{"square png", encodePNG(t, 300, 300), 50, 50, 50},
-		{"tiny png is scaled up", encodePNG(t, 4, 2), 50, 50, 25},
-		{"exact size unchanged", encodePNG(t, 50, 20), 50, 50, 20},
-		{"thin strip keeps one pixel", encodePNG(t, 1000, 3), 50, 50, 1},
-		{"jpeg rounds half up", encodeJPEG(t, 640, 480), 50, 50, 38},
+		{"landscape png", testkit.PNG(400, 200, 1), 50, 50, 25},
+		{"portrait png", testkit.PNG(200, 400, 1), 50, 25, 50},
+		{"square png", testkit.PNG(300, 300, 1), 50, 50, 50},
+		{"tiny png is scaled up", testkit.PNG(4, 2, 1), 50, 50, 25},
+		{"exact size unchanged", testkit.PNG(50, 20, 1), 50, 50, 20},
+		{"thin strip keeps one pixel", testkit.PNG(1000, 3, 1), 50, 50, 1},
+		{"jpeg rounds half up", testkit.JPEG(640, 480, 2), 50, 50, 38},
 		{"webp landscape", webpSimple(t, 400, 200), 50, 50, 25},
 		{"webp 1x1", webp1x1, 64, 64, 64},
-		{"size one", encodePNG(t, 30, 10), 1, 1, 1},
+		{"size one", testkit.PNG(30, 10, 1), 1, 1, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -283,7 +246,15 @@ func TestThumbnail(t *testing.T) {
 }
 
 func TestThumbnailKeepsColour(t *testing.T) {
-	out, err := Thumbnail(encodePNG(t, 400, 200), 50)
+	// One colour throughout (testkit's images are gradients), so that
+	// every pixel of the thumbnail must keep it exactly.
+	flat := image.NewRGBA(image.Rect(0, 0, 400, 200))
+	draw.Draw(flat, flat.Bounds(), image.NewUniform(color.RGBA{R: 200, G: 30, B: 30, A: 255}), image.Point{}, draw.Src)
+	var in bytes.Buffer
+	if err := png.Encode(&in, flat); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Thumbnail(in.Bytes(), 50)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +269,7 @@ func TestThumbnailKeepsColour(t *testing.T) {
 }
 
 func TestThumbnailErrors(t *testing.T) {
-	valid := encodePNG(t, 40, 20)
+	valid := testkit.PNG(40, 20, 1)
 	// A PNG whose header is sound but whose pixel data is cut off passes
 	// Check (headers only) and must fail when decoded.
 	truncated := valid[:len(valid)-20]
@@ -315,7 +286,7 @@ func TestThumbnailErrors(t *testing.T) {
 		{"size negative", valid, -5, nil},
 		{"size over MaxSide", valid, MaxSide + 1, nil},
 		{"text", []byte("not an image"), 50, ErrUnsupported},
-		{"gif", encodeGIF(t), 50, ErrUnsupported},
+		{"gif", testkit.GIF(4, 4), 50, ErrUnsupported},
 		{"bomb", pngHeader(100000, 100000), 50, ErrTooBig},
 		{"truncated pixel data", truncated, 50, ErrUnsupported},
 	}

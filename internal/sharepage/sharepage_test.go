@@ -1,13 +1,9 @@
 package sharepage_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -29,6 +25,7 @@ import (
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/sharepage"
 	"github.com/configurator/catalogue/internal/storage"
+	"github.com/configurator/catalogue/internal/testkit"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -64,17 +61,7 @@ func newFixture(t *testing.T, c *ent.Client) *fixture {
 		return links.Open(ctx, c, key)
 	}, c, files)))
 
-	img := image.NewRGBA(image.Rect(0, 0, 100, 100))
-	for x := range 100 {
-		for y := range 100 {
-			img.Set(x, y, color.RGBA{uint8(150 + x/2), uint8(100 + y/3), 60, 255})
-		}
-	}
-	var thumb bytes.Buffer
-	if err := png.Encode(&thumb, img); err != nil {
-		t.Fatal(err)
-	}
-	saved := dbtest.Must(files.SaveBytes(ctx, thumb.Bytes(), imaging.PNG))
+	saved := dbtest.Must(files.SaveBytes(ctx, testkit.PNG(100, 100, 60), imaging.PNG))
 
 	a := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx))
 	conf := dbtest.Must(c.Configurator.Create().SetName("Oslo Lounge Chair").SetOwnerID(a.ID).Save(ctx))

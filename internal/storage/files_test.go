@@ -6,10 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
-	"image/color"
-	"image/jpeg"
-	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/configurator/catalogue/internal/imaging"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 const testBase = "http://files.test/files/"
@@ -27,32 +24,6 @@ var webp1x1 = []byte{
 	'R', 'I', 'F', 'F', 0x1a, 0x00, 0x00, 0x00, 'W', 'E', 'B', 'P',
 	'V', 'P', '8', 'L', 0x0d, 0x00, 0x00, 0x00,
 	0x2f, 0x00, 0x00, 0x00, 0x10, 0x07, 0x10, 0x11, 0x11, 0x88, 0x88, 0xfe, 0x07, 0x00,
-}
-
-func testPNG(t *testing.T) []byte {
-	t.Helper()
-	m := image.NewRGBA(image.Rect(0, 0, 16, 8))
-	for i := range m.Pix {
-		m.Pix[i] = byte(i * 7)
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, m); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-func testJPEG(t *testing.T) []byte {
-	t.Helper()
-	m := image.NewRGBA(image.Rect(0, 0, 16, 8))
-	for x := range 16 {
-		m.Set(x, 3, color.White)
-	}
-	var b bytes.Buffer
-	if err := jpeg.Encode(&b, m, nil); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
 }
 
 // countingReader is an endless reader that counts the bytes it hands out,
@@ -80,8 +51,8 @@ func TestSaveImageServedBack(t *testing.T) {
 		ext         string
 		contentType string
 	}{
-		{"png", testPNG(t), imaging.PNG, ".png", "image/png"},
-		{"jpeg", testJPEG(t), imaging.JPEG, ".jpg", "image/jpeg"},
+		{"png", testkit.PNG(16, 8, 7), imaging.PNG, ".png", "image/png"},
+		{"jpeg", testkit.JPEG(16, 8, 0), imaging.JPEG, ".jpg", "image/jpeg"},
 		{"webp", webp1x1, imaging.WebP, ".webp", "image/webp"},
 	}
 	for _, tc := range tests {
@@ -133,7 +104,7 @@ func TestSaveImageServedBack(t *testing.T) {
 }
 
 func TestSaveImageRefuses(t *testing.T) {
-	pngData := testPNG(t)
+	pngData := testkit.PNG(16, 8, 7)
 	tests := []struct {
 		name     string
 		maxBytes int64
@@ -194,7 +165,7 @@ func TestSaveImageReadsAtMostTheLimit(t *testing.T) {
 }
 
 func TestSaveImageAtTheLimit(t *testing.T) {
-	data := testPNG(t)
+	data := testkit.PNG(16, 8, 7)
 	files, _ := newFiles()
 	files.MaxBytes = int64(len(data))
 	if _, err := files.SaveImage(context.Background(), bytes.NewReader(data)); err != nil {
@@ -338,7 +309,7 @@ func TestHandler(t *testing.T) {
 }
 
 func testHandler(t *testing.T, files *Files) {
-	data := testPNG(t)
+	data := testkit.PNG(16, 8, 7)
 	saved, err := files.SaveImage(context.Background(), bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
@@ -469,7 +440,7 @@ func (unreachableStore) Open(_ context.Context, name string) (io.ReadCloser, err
 }
 
 func TestHandlerStores(t *testing.T) {
-	data := testPNG(t)
+	data := testkit.PNG(16, 8, 7)
 	tests := []struct {
 		name   string
 		store  func(*Memory) Store

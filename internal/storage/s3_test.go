@@ -186,7 +186,7 @@ func TestS3(t *testing.T) {
 		bucket := srv.Bucket(t)
 		s := openS3(t, srv, bucket, "")
 		files := &Files{Store: s, BaseURL: testBase}
-		saved, err := files.SaveImage(ctx, bytes.NewReader(testPNG(t)))
+		saved, err := files.SaveImage(ctx, bytes.NewReader(testkit.PNG(16, 8, 7)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,10 @@
 // context, so that the tenancy rules below both transports can read it.
 package viewer
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Kind is the scope of a token; it decides which writes a caller may make.
 type Kind string
@@ -24,6 +27,10 @@ type Viewer struct {
 	// dashboard tokens.
 	ConfiguratorID int
 	TokenID        int
+	// Expires is when the caller's token stops verifying (its exp plus
+	// the leeway); zero for a token without expiry. Open subscriptions
+	// end then, as a new request would be refused.
+	Expires time.Time
 }
 
 // Dashboard reports whether the viewer may make dashboard-only writes.
