@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -29,6 +30,10 @@ type eventParts struct {
 	queue  *webhook.Queue
 	guard  *webhook.Guard
 	pg     bool
+	// queueErr is why the webhook queue could not be made: start returns
+	// it, so that a server whose webhooks would never be sent does not
+	// start.
+	queueErr error
 }
 
 // newEvents makes the event parts of c's database; nothing runs yet.
@@ -51,10 +56,7 @@ func newEvents(c *ent.Client, cfg *config.Config, m *metrics.Metrics, log *slog.
 		q, err := webhook.NewQueue(c, db, database.Dialect(c), webhook.Config{
 			Guard: p.guard, Schedule: cfg.WebhookSchedule(), Log: log, Metrics: m.Registry(),
 		})
-		if err != nil {
-			log.Error("webhook deliveries are off", "err", err)
-		}
-		p.queue = q
+		p.queue, p.queueErr = q, err
 	}
 	return p
 }
@@ -68,10 +70,15 @@ func (p *eventParts) options() []graph.Option {
 }
 
 // start runs the webhook queue and, on PostgreSQL, the event listener,
-// until stop. The queue lets the attempts in flight finish for up to
-// AttemptTimeout; one cut short is retried by another replica or at the
-// next start (River rescues it).
+// until stop. A queue that cannot be made or started is an error, which
+// stops the server from starting: the events of its writes would be
+// recorded and never sent. The queue lets the attempts in flight finish
+// for up to AttemptTimeout; one cut short is retried by another replica
+// or at the next start (River rescues it).
 func (p *eventParts) start(ctx context.Context, databaseURL string, log *slog.Logger) (stop func(), err error) {
+	if p.queueErr != nil {
+		return nil, fmt.Errorf("the webhook queue cannot start: %w", p.queueErr)
+	}
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	if p.pg {
 		if err := events.Listen(lctx, databaseURL, p.hub, log); err != nil {
@@ -82,7 +89,7 @@ func (p *eventParts) start(ctx context.Context, databaseURL string, log *slog.Lo
 	if p.queue != nil {
 		if err := p.queue.Start(lctx); err != nil {
 			cancel()
-			return nil, err
+			return nil, fmt.Errorf("the webhook queue cannot start: %w", err)
 		}
 	}
 	return func() {

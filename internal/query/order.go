@@ -48,7 +48,7 @@ func OrderTotal(ctx context.Context, client *ent.Client, wheres ...*ent.OrderWhe
 			n += c
 		}
 		return n, err
-	}}
+	}, stored: true}
 	// In the page's statement the sum is a subquery of order_counts for
 	// the owner the tenancy rule filters the orders by (the viewer's),
 	// since ent's privacy rules apply to ent queries, not to SQL built

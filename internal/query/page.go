@@ -11,7 +11,9 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"entgo.io/ent/dialect/sql"
 
@@ -70,6 +72,10 @@ type Total struct {
 	of func(page *sql.Selector) sql.Querier
 	// run counts in a statement of its own; nil: COUNT(*) of the query.
 	run func(context.Context) (int, error)
+	// stored: run reads a total the database keeps (order_counts), which
+	// costs a few rows however long the list; Page then reads it first
+	// even when the total is not wanted, to read far pages from the end.
+	stored bool
 }
 
 // totalColumn names the column that carries a page's total.
@@ -101,6 +107,14 @@ type Info struct {
 // database evaluates once, read back from the first row, so a page and
 // its total cost one round trip. Only a page with no rows (past the end)
 // counts in a statement of its own, to report the last page.
+//
+// A page in the far half of a long list is read from the other end
+// (fromEnd): skipping rows costs in proportion to their number, so the
+// last page of two million orders read from the start skips them all.
+// That needs the total first, in a statement of its own; Page takes it
+// only when it is wanted anyway (Counted) or stored (OrderTotal), and only
+// when the page skips at least farOffset rows, below which the extra
+// round trip costs more than the rows it saves.
 func Page[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx context.Context, q Q, a Args, load func(Q) (Q, error)) ([]*T, Info, error) {
 	p, pp, err := valid.Page(a.Page, a.PerPage)
 	if err != nil {
@@ -115,6 +129,24 @@ func Page[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx
 	}
 	if q, err = load(q); err != nil {
 		return nil, Info{}, err
+	}
+	info := Info{Page: p, PerPage: pp, LastPage: 1}
+	if pp != valid.AllPages && (a.Counted || count.stored) && readsFromEnd(p, pp) {
+		total, err := count.run(ctx)
+		if err != nil {
+			return nil, Info{}, fmt.Errorf("count: %w", err)
+		}
+		if a.Counted {
+			info.Total, info.LastPage = total, max(1, (total+pp-1)/pp)
+		}
+		if skip := (p - 1) * pp; skip >= total {
+			return []*T{}, info, nil
+		} else if end := total - skip - pp; end < skip || pageEnds.Load() == int32(FromEnd) {
+			items, err := fromEnd(ctx, q, a.Sort, end, pp)
+			return items, info, err
+		}
+		// Nearer to the start after all: read as below, the total known.
+		a.Counted = false
 	}
 	for _, t := range a.Sort.Terms() {
 		q = q.Order(O(t))
@@ -132,7 +164,6 @@ func Page[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("page: %w", err)
 	}
-	info := Info{Page: p, PerPage: pp, LastPage: 1}
 	if !a.Counted {
 		return items, info, nil
 	}
@@ -149,6 +180,76 @@ func Page[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx
 		info.LastPage = max(1, (info.Total+pp-1)/pp)
 	}
 	return items, info, nil
+}
+
+// fromEnd reads a page from the other end of its list: in the reverse
+// order (the tie-breaker id reversed too, so ties keep their places),
+// skipping the end rows that follow the page (negative when the page is
+// the partial last one, which is then shorter), and returns its rows in
+// the list's order. The rows, and so the answer, are those the page read
+// from the start holds.
+func fromEnd[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx context.Context, q Q, s Sort, end, n int) ([]*T, error) {
+	if end < 0 {
+		n, end = n+end, 0
+	}
+	s.Desc = !s.Desc
+	for _, t := range s.Terms() {
+		q = q.Order(O(t))
+	}
+	q = q.Offset(end).Limit(n)
+	if end > 0 {
+		q.Modify(deferredJoin)
+	}
+	items, err := q.All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("page: %w", err)
+	}
+	slices.Reverse(items)
+	return items, nil
+}
+
+// farOffset is the fewest rows a page skips for Page to consider reading
+// it from the end. Skipping a row of a sort index costs about 0.15 µs on
+// PostgreSQL (page 500 of an owner's orders, 9,980 rows skipped, took
+// 2.2 ms against 0.75 ms for page 1), and counting first is a round trip
+// of its own (about 0.1 to 0.2 ms), so below about a thousand rows the
+// start is as near as the end; the pages clients walk most (the first
+// fifty) keep their single statement.
+const farOffset = 1000
+
+// End is where a page is read from.
+type End int32
+
+// The ends a page can be read from: Nearer, the service's choice, takes
+// the end nearer to the page whenever the total is at hand; FromStart and
+// FromEnd force one, for tests that compare the two.
+const (
+	Nearer End = iota
+	FromStart
+	FromEnd
+)
+
+// pageEnds is the end pages are read from (an End).
+var pageEnds atomic.Int32
+
+// ReadPagesFrom makes every page be read from end e until the returned
+// function restores the previous choice. It exists for tests, which
+// compare the answers of both ends; the service never calls it.
+func ReadPagesFrom(e End) (restore func()) {
+	old := pageEnds.Swap(int32(e))
+	return func() { pageEnds.Store(old) }
+}
+
+// readsFromEnd reports whether page p of pp rows may be read from the end,
+// before the total says which end is nearer.
+func readsFromEnd(p, pp int) bool {
+	switch End(pageEnds.Load()) {
+	case FromStart:
+		return false
+	case FromEnd:
+		return true
+	}
+	return (p-1)*pp >= farOffset
 }
 
 // countAll is COUNT(*) of the rows page's filters select.
