@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/persisted"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/webhook"
@@ -104,6 +105,11 @@ type Config struct {
 	// delivery (WEBHOOK_RETRY_SCHEDULE, such as 1s,2s,5s), checked by
 	// Validate; WebhookSchedule reads it. Empty: webhook.DefaultSchedule.
 	WebhookRetry string
+	// WebhookMaxEndpoints is how many webhook endpoints one owner may keep
+	// (WEBHOOK_MAX_ENDPOINTS), since each multiplies every event into
+	// another outgoing POST; Validate fills in webhook.DefaultMaxEndpoints
+	// for zero.
+	WebhookMaxEndpoints int64
 	// PersistedDocuments is the path of a manifest of trusted GraphQL
 	// documents (PERSISTED_DOCUMENTS), in graphql-codegen's
 	// persisted-documents format, which clients may name by their
@@ -118,6 +124,14 @@ type Config struct {
 	// Trusted holds the documents of PersistedDocuments once Validate
 	// has read and checked them; nil without a manifest.
 	Trusted *persisted.Manifest
+
+	// OIDCIssuer, when set, makes the service accept the access tokens of
+	// this OpenID provider beside its own (OIDC_ISSUER); OIDCAudience is
+	// the aud they must carry (OIDC_AUDIENCE), and the claim names say
+	// where the owner and an Open API caller's configurator are
+	// (OIDC_OWNER_CLAIM, OIDC_CONFIGURATOR_CLAIM).
+	OIDCIssuer, OIDCAudience              string
+	OIDCOwnerClaim, OIDCConfiguratorClaim string
 
 	// badBool names a boolean variable whose value is not one, for
 	// Validate to report.
@@ -190,10 +204,20 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 		"let webhook endpoints be plain http and loopback or private addresses, for development (env WEBHOOK_ALLOW_PRIVATE=true)")
 	fs.StringVar(&c.WebhookRetry, "webhook-retry-schedule", env("WEBHOOK_RETRY_SCHEDULE"),
 		"waits before the retries of a failed webhook delivery (env WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
+	fs.Int64Var(&c.WebhookMaxEndpoints, "webhook-max-endpoints", envInt(env, "WEBHOOK_MAX_ENDPOINTS", webhook.DefaultMaxEndpoints),
+		"how many webhook endpoints one owner may keep (env WEBHOOK_MAX_ENDPOINTS)")
 	fs.StringVar(&c.PersistedDocuments, "persisted-documents", env("PERSISTED_DOCUMENTS"),
 		"manifest of trusted GraphQL documents, {\"<sha256>\": \"<document>\"} as graphql-codegen's client preset writes it (env PERSISTED_DOCUMENTS)")
 	fs.BoolVar(&c.PersistedOnly, "persisted-only", c.envBool(env, "PERSISTED_ONLY"),
 		"accept only the manifest's documents, except from dashboard tokens (env PERSISTED_ONLY=true)")
+	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", env("OIDC_ISSUER"),
+		"accept the access tokens of this OpenID provider, e.g. https://id.example.com/realms/shop (env OIDC_ISSUER; default: own tokens only)")
+	fs.StringVar(&c.OIDCAudience, "oidc-audience", env("OIDC_AUDIENCE"),
+		"the aud the provider's tokens must carry (env OIDC_AUDIENCE; required with --oidc-issuer)")
+	fs.StringVar(&c.OIDCOwnerClaim, "oidc-owner-claim", env("OIDC_OWNER_CLAIM"),
+		"claim of a provider token holding the owner id (env OIDC_OWNER_CLAIM; default owner_id)")
+	fs.StringVar(&c.OIDCConfiguratorClaim, "oidc-configurator-claim", env("OIDC_CONFIGURATOR_CLAIM"),
+		"claim of an Open API provider token holding its configurator id (env OIDC_CONFIGURATOR_CLAIM; default configurator_id)")
 }
 
 // envBool reads a boolean variable as the flag package reads a boolean
@@ -277,6 +301,16 @@ func (c *Config) Validate() error {
 	if !strings.HasPrefix(c.StorageURL, "file://") && !strings.HasPrefix(c.StorageURL, "s3://") {
 		return fmt.Errorf("--storage-url %q must start with file:// or s3://", c.StorageURL)
 	}
+	if c.OIDCIssuer != "" {
+		if err := auth.CheckIssuer(c.OIDCIssuer); err != nil {
+			return fmt.Errorf("--oidc-issuer: %v", err)
+		}
+		if c.OIDCAudience == "" {
+			return fmt.Errorf("--oidc-issuer needs --oidc-audience (OIDC_AUDIENCE): the aud its tokens must carry for this service")
+		}
+	} else if c.OIDCAudience != "" {
+		return fmt.Errorf("--oidc-audience needs --oidc-issuer (OIDC_ISSUER)")
+	}
 	if c.MaxUploadBytes < 0 {
 		return fmt.Errorf("--max-upload-bytes must be positive, got %d", c.MaxUploadBytes)
 	}
@@ -301,6 +335,12 @@ func (c *Config) Validate() error {
 		if _, err := webhook.ParseSchedule(c.WebhookRetry); err != nil {
 			return fmt.Errorf("--webhook-retry-schedule: %v", err)
 		}
+	}
+	switch {
+	case c.WebhookMaxEndpoints < 0:
+		return fmt.Errorf("--webhook-max-endpoints (WEBHOOK_MAX_ENDPOINTS) must be a whole number, 1 or more, got %d", c.WebhookMaxEndpoints)
+	case c.WebhookMaxEndpoints == 0:
+		c.WebhookMaxEndpoints = webhook.DefaultMaxEndpoints
 	}
 	if c.badBool != "" {
 		return errors.New(c.badBool)
