@@ -29,7 +29,7 @@ type eventParts struct {
 	notify events.Notifier
 	queue  *webhook.Queue
 	guard  *webhook.Guard
-	pg     bool
+	pg     *events.Postgres
 	// queueErr is why the webhook queue could not be made: start returns
 	// it, so that a server whose webhooks would never be sent does not
 	// start.
@@ -50,7 +50,8 @@ func newEvents(c *ent.Client, cfg *config.Config, m *metrics.Metrics, log *slog.
 	}, func() float64 { return float64(p.hub.Len()) }))
 	p.notify = events.Local{Hub: p.hub}
 	if database.Dialect(c) == dialect.Postgres {
-		p.notify, p.pg = events.Postgres{}, true
+		p.pg = events.NewPostgres(database.Pool(c), log)
+		p.notify = p.pg
 	}
 	if db := database.Pool(c); db != nil {
 		q, err := webhook.NewQueue(c, db, database.Dialect(c), webhook.Config{
@@ -69,22 +70,30 @@ func (p *eventParts) options() []graph.Option {
 	}
 }
 
-// start runs the webhook queue and, on PostgreSQL, the event listener,
-// until stop. A queue that cannot be made or started is an error, which
-// stops the server from starting: the events of its writes would be
-// recorded and never sent. The queue lets the attempts in flight finish
-// for up to AttemptTimeout; one cut short is retried by another replica
-// or at the next start (River rescues it).
+// start runs the webhook queue and, on PostgreSQL, the event listener
+// and the sender of notifications, until stop. A queue that cannot be
+// made or started is an error, which stops the server from starting: the
+// events of its writes would be recorded and never sent. The queue lets
+// the attempts in flight finish for up to AttemptTimeout; one cut short
+// is retried by another replica or at the next start (River rescues it).
+// The sender sends what waits before stop returns.
 func (p *eventParts) start(ctx context.Context, databaseURL string, log *slog.Logger) (stop func(), err error) {
 	if p.queueErr != nil {
 		return nil, fmt.Errorf("the webhook queue cannot start: %w", p.queueErr)
 	}
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	if p.pg {
+	sent := make(chan struct{})
+	if p.pg != nil {
 		if err := events.Listen(lctx, databaseURL, p.hub, log); err != nil {
 			cancel()
 			return nil, err
 		}
+		go func() {
+			defer close(sent)
+			p.pg.Run(lctx)
+		}()
+	} else {
+		close(sent)
 	}
 	if p.queue != nil {
 		if err := p.queue.Start(lctx); err != nil {
@@ -101,5 +110,6 @@ func (p *eventParts) start(ctx context.Context, databaseURL string, log *slog.Lo
 			}
 		}
 		cancel()
+		<-sent
 	}, nil
 }

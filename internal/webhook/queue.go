@@ -188,7 +188,10 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 		RescueStuckJobsAfter: 3 * AttemptTimeout,
 		JobTimeout:           AttemptTimeout + 5*time.Second,
 		MaxAttempts:          len(q.schedule) + 1,
-		Logger:               quiet(q.log),
+		// A batch job a few dispatches a second leaves a row each: an hour
+		// of them is kept for inspection, not River's default day.
+		CompletedJobRetentionPeriod: time.Hour,
+		Logger:                      quiet(q.log),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webhook queue: %w", err)
