@@ -36,6 +36,8 @@ type APIToken struct {
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	// RevokedAt holds the value of the "revoked_at" field.
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// The caller behind an OpenID provider's tokens with the scope they map to (issuer, sub, kind, owner, configurator); null for the service's own tokens
+	Subject *string `json:"subject,omitempty"`
 	// When the token stops working (its JWT's exp); null: never, until revoked
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -101,7 +103,7 @@ func (*APIToken) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case apitoken.FieldID, apitoken.FieldOwnerID, apitoken.FieldConfiguratorID:
 			values[i] = new(sql.NullInt64)
-		case apitoken.FieldKind:
+		case apitoken.FieldKind, apitoken.FieldSubject:
 			values[i] = new(sql.NullString)
 		case apitoken.FieldCreatedAt, apitoken.FieldUpdatedAt, apitoken.FieldLastUsedAt, apitoken.FieldRevokedAt, apitoken.FieldExpiresAt:
 			values[i] = new(sql.NullTime)
@@ -178,6 +180,13 @@ func (_m *APIToken) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.RevokedAt = new(time.Time)
 				*_m.RevokedAt = value.Time
+			}
+		case apitoken.FieldSubject:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field subject", values[i])
+			} else if value.Valid {
+				_m.Subject = new(string)
+				*_m.Subject = value.String
 			}
 		case apitoken.FieldExpiresAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -265,6 +274,11 @@ func (_m *APIToken) String() string {
 	if v := _m.RevokedAt; v != nil {
 		builder.WriteString("revoked_at=")
 		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.Subject; v != nil {
+		builder.WriteString("subject=")
+		builder.WriteString(*v)
 	}
 	builder.WriteString(", ")
 	if v := _m.ExpiresAt; v != nil {

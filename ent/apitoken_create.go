@@ -113,6 +113,20 @@ func (_c *APITokenCreate) SetNillableRevokedAt(v *time.Time) *APITokenCreate {
 	return _c
 }
 
+// SetSubject sets the "subject" field.
+func (_c *APITokenCreate) SetSubject(v string) *APITokenCreate {
+	_c.mutation.SetSubject(v)
+	return _c
+}
+
+// SetNillableSubject sets the "subject" field if the given value is not nil.
+func (_c *APITokenCreate) SetNillableSubject(v *string) *APITokenCreate {
+	if v != nil {
+		_c.SetSubject(*v)
+	}
+	return _c
+}
+
 // SetExpiresAt sets the "expires_at" field.
 func (_c *APITokenCreate) SetExpiresAt(v time.Time) *APITokenCreate {
 	_c.mutation.SetExpiresAt(v)
@@ -295,6 +309,10 @@ func (_c *APITokenCreate) createSpec() (*APIToken, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.RevokedAt(); ok {
 		_spec.SetField(apitoken.FieldRevokedAt, field.TypeTime, value)
 		_node.RevokedAt = &value
+	}
+	if value, ok := _c.mutation.Subject(); ok {
+		_spec.SetField(apitoken.FieldSubject, field.TypeString, value)
+		_node.Subject = &value
 	}
 	if value, ok := _c.mutation.ExpiresAt(); ok {
 		_spec.SetField(apitoken.FieldExpiresAt, field.TypeTime, value)
@@ -496,6 +514,9 @@ func (u *APITokenUpsertOne) UpdateNewValues() *APITokenUpsertOne {
 		}
 		if _, exists := u.create.mutation.ConfiguratorID(); exists {
 			s.SetIgnore(apitoken.FieldConfiguratorID)
+		}
+		if _, exists := u.create.mutation.Subject(); exists {
+			s.SetIgnore(apitoken.FieldSubject)
 		}
 		if _, exists := u.create.mutation.ExpiresAt(); exists {
 			s.SetIgnore(apitoken.FieldExpiresAt)
@@ -801,6 +822,9 @@ func (u *APITokenUpsertBulk) UpdateNewValues() *APITokenUpsertBulk {
 			}
 			if _, exists := b.mutation.ConfiguratorID(); exists {
 				s.SetIgnore(apitoken.FieldConfiguratorID)
+			}
+			if _, exists := b.mutation.Subject(); exists {
+				s.SetIgnore(apitoken.FieldSubject)
 			}
 			if _, exists := b.mutation.ExpiresAt(); exists {
 				s.SetIgnore(apitoken.FieldExpiresAt)

@@ -218,6 +218,9 @@ func (_u *APITokenUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(apitoken.FieldRevokedAt, field.TypeTime)
 	}
+	if _u.mutation.SubjectCleared() {
+		_spec.ClearField(apitoken.FieldSubject, field.TypeString)
+	}
 	if _u.mutation.ExpiresAtCleared() {
 		_spec.ClearField(apitoken.FieldExpiresAt, field.TypeTime)
 	}
@@ -505,6 +508,9 @@ func (_u *APITokenUpdateOne) sqlSave(ctx context.Context) (_node *APIToken, err 
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(apitoken.FieldRevokedAt, field.TypeTime)
+	}
+	if _u.mutation.SubjectCleared() {
+		_spec.ClearField(apitoken.FieldSubject, field.TypeString)
 	}
 	if _u.mutation.ExpiresAtCleared() {
 		_spec.ClearField(apitoken.FieldExpiresAt, field.TypeTime)

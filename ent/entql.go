@@ -53,6 +53,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			apitoken.FieldOptionsData:    {Type: field.TypeJSON, Column: apitoken.FieldOptionsData},
 			apitoken.FieldLastUsedAt:     {Type: field.TypeTime, Column: apitoken.FieldLastUsedAt},
 			apitoken.FieldRevokedAt:      {Type: field.TypeTime, Column: apitoken.FieldRevokedAt},
+			apitoken.FieldSubject:        {Type: field.TypeString, Column: apitoken.FieldSubject},
 			apitoken.FieldExpiresAt:      {Type: field.TypeTime, Column: apitoken.FieldExpiresAt},
 		},
 	}
@@ -1125,6 +1126,11 @@ func (f *APITokenFilter) WhereLastUsedAt(p entql.TimeP) {
 // WhereRevokedAt applies the entql time.Time predicate on the revoked_at field.
 func (f *APITokenFilter) WhereRevokedAt(p entql.TimeP) {
 	f.Where(p.Field(apitoken.FieldRevokedAt))
+}
+
+// WhereSubject applies the entql string predicate on the subject field.
+func (f *APITokenFilter) WhereSubject(p entql.StringP) {
+	f.Where(p.Field(apitoken.FieldSubject))
 }
 
 // WhereExpiresAt applies the entql time.Time predicate on the expires_at field.

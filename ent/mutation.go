@@ -78,6 +78,7 @@ type APITokenMutation struct {
 	options_data        *map[string]interface{}
 	last_used_at        *time.Time
 	revoked_at          *time.Time
+	subject             *string
 	expires_at          *time.Time
 	clearedFields       map[string]struct{}
 	owner               *int
@@ -536,6 +537,55 @@ func (m *APITokenMutation) ResetRevokedAt() {
 	delete(m.clearedFields, apitoken.FieldRevokedAt)
 }
 
+// SetSubject sets the "subject" field.
+func (m *APITokenMutation) SetSubject(s string) {
+	m.subject = &s
+}
+
+// Subject returns the value of the "subject" field in the mutation.
+func (m *APITokenMutation) Subject() (r string, exists bool) {
+	v := m.subject
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSubject returns the old "subject" field's value of the APIToken entity.
+// If the APIToken object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *APITokenMutation) OldSubject(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSubject is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSubject requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSubject: %w", err)
+	}
+	return oldValue.Subject, nil
+}
+
+// ClearSubject clears the value of the "subject" field.
+func (m *APITokenMutation) ClearSubject() {
+	m.subject = nil
+	m.clearedFields[apitoken.FieldSubject] = struct{}{}
+}
+
+// SubjectCleared returns if the "subject" field was cleared in this mutation.
+func (m *APITokenMutation) SubjectCleared() bool {
+	_, ok := m.clearedFields[apitoken.FieldSubject]
+	return ok
+}
+
+// ResetSubject resets all changes to the "subject" field.
+func (m *APITokenMutation) ResetSubject() {
+	m.subject = nil
+	delete(m.clearedFields, apitoken.FieldSubject)
+}
+
 // SetExpiresAt sets the "expires_at" field.
 func (m *APITokenMutation) SetExpiresAt(t time.Time) {
 	m.expires_at = &t
@@ -727,7 +777,7 @@ func (m *APITokenMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *APITokenMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
 	if m.owner != nil {
 		fields = append(fields, apitoken.FieldOwnerID)
 	}
@@ -751,6 +801,9 @@ func (m *APITokenMutation) Fields() []string {
 	}
 	if m.revoked_at != nil {
 		fields = append(fields, apitoken.FieldRevokedAt)
+	}
+	if m.subject != nil {
+		fields = append(fields, apitoken.FieldSubject)
 	}
 	if m.expires_at != nil {
 		fields = append(fields, apitoken.FieldExpiresAt)
@@ -779,6 +832,8 @@ func (m *APITokenMutation) Field(name string) (ent.Value, bool) {
 		return m.LastUsedAt()
 	case apitoken.FieldRevokedAt:
 		return m.RevokedAt()
+	case apitoken.FieldSubject:
+		return m.Subject()
 	case apitoken.FieldExpiresAt:
 		return m.ExpiresAt()
 	}
@@ -806,6 +861,8 @@ func (m *APITokenMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldLastUsedAt(ctx)
 	case apitoken.FieldRevokedAt:
 		return m.OldRevokedAt(ctx)
+	case apitoken.FieldSubject:
+		return m.OldSubject(ctx)
 	case apitoken.FieldExpiresAt:
 		return m.OldExpiresAt(ctx)
 	}
@@ -873,6 +930,13 @@ func (m *APITokenMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRevokedAt(v)
 		return nil
+	case apitoken.FieldSubject:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSubject(v)
+		return nil
 	case apitoken.FieldExpiresAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -925,6 +989,9 @@ func (m *APITokenMutation) ClearedFields() []string {
 	if m.FieldCleared(apitoken.FieldRevokedAt) {
 		fields = append(fields, apitoken.FieldRevokedAt)
 	}
+	if m.FieldCleared(apitoken.FieldSubject) {
+		fields = append(fields, apitoken.FieldSubject)
+	}
 	if m.FieldCleared(apitoken.FieldExpiresAt) {
 		fields = append(fields, apitoken.FieldExpiresAt)
 	}
@@ -953,6 +1020,9 @@ func (m *APITokenMutation) ClearField(name string) error {
 		return nil
 	case apitoken.FieldRevokedAt:
 		m.ClearRevokedAt()
+		return nil
+	case apitoken.FieldSubject:
+		m.ClearSubject()
 		return nil
 	case apitoken.FieldExpiresAt:
 		m.ClearExpiresAt()
@@ -988,6 +1058,9 @@ func (m *APITokenMutation) ResetField(name string) error {
 		return nil
 	case apitoken.FieldRevokedAt:
 		m.ResetRevokedAt()
+		return nil
+	case apitoken.FieldSubject:
+		m.ResetSubject()
 		return nil
 	case apitoken.FieldExpiresAt:
 		m.ResetExpiresAt()

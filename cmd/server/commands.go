@@ -236,7 +236,7 @@ func tokenCmd(ctx context.Context, args []string, env config.Env, stdout, stderr
 // is none.
 func writeTokens(w io.Writer, recs []*ent.APIToken) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tOWNER\tCONFIGURATOR\tCREATED\tEXPIRES\tREVOKED\tLAST USED")
+	fmt.Fprintln(tw, "ID\tKIND\tOWNER\tCONFIGURATOR\tCREATED\tEXPIRES\tREVOKED\tLAST USED\tISSUED BY")
 	at := func(t *time.Time) string {
 		if t == nil {
 			return "-"
@@ -252,8 +252,13 @@ func writeTokens(w io.Writer, recs []*ent.APIToken) error {
 		if r.ExpiresAt == nil {
 			expires = "never"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.OwnerID, conf,
-			at(&r.CreatedAt), expires, at(r.RevokedAt), at(r.LastUsedAt))
+		by := "service"
+		if r.Subject != nil {
+			// A provider caller's record: its tokens carry their own exp.
+			by, expires = "provider", "per token"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.OwnerID, conf,
+			at(&r.CreatedAt), expires, at(r.RevokedAt), at(r.LastUsedAt), by)
 	}
 	return tw.Flush()
 }

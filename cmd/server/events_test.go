@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +17,8 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/browsertest"
+	"github.com/configurator/catalogue/internal/config"
+	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/testkit"
 )
@@ -256,14 +260,22 @@ func TestEventsAcrossProcesses(t *testing.T) {
 				}
 				waitCounts(t, rcv, orders)
 				// The metrics of the two replicas count every delivery once
-				// and show the queue.
-				succeeded, attempts := 0.0, 0.0
-				for _, base := range []string{a.base, bRep.base} {
-					m := scrape(t, base)
-					succeeded += m[`webhook_deliveries_total{outcome="succeeded"}`]
-					attempts += m["webhook_attempt_duration_seconds_count"]
-					if _, ok := m["webhook_queue_depth"]; !ok {
-						t.Errorf("%s/metrics has no webhook_queue_depth", base)
+				// and show the queue. A replica counts an attempt once the
+				// answer is in and its success once recorded, both after
+				// the receiver has the webhook: they are waited for.
+				var succeeded, attempts float64
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+					succeeded, attempts = 0, 0
+					for _, base := range []string{a.base, bRep.base} {
+						m := scrape(t, base)
+						succeeded += m[`webhook_deliveries_total{outcome="succeeded"}`]
+						attempts += m["webhook_attempt_duration_seconds_count"]
+						if _, ok := m["webhook_queue_depth"]; !ok {
+							t.Errorf("%s/metrics has no webhook_queue_depth", base)
+						}
+					}
+					if succeeded >= float64(orders) && attempts >= float64(orders) || time.Now().After(deadline) {
+						break
 					}
 				}
 				if succeeded != float64(orders) || attempts != float64(orders) {
@@ -352,4 +364,31 @@ func testPlaygroundSubscription(t *testing.T, base, token string) {
 			t.Errorf("playground subscription result:\n%s", result)
 		}
 	})
+}
+
+// TestQueueThatCannotStartStopsTheServer: when the webhook queue cannot
+// start (here its database is gone by then), starting the events fails,
+// naming the queue, and serve returns that error instead of serving
+// writes whose webhooks would never be sent.
+func TestQueueThatCannotStartStopsTheServer(t *testing.T) {
+	for _, b := range dbtest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			url := b.URL(t)
+			c := dbtest.Open(t, url)
+			log := slog.New(slog.NewTextHandler(io.Discard, nil))
+			p := newEvents(c, &config.Config{}, newMetrics(c, log), log)
+			if p.queue == nil {
+				t.Fatal("no webhook queue")
+			}
+			database.Pool(c).Close()
+			stop, err := p.start(context.Background(), url, log)
+			if err == nil {
+				stop()
+				t.Fatal("the events started without a database")
+			}
+			if !strings.Contains(err.Error(), "webhook queue cannot start") {
+				t.Errorf("error %q; want it to name the webhook queue", err)
+			}
+		})
+	}
 }

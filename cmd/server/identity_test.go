@@ -15,7 +15,9 @@ import (
 	"github.com/coder/websocket"
 	jwtlib "github.com/golang-jwt/jwt/v5"
 
+	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/oidctest"
 	"github.com/configurator/catalogue/internal/testkit"
 )
 
@@ -273,5 +275,64 @@ func waitStatus(t *testing.T, base, token string, want int, what string) {
 			t.Fatalf("%s: %d; want %d within 10 s", what, got, want)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestProviderTokenEveryTransport: with OIDC_ISSUER set, a client
+// credentials token of a real OpenID provider (oidc-provider) calls REST
+// and GraphQL over GET, POST, Server-Sent Events and WebSocket, and the
+// playground, beside the service's own tokens; a token of another audience
+// is refused on every transport; the provider's key rotation is picked up
+// without restarting.
+func TestProviderTokenEveryTransport(t *testing.T) {
+	idp := oidctest.Start(t, map[string]oidctest.Client{
+		"shop":  {Claims: map[string]any{"owner_id": 1, "configurator_id": 1}, Alg: "ES256"},
+		"admin": {Claims: map[string]any{"owner_id": "1"}},
+	})
+	for _, b := range dbtest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "false", "ADDR": testkit.FreeAddr(t),
+				"OIDC_ISSUER": idp.Issuer, "OIDC_AUDIENCE": oidctest.Audience}
+			if code, _, stderr := cli(t, env, "seed", "--demo"); code != 0 {
+				t.Fatalf("seed --demo: exit %d: %s", code, stderr)
+			}
+			_, own, _ := cli(t, env, "token", "create", "--configurator", "2")
+			own = strings.TrimSpace(own)
+			base := serveFor(t, env)
+			shop := idp.Token(t, "shop", auth.ScopeOpenAPI, "")
+			admin := idp.Token(t, "admin", auth.ScopeDashboard, "")
+			for who, tok := range map[string]string{"provider Open API token": shop, "provider dashboard token": admin, "own token": own} {
+				for name, r := range transports(t, base, tok) {
+					if !r.ok {
+						t.Errorf("%s on %s: %s; want accepted", who, name, r.detail)
+					}
+				}
+			}
+			var data struct {
+				Viewer struct {
+					OwnerID      string
+					TokenKind    string
+					Configurator struct{ ID string }
+				}
+			}
+			graphqlPost(t, base, shop, `{ viewer { ownerID tokenKind configurator { id } } }`, nil, &data)
+			if v := data.Viewer; v.OwnerID != "1" || v.TokenKind != "open_api" || v.Configurator.ID != "1" {
+				t.Errorf("viewer of the provider's Open API token: %+v", v)
+			}
+			for name, r := range transports(t, base, idp.Token(t, "shop", auth.ScopeOpenAPI, "https://other.test")) {
+				if r.ok {
+					t.Errorf("a token of another audience on %s: %s; want refused", name, r.detail)
+				}
+			}
+			idp.Rotate(t)
+			rotated := idp.Token(t, "admin", auth.ScopeDashboard, "")
+			if kidHeader(t, rotated) == kidHeader(t, admin) {
+				t.Fatal("the provider did not rotate")
+			}
+			if got := viewerStatus(t, base, rotated); got != http.StatusOK {
+				t.Errorf("a token of the provider's new key: %d; want 200", got)
+			}
+			testPlaygroundSubscription(t, base, shop)
+		})
 	}
 }

@@ -106,6 +106,10 @@ variable, and flags win (the README's Configuration table has the defaults):
   DATABASE_URL             postgres://... or sqlite://PATH (--database-url)
   PUBLIC_URL               base of the absolute URLs returned (--public-url)
   JWT_SECRET               HS256 signing key; unset, a key set is kept in the database (server keys)
+  OIDC_ISSUER              accept this OpenID provider's access tokens too (--oidc-issuer)
+  OIDC_AUDIENCE            the aud the provider's tokens must carry (--oidc-audience)
+  OIDC_OWNER_CLAIM         claim holding the owner id, default owner_id (--oidc-owner-claim)
+  OIDC_CONFIGURATOR_CLAIM  claim holding an Open API caller's configurator, default configurator_id (--oidc-configurator-claim)
   STORAGE_URL              file://DIR or s3://BUCKET[/PREFIX]?endpoint=URL&region=R (--storage-url)
   UPLOAD_DIR               older alias of STORAGE_URL=file://DIR (--upload-dir)
   AWS_ACCESS_KEY_ID        credentials of an s3:// store

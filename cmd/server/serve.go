@@ -99,6 +99,21 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 		return err
 	}
 	tokens := auth.NewTokens(c, signer)
+	if cfg.OIDCIssuer != "" {
+		// The provider's keys are refreshed in the background until
+		// serve returns.
+		pctx, stopProvider := context.WithCancel(context.WithoutCancel(ctx))
+		defer stopProvider()
+		p, err := auth.NewProvider(pctx, auth.ProviderConfig{
+			Issuer: cfg.OIDCIssuer, Audience: cfg.OIDCAudience,
+			OwnerClaim: cfg.OIDCOwnerClaim, ConfiguratorClaim: cfg.OIDCConfiguratorClaim,
+		}, log)
+		if err != nil {
+			return err
+		}
+		tokens.SetProvider(p)
+		log.Info("accepting the tokens of an OpenID provider", "issuer", cfg.OIDCIssuer, "audience", cfg.OIDCAudience)
+	}
 	// The token service's background work (the revocation listener that
 	// lets it cache, the last-use writes) outlives the requests in flight
 	// at SIGTERM and stops, writing its last notes, before the database

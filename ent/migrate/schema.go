@@ -18,6 +18,7 @@ var (
 		{Name: "options_data", Type: field.TypeJSON, Nullable: true},
 		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "subject", Type: field.TypeString, Unique: true, Nullable: true},
 		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "owner_id", Type: field.TypeInt},
 		{Name: "configurator_id", Type: field.TypeInt, Nullable: true},
@@ -30,13 +31,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "api_tokens_owners_owner",
-				Columns:    []*schema.Column{APITokensColumns[8]},
+				Columns:    []*schema.Column{APITokensColumns[9]},
 				RefColumns: []*schema.Column{OwnersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "api_tokens_configurators_tokens",
-				Columns:    []*schema.Column{APITokensColumns[9]},
+				Columns:    []*schema.Column{APITokensColumns[10]},
 				RefColumns: []*schema.Column{ConfiguratorsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -45,7 +46,7 @@ var (
 			{
 				Name:    "apitoken_owner_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{APITokensColumns[8], APITokensColumns[1], APITokensColumns[0]},
+				Columns: []*schema.Column{APITokensColumns[9], APITokensColumns[1], APITokensColumns[0]},
 			},
 		},
 	}

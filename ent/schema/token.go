@@ -24,6 +24,8 @@ func (APIToken) Fields() []ent.Field {
 			Comment("Override data stored through configurator-options/set/new-options"),
 		field.Time("last_used_at").Optional().Nillable(),
 		field.Time("revoked_at").Optional().Nillable(),
+		field.String("subject").Optional().Nillable().Unique().Immutable().
+			Comment("The caller behind an OpenID provider's tokens with the scope they map to (issuer, sub, kind, owner, configurator); null for the service's own tokens"),
 		field.Time("expires_at").Optional().Nillable().Immutable().
 			Comment("When the token stops working (its JWT's exp); null: never, until revoked"),
 	}

@@ -1,75 +1,121 @@
 package endpoint
 
 import (
-	"mime"
+	"bufio"
+	"encoding/base64"
+	"net"
 	"net/http"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/configurator/catalogue/internal/apperr"
 )
 
 // websocketTransport serves WebSocket upgrades only; another upgrade
-// (h2c, ...) falls through to fallbackTransport.
+// (h2c, ...) falls through to the exchange, which refuses it. A malformed
+// upgrade is refused like every other error of the endpoint, in JSON with
+// extensions.code and requestId: the WebSocket library would answer it in
+// text/plain, and gqlgen's transport append a second body of its own.
 type websocketTransport struct{ transport.Websocket }
 
 // Supports takes a request to upgrade to WebSocket.
 func (t websocketTransport) Supports(r *http.Request) bool {
-	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") && t.Websocket.Supports(r)
+	return headerHasToken(r.Header, "Upgrade", "websocket") && t.Websocket.Supports(r)
 }
 
-// fallbackTransport answers the requests no transport serves, as JSON
-// with extensions.code and requestId like every other error of the
-// endpoint (gqlgen's own fallback is a text/plain 400): an upgrade other
-// than WebSocket is 400, a body of another media type 415.
-type fallbackTransport struct{}
-
-// Supports takes every request: it is registered last.
-func (fallbackTransport) Supports(*http.Request) bool { return true }
-
-// Do answers the refusal.
-func (fallbackTransport) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExecutor) {
-	if up := r.Header.Get("Upgrade"); up != "" {
-		writeErrors(w, r, apperr.E(apperr.Invalid, "an upgrade to %q is not served: subscriptions use a WebSocket (graphql-transport-ws) or Server-Sent Events (POST with Accept: text/event-stream)", up))
+// Do checks the upgrade, then hands it to gqlgen's transport.
+func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if err := checkUpgrade(r); err != nil {
+		writeErrors(w, r, err)
 		return
 	}
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		ct = "(none)"
+	uw := &upgradeWriter{ResponseWriter: w}
+	t.Websocket.Do(uw, r, exec)
+	if !uw.hijacked && uw.status != 0 {
+		// Refused by the library for a reason checkUpgrade does not know
+		// (an Origin it does not trust): its reason, clipped.
+		kind := apperr.Invalid
+		if uw.status == http.StatusForbidden {
+			kind = apperr.Forbidden
+		}
+		reason, _, _ := strings.Cut(string(uw.body), "\n")
+		writeErrors(w, r, apperr.E(kind, "the WebSocket upgrade is refused: %s", clip(reason)))
 	}
-	writeErrors(w, r, apperr.E(apperr.Unsupported, "Content-Type %s is not supported: send application/json, or multipart/form-data for uploads", ct))
 }
 
-// acceptable reports whether the Accept header of r admits a JSON answer
-// (application/json or application/graphql-response+json, or a wildcard
-// that covers them); no Accept admits anything.
-func acceptable(r *http.Request) bool {
-	accept := r.Header.Get("Accept")
-	if strings.TrimSpace(accept) == "" {
-		return true
+// checkUpgrade refuses an upgrade that is not a WebSocket handshake
+// (RFC 6455 section 4.2.1), naming what is wrong with it.
+func checkUpgrade(r *http.Request) error {
+	switch {
+	case r.Method != http.MethodGet:
+		return apperr.E(apperr.Invalid, "a WebSocket upgrade must be a GET, not %s", clip(r.Method))
+	case !headerHasToken(r.Header, "Connection", "upgrade"):
+		return apperr.E(apperr.Invalid, "a WebSocket upgrade needs the header Connection: Upgrade")
+	case r.Header.Get("Sec-WebSocket-Version") != "13":
+		return apperr.E(apperr.Invalid, "a WebSocket upgrade needs the header Sec-WebSocket-Version: 13")
 	}
-	for part := range strings.SplitSeq(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil || params["q"] == "0" {
-			continue
-		}
-		switch mt {
-		case mediaJSON, mediaGraphQLResponse, "*/*", "application/*":
-			return true
+	keys := r.Header.Values("Sec-WebSocket-Key")
+	if len(keys) != 1 {
+		return apperr.E(apperr.Invalid, "a WebSocket upgrade needs one Sec-WebSocket-Key header, got %d", len(keys))
+	}
+	if k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(keys[0])); err != nil || len(k) != 16 {
+		return apperr.E(apperr.Invalid, "the Sec-WebSocket-Key of a WebSocket upgrade must be 16 bytes in base64")
+	}
+	return nil
+}
+
+// headerHasToken reports whether one of the comma-separated values of
+// header name is token, in any case.
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// notAcceptable answers 406 to a request whose Accept admits no answer
-// the endpoint gives, in application/json whatever it asked for.
-func notAcceptable(w http.ResponseWriter, r *http.Request) {
-	msg := "Accept %q admits no answer of this endpoint: accept application/json or application/graphql-response+json"
-	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		msg += "; Server-Sent Events are served to POST requests with a JSON body"
-	}
-	writeFailure(w, r, mediaJSON, http.StatusNotAcceptable, &graphql.Response{Errors: []*gqlerror.Error{asGraphQLError(apperr.E(apperr.NotAcceptable, msg, r.Header.Get("Accept")))}})
+// upgradeWriter holds back what the WebSocket library writes when it
+// refuses an upgrade, so that the refusal is answered once, in JSON.
+type upgradeWriter struct {
+	http.ResponseWriter
+	status   int
+	body     []byte
+	hijacked bool
 }
+
+// WriteHeader passes the 101 of an accepted upgrade and holds any other
+// status back.
+func (u *upgradeWriter) WriteHeader(status int) {
+	if status == http.StatusSwitchingProtocols {
+		u.ResponseWriter.WriteHeader(status)
+		return
+	}
+	if u.status == 0 {
+		u.status = status
+	}
+}
+
+// Write holds back the body of a refusal (its first 512 bytes).
+func (u *upgradeWriter) Write(p []byte) (int, error) {
+	if u.status == 0 {
+		u.status = http.StatusOK
+	}
+	if len(u.body) < 512 {
+		u.body = append(u.body, p...)
+	}
+	return len(p), nil
+}
+
+// Hijack hands the connection over to the WebSocket.
+func (u *upgradeWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	u.hijacked = true
+	return http.NewResponseController(u.ResponseWriter).Hijack()
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (u *upgradeWriter) Unwrap() http.ResponseWriter { return u.ResponseWriter }

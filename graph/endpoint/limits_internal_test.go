@@ -92,7 +92,7 @@ func (i *interceptors) InterceptField(ctx context.Context, next graphql.Resolver
 func TestLimitsBeforeInterceptors(t *testing.T) {
 	parsed := lru.New[*ast.QueryDocument](10)
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: graph.NewResolver(nil)}))
-	srv.AddTransport(httpTransport{})
+	srv.AddTransport(exchange{})
 	srv.SetQueryCache(parsed)
 	srv.Use(&limits{parsed: parsed})
 	rec := &interceptors{}

@@ -1,5 +1,6 @@
 // Package endpoint serves the graph over HTTP: GraphQL over HTTP (GET,
-// POST with JSON, multipart uploads) with the statuses of the GraphQL over
+// POST with JSON, multipart uploads, Server-Sent Events, negotiated once
+// by the exchange) and WebSocket, with the statuses of the GraphQL over
 // HTTP specification, the limits every operation is held to before it
 // runs (document size, depth, complexity, the token's rate budget), the
 // anonymous rule, the error presenter and the outage answers. The graph
@@ -63,10 +64,7 @@ func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) h
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: res}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(websocket(tokens))
-	srv.AddTransport(transport.SSE{})
-	srv.AddTransport(httpTransport{})
-	srv.AddTransport(multipartTransport{transport.MultipartForm{MaxUploadSize: valid.MaxMultipartBody, MaxMemory: 8 << 20}})
-	srv.AddTransport(fallbackTransport{})
+	srv.AddTransport(exchange{multipart: transport.MultipartForm{MaxUploadSize: valid.MaxMultipartBody, MaxMemory: 8 << 20}})
 	parsed := lru.New[*ast.QueryDocument](1000)
 	srv.SetQueryCache(parsed)
 	for _, ext := range opts.Extensions {

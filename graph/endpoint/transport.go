@@ -2,19 +2,15 @@ package endpoint
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/configurator/catalogue/graph"
@@ -24,85 +20,6 @@ import (
 	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/valid"
 )
-
-// Media types of GraphQL requests and answers (GraphQL over HTTP
-// specification).
-const (
-	mediaJSON            = "application/json"
-	mediaGraphQLResponse = "application/graphql-response+json"
-)
-
-// httpTransport serves GraphQL over HTTP, GET and POST with a JSON body,
-// as the GraphQL over HTTP specification asks (the graphql-http audit
-// checks it, cmd/server TestGraphQLOverHTTPAudit):
-//
-//   - a request that is not a GraphQL request (unreadable JSON, no query,
-//     variables that are not an object) is 400, whatever the client
-//     accepts;
-//   - a request that fails before it executes (parse, validation,
-//     variable coercion) is 200 when the client accepts application/json
-//     and 4xx with application/graphql-response+json, and its answer has
-//     no data entry; an authentication failure is 401 and an over-size
-//     body 413 in both;
-//   - a request that executes is 200 with its data, errors or not;
-//   - a mutation sent with GET is 405.
-//
-// gqlgen's own GET and POST transports answer 422 to the first kind of
-// failure and always write "data": null.
-type httpTransport struct{}
-
-var _ graphql.Transport = httpTransport{}
-
-// Supports takes GET and POST with a JSON body; multipart requests go to
-// multipartTransport.
-func (httpTransport) Supports(r *http.Request) bool {
-	if r.Header.Get("Upgrade") != "" {
-		return false
-	}
-	switch r.Method {
-	case http.MethodGet:
-		return true
-	case http.MethodPost:
-		mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		return mt == mediaJSON
-	}
-	return false
-}
-
-// Do runs one request.
-func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	if !acceptable(r) {
-		notAcceptable(w, r)
-		return
-	}
-	media := answerMedia(r)
-	w.Header().Set("Content-Type", media)
-	start := graphql.Now()
-	params, err := readParams(r)
-	if err != nil {
-		writeFailure(w, r, media, failureStatus(media, err), &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}})
-		return
-	}
-	params.Headers = r.Header
-	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	ctx := r.Context()
-	rc, errs := exec.CreateOperationContext(ctx, params)
-	if errs != nil {
-		resp := exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
-		writeFailure(w, r, media, failureStatus(media, errs), resp)
-		return
-	}
-	if r.Method == http.MethodGet && rc.Operation.Operation != ast.Query {
-		w.Header().Set("Allow", http.MethodPost)
-		writeFailure(w, r, media, http.StatusMethodNotAllowed, &graphql.Response{Errors: gqlerror.List{{
-			Message:    "a " + string(rc.Operation.Operation) + " must be sent with POST; GET runs queries only",
-			Extensions: map[string]any{"code": "METHOD_NOT_ALLOWED"},
-		}}})
-		return
-	}
-	responses, ctx := exec.DispatchOperation(ctx, rc)
-	writeResponse(w, r, responses(ctx))
-}
 
 // readParams reads the GraphQL request of r: from the query string of a
 // GET, from the JSON body of a POST. A documentId (persisted documents)
@@ -169,40 +86,19 @@ func decodeJSON(r io.Reader, v any) error {
 	return nil
 }
 
-// answerMedia is the media type of the answer: application/json when the
-// client accepts it (or anything, or says nothing), else
-// application/graphql-response+json, the specification's own.
-func answerMedia(r *http.Request) string {
-	accept := r.Header.Get("Accept")
-	if accept == "" {
-		return mediaJSON
-	}
-	for part := range strings.SplitSeq(accept, ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		switch mt {
-		case mediaGraphQLResponse:
-			return mediaGraphQLResponse
-		case mediaJSON, "*/*", "application/*":
-			return mediaJSON
-		}
-	}
-	return mediaGraphQLResponse
-}
-
 // httpLevel are the kinds whose HTTP status (problem.Status) a request
 // that failed before it executed gets whatever the media type: the
 // request is refused at the HTTP level rather than as a GraphQL document.
 var httpLevel = map[apperr.Kind]bool{
-	apperr.Unauthenticated: true,
-	apperr.TooLarge:        true,
-	apperr.Unsupported:     true,
-	apperr.NotAcceptable:   true,
-	apperr.RateLimited:     true,
-	apperr.Unavailable:     true,
-	apperr.Internal:        true,
+	apperr.Unauthenticated:         true,
+	apperr.TooLarge:                true,
+	apperr.Unsupported:             true,
+	apperr.NotAcceptable:           true,
+	apperr.MethodNotAllowed:        true,
+	apperr.SubscriptionNeedsStream: true,
+	apperr.RateLimited:             true,
+	apperr.Unavailable:             true,
+	apperr.Internal:                true,
 	// A refusal of the server's policy, not of the document: 400 even
 	// with application/json, so that it is not taken for a result.
 	apperr.TrustedOnly: true,
@@ -294,7 +190,10 @@ func writeFailure(w http.ResponseWriter, r *http.Request, media string, status i
 // writeErrors answers err as a GraphQL request that did not execute, for
 // refusals made before the executor (body size, tokens).
 func writeErrors(w http.ResponseWriter, r *http.Request, err error) {
-	media := answerMedia(r)
+	media := negotiate(r.Header.Get("Accept")).media
+	if media == "" {
+		media = mediaJSON
+	}
 	if problem.Classify(err).Kind == apperr.TooLarge {
 		w.Header().Set("Connection", "close")
 	}
@@ -385,62 +284,4 @@ func writeBytes(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	w.Write(b)
-}
-
-// multipartTransport is gqlgen's multipart request transport (uploads)
-// with the statuses of httpTransport for requests that fail before they
-// execute.
-type multipartTransport struct{ transport.MultipartForm }
-
-// Do runs one multipart request.
-func (m multipartTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	pe := &preExecution{GraphExecutor: exec}
-	m.MultipartForm.Do(&statusWriter{ResponseWriter: w, r: r, pe: pe, media: answerMedia(r)}, r, pe)
-}
-
-// preExecution remembers the errors that stopped a request before it
-// executed.
-type preExecution struct {
-	graphql.GraphExecutor
-	errs gqlerror.List
-}
-
-// CreateOperationContext notes the errors of the wrapped executor's.
-func (p *preExecution) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
-	rc, errs := p.GraphExecutor.CreateOperationContext(ctx, params)
-	p.errs = errs
-	return rc, errs
-}
-
-// statusWriter replaces the status gqlgen chose for a request that failed
-// before it executed by failureStatus's, and its answer by a RateLimited
-// one when the request is over budget (chargeFailure).
-type statusWriter struct {
-	http.ResponseWriter
-	r       *http.Request
-	pe      *preExecution
-	media   string
-	refused bool
-}
-
-// WriteHeader writes the status.
-func (s *statusWriter) WriteHeader(status int) {
-	if err := chargeFailure(s.r.Context()); err != nil {
-		s.refused = true
-		writeFailure(s.ResponseWriter, s.r, s.media, failureStatus(s.media, err), &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}})
-		return
-	}
-	if len(s.pe.errs) > 0 {
-		status = failureStatus(s.media, s.pe.errs)
-		problem.Headers(s.ResponseWriter, s.r, problemOf(s.pe.errs[0]))
-	}
-	s.ResponseWriter.WriteHeader(status)
-}
-
-// Write writes the answer, unless a RateLimited one replaced it.
-func (s *statusWriter) Write(p []byte) (int, error) {
-	if s.refused {
-		return len(p), nil
-	}
-	return s.ResponseWriter.Write(p)
 }

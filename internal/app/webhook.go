@@ -126,7 +126,9 @@ func (a *App) RotateWebhookSecret(ctx context.Context, id int) (*EndpointSecret,
 
 // RedeliverWebhook sends delivery id again, from its first attempt, with
 // the same webhook-id. A delivery still pending is a Conflict: it is
-// already on its way. It needs a dashboard token.
+// already on its way. One conditional UPDATE (pending unless it already
+// was) makes it pending, so that of concurrent redeliveries one makes a
+// job and the others are refused. It needs a dashboard token.
 func (a *App) RedeliverWebhook(ctx context.Context, id int) error {
 	if err := auth.RequireDashboard(ctx); err != nil {
 		return err
@@ -135,17 +137,18 @@ func (a *App) RedeliverWebhook(ctx context.Context, id int) error {
 		return apperr.E(apperr.Unavailable, "webhook deliveries are not running on this server")
 	}
 	return a.withTx(ctx, func(t *database.Tx) error {
-		d, err := query.One[ent.WebhookDelivery](ctx, t.Client.WebhookDelivery.Query().Where(webhookdelivery.ID(id)), "webhook delivery", id)
+		n, err := t.Client.WebhookDelivery.Update().
+			Where(webhookdelivery.ID(id), webhookdelivery.StatusNEQ(webhookdelivery.StatusPENDING)).
+			SetStatus(webhookdelivery.StatusPENDING).ClearNextAttemptAt().ClearDeliveredAt().Save(ctx)
 		if err != nil {
-			return err
+			return fmt.Errorf("redeliver webhook delivery %d: %w", id, err)
 		}
-		if d.Status == webhookdelivery.StatusPENDING {
+		if n == 0 {
+			// Either it is not the viewer's (or not there) or it is pending.
+			if _, err := query.One[ent.WebhookDelivery](ctx, t.Client.WebhookDelivery.Query().Where(webhookdelivery.ID(id)), "webhook delivery", id); err != nil {
+				return err
+			}
 			return apperr.E(apperr.Conflict, "webhook delivery %d is pending: it is already being delivered", id)
-		}
-		err = t.Client.WebhookDelivery.UpdateOneID(id).SetStatus(webhookdelivery.StatusPENDING).
-			ClearNextAttemptAt().ClearDeliveredAt().Exec(ctx)
-		if err != nil {
-			return err
 		}
 		return a.events.Queue.Enqueue(ctx, t.SQL, id)
 	})

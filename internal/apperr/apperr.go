@@ -30,6 +30,14 @@ const (
 	// NotAcceptable is an Accept header that no answer the server can give
 	// satisfies (HTTP 406).
 	NotAcceptable Kind = "NOT_ACCEPTABLE"
+	// MethodNotAllowed is a request whose HTTP method the operation does
+	// not take, such as a GraphQL mutation sent with GET (HTTP 405).
+	MethodNotAllowed Kind = "METHOD_NOT_ALLOWED"
+	// SubscriptionNeedsStream is a GraphQL subscription sent over a
+	// request whose answer cannot stream its events (a plain POST or GET
+	// accepting JSON only), refused at once rather than held open for a
+	// first event (HTTP 400).
+	SubscriptionNeedsStream Kind = "SUBSCRIPTION_NEEDS_STREAM"
 	// KeyReused is an Idempotency-Key sent again with another request
 	// (HTTP 422).
 	KeyReused Kind = "IDEMPOTENCY_KEY_REUSED"

@@ -30,6 +30,9 @@ func (t *Tokens) FlushUsage(ctx context.Context) error { return t.flushUsage(ctx
 func (t *Tokens) SetClock(now func() time.Time) {
 	t.now = now
 	t.signer.now = now
+	if t.provider != nil {
+		t.provider.now = now
+	}
 }
 
 // SetDial replaces the listener's pgx.ConnectConfig; call before Run.

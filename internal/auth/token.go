@@ -46,9 +46,12 @@ import (
 type Tokens struct {
 	client *ent.Client
 	signer *Signer
-	now    func() time.Time
-	cache  *cache
-	usage  usage
+	// provider verifies the OpenID provider's tokens; nil when none is
+	// configured.
+	provider *Provider
+	now      func() time.Time
+	cache    *cache
+	usage    usage
 
 	running    atomic.Bool
 	flushEvery time.Duration
@@ -212,6 +215,10 @@ func (t *Tokens) Mint(rec *ent.APIToken) (string, error) {
 	return t.signer.MintUntil(rec.ID, viewer.Kind(rec.Kind), rec.CreatedAt, exp)
 }
 
+// SetProvider makes Resolve accept the access tokens of an OpenID
+// provider beside the service's own; call before serving.
+func (t *Tokens) SetProvider(p *Provider) { t.provider = p }
+
 // Signer returns the signer of the service's own tokens.
 func (t *Tokens) Signer() *Signer { return t.signer }
 
@@ -296,6 +303,9 @@ func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, err
 	// The epoch is taken before verifying, so that a key retired while
 	// this runs (which flushes the cache) keeps the answer out of it.
 	epoch := t.cache.begin()
+	if isProviderToken(token) {
+		return t.resolveProvider(ctx, token, now, epoch)
+	}
 	claims, err := t.signer.verify(token)
 	if errors.Is(err, ErrExpired) {
 		return nil, apperr.ErrTokenExpired

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/persisted"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/webhook"
@@ -119,6 +120,14 @@ type Config struct {
 	// has read and checked them; nil without a manifest.
 	Trusted *persisted.Manifest
 
+	// OIDCIssuer, when set, makes the service accept the access tokens of
+	// this OpenID provider beside its own (OIDC_ISSUER); OIDCAudience is
+	// the aud they must carry (OIDC_AUDIENCE), and the claim names say
+	// where the owner and an Open API caller's configurator are
+	// (OIDC_OWNER_CLAIM, OIDC_CONFIGURATOR_CLAIM).
+	OIDCIssuer, OIDCAudience              string
+	OIDCOwnerClaim, OIDCConfiguratorClaim string
+
 	// badBool names a boolean variable whose value is not one, for
 	// Validate to report.
 	badBool string
@@ -194,6 +203,14 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 		"manifest of trusted GraphQL documents, {\"<sha256>\": \"<document>\"} as graphql-codegen's client preset writes it (env PERSISTED_DOCUMENTS)")
 	fs.BoolVar(&c.PersistedOnly, "persisted-only", c.envBool(env, "PERSISTED_ONLY"),
 		"accept only the manifest's documents, except from dashboard tokens (env PERSISTED_ONLY=true)")
+	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", env("OIDC_ISSUER"),
+		"accept the access tokens of this OpenID provider, e.g. https://id.example.com/realms/shop (env OIDC_ISSUER; default: own tokens only)")
+	fs.StringVar(&c.OIDCAudience, "oidc-audience", env("OIDC_AUDIENCE"),
+		"the aud the provider's tokens must carry (env OIDC_AUDIENCE; required with --oidc-issuer)")
+	fs.StringVar(&c.OIDCOwnerClaim, "oidc-owner-claim", env("OIDC_OWNER_CLAIM"),
+		"claim of a provider token holding the owner id (env OIDC_OWNER_CLAIM; default owner_id)")
+	fs.StringVar(&c.OIDCConfiguratorClaim, "oidc-configurator-claim", env("OIDC_CONFIGURATOR_CLAIM"),
+		"claim of an Open API provider token holding its configurator id (env OIDC_CONFIGURATOR_CLAIM; default configurator_id)")
 }
 
 // envBool reads a boolean variable as the flag package reads a boolean
@@ -276,6 +293,16 @@ func (c *Config) Validate() error {
 	}
 	if !strings.HasPrefix(c.StorageURL, "file://") && !strings.HasPrefix(c.StorageURL, "s3://") {
 		return fmt.Errorf("--storage-url %q must start with file:// or s3://", c.StorageURL)
+	}
+	if c.OIDCIssuer != "" {
+		if err := auth.CheckIssuer(c.OIDCIssuer); err != nil {
+			return fmt.Errorf("--oidc-issuer: %v", err)
+		}
+		if c.OIDCAudience == "" {
+			return fmt.Errorf("--oidc-issuer needs --oidc-audience (OIDC_AUDIENCE): the aud its tokens must carry for this service")
+		}
+	} else if c.OIDCAudience != "" {
+		return fmt.Errorf("--oidc-audience needs --oidc-issuer (OIDC_ISSUER)")
 	}
 	if c.MaxUploadBytes < 0 {
 		return fmt.Errorf("--max-upload-bytes must be positive, got %d", c.MaxUploadBytes)

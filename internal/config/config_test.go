@@ -201,3 +201,29 @@ func serveConfig(env map[string]string, args ...string) (Config, error) {
 	}
 	return c, c.Validate()
 }
+
+// TestOIDCSettings: an issuer must be https (or loopback http) and comes
+// with an audience; an audience alone is refused.
+func TestOIDCSettings(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string // part of the error; "" for none
+	}{
+		{map[string]string{"OIDC_ISSUER": "https://id.example.com/realms/shop", "OIDC_AUDIENCE": "https://api.example.com"}, ""},
+		{map[string]string{"OIDC_ISSUER": "http://127.0.0.1:9000", "OIDC_AUDIENCE": "x"}, ""},
+		{map[string]string{"OIDC_ISSUER": "http://id.example.com", "OIDC_AUDIENCE": "x"}, "must be https"},
+		{map[string]string{"OIDC_ISSUER": "https://id.example.com"}, "needs --oidc-audience"},
+		{map[string]string{"OIDC_AUDIENCE": "x"}, "needs --oidc-issuer"},
+	} {
+		var c Config
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		c.ServeFlags(fs, func(k string) string { return tc.env[k] })
+		if err := fs.Parse(nil); err != nil {
+			t.Fatal(err)
+		}
+		err := c.Validate()
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%v: %v; want %q", tc.env, err, tc.want)
+		}
+	}
+}

@@ -2,11 +2,13 @@ package events
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,24 +40,88 @@ func (l Local) Notify(_ context.Context, tx *database.Tx, e Event) error {
 // database).
 const Channel = "catalogue_events"
 
-// notifySQL sends payload $2 (without its schema) on channel $1 from the
-// current transaction, prefixed with the schema of the events table.
-const notifySQL = `SELECT pg_notify($1, (SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = '` +
-	event.Table + `'::regclass) || ':' || $2)`
+// notifySQL sends the payloads $2 (newline-separated, in order, without
+// their schema) on channel $1, each prefixed with the schema of the
+// events table.
+const notifySQL = `SELECT pg_notify($1, s.name || ':' || u.payload)
+  FROM unnest(string_to_array($2, chr(10))) WITH ORDINALITY AS u(payload, i),
+       (SELECT relnamespace::regnamespace::text AS name FROM pg_class WHERE oid = '` + event.Table + `'::regclass) s
+  ORDER BY u.i`
 
 // scopeSQL is the schema of the events table a listener sees.
 const scopeSQL = `SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = '` + event.Table + `'::regclass`
 
-// Postgres notifies from the transaction itself: PostgreSQL delivers the
-// notification to the listeners of every replica (Listen) when, and only
-// if, the transaction commits.
-type Postgres struct{}
+// Postgres carries events to the listeners of every replica (Listen)
+// through PostgreSQL's NOTIFY, sent once, and only if, the writing
+// transaction has committed: Run sends every notification waiting in one
+// statement. Sent from the writing transaction itself, a NOTIFY makes its
+// commit take a lock on the database that every notifying commit waits
+// for, held across the commit's WAL flush; concurrent writers then spent
+// most of their time waiting on it, whatever they wrote
+// (bench/RESULTS.md, scale). The notifications waiting when the process
+// dies are lost, as are those of a replica whose listener is down: live
+// subscriptions miss them, webhooks do not (they come from the outbox).
+type Postgres struct {
+	db      *sql.DB
+	log     *slog.Logger
+	mu      sync.Mutex
+	pending []string
+	wake    chan struct{}
+}
 
-// Notify sends e on Channel from tx.
-func (Postgres) Notify(ctx context.Context, tx *database.Tx, e Event) error {
+// NewPostgres returns the notifier of the database db; Run sends.
+func NewPostgres(db *sql.DB, log *slog.Logger) *Postgres {
+	return &Postgres{db: db, log: log, wake: make(chan struct{}, 1)}
+}
+
+// Notify has e sent on Channel once tx commits.
+func (p *Postgres) Notify(_ context.Context, tx *database.Tx, e Event) error {
 	payload := fmt.Sprintf("%d:%d:%d:%d:%s", e.ID, e.OwnerID, e.ResourceID, e.Time.UnixMilli(), e.Type)
-	_, err := tx.SQL.ExecContext(ctx, notifySQL, Channel, payload)
-	return err
+	tx.AfterCommit(func() {
+		p.mu.Lock()
+		p.pending = append(p.pending, payload)
+		p.mu.Unlock()
+		select {
+		case p.wake <- struct{}{}:
+		default:
+		}
+	})
+	return nil
+}
+
+// notifyBatch bounds the notifications of one statement.
+const notifyBatch = 1000
+
+// Run sends the notifications of committed transactions until ctx is
+// done, then those still waiting. The notifications of the transactions
+// that commit while a statement runs wait for the next: one statement
+// at a time, so the database lock NOTIFY takes is never waited for by
+// this replica's writes.
+func (p *Postgres) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			p.send(context.WithoutCancel(ctx))
+			return
+		case <-p.wake:
+			p.send(ctx)
+		}
+	}
+}
+
+// send sends the notifications waiting, in order.
+func (p *Postgres) send(ctx context.Context) {
+	p.mu.Lock()
+	batch := p.pending
+	p.pending = nil
+	p.mu.Unlock()
+	for len(batch) > 0 {
+		n := min(len(batch), notifyBatch)
+		if _, err := p.db.ExecContext(ctx, notifySQL, Channel, strings.Join(batch[:n], "\n")); err != nil {
+			p.log.Warn("event notifications not sent; live subscriptions miss these events", "events", n, "err", err)
+		}
+		batch = batch[n:]
+	}
 }
 
 // parse reads a notification's payload; ok is false for another schema's

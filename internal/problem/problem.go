@@ -84,21 +84,23 @@ const StatusClientClosed = 499
 
 // statusOf is the one table from error kind to HTTP status.
 var statusOf = map[apperr.Kind]int{
-	apperr.Invalid:         http.StatusBadRequest,
-	apperr.Unauthenticated: http.StatusUnauthorized,
-	apperr.Forbidden:       http.StatusForbidden,
-	apperr.NotFound:        http.StatusNotFound,
-	apperr.Conflict:        http.StatusConflict,
-	apperr.TooLarge:        http.StatusRequestEntityTooLarge,
-	apperr.Unsupported:     http.StatusUnsupportedMediaType,
-	apperr.NotAcceptable:   http.StatusNotAcceptable,
-	apperr.TooComplex:      http.StatusBadRequest,
-	apperr.TrustedOnly:     http.StatusBadRequest,
-	apperr.RateLimited:     http.StatusTooManyRequests,
-	apperr.KeyReused:       http.StatusUnprocessableEntity,
-	apperr.Unavailable:     http.StatusServiceUnavailable,
-	apperr.Canceled:        StatusClientClosed,
-	apperr.Internal:        http.StatusInternalServerError,
+	apperr.Invalid:                 http.StatusBadRequest,
+	apperr.Unauthenticated:         http.StatusUnauthorized,
+	apperr.Forbidden:               http.StatusForbidden,
+	apperr.NotFound:                http.StatusNotFound,
+	apperr.Conflict:                http.StatusConflict,
+	apperr.TooLarge:                http.StatusRequestEntityTooLarge,
+	apperr.Unsupported:             http.StatusUnsupportedMediaType,
+	apperr.NotAcceptable:           http.StatusNotAcceptable,
+	apperr.MethodNotAllowed:        http.StatusMethodNotAllowed,
+	apperr.SubscriptionNeedsStream: http.StatusBadRequest,
+	apperr.TooComplex:              http.StatusBadRequest,
+	apperr.TrustedOnly:             http.StatusBadRequest,
+	apperr.RateLimited:             http.StatusTooManyRequests,
+	apperr.KeyReused:               http.StatusUnprocessableEntity,
+	apperr.Unavailable:             http.StatusServiceUnavailable,
+	apperr.Canceled:                StatusClientClosed,
+	apperr.Internal:                http.StatusInternalServerError,
 }
 
 // Status is the HTTP status of an error kind; an unknown kind is 500.

@@ -4,17 +4,16 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
+	"strconv"
+	"strings"
 	"time"
 
 	"entgo.io/ent/dialect"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/event"
 	"github.com/configurator/catalogue/ent/privacy"
-	"github.com/configurator/catalogue/ent/webhookdelivery"
 	"github.com/configurator/catalogue/ent/webhookendpoint"
 	"github.com/configurator/catalogue/internal/database"
 )
@@ -34,96 +33,84 @@ const maxDeliveries = 1000
 // dispatchEvery is how often an idle replica looks for new events.
 const dispatchEvery = 25 * time.Millisecond
 
-// batchesInFlight bounds the dispatched batches whose first attempts a
-// replica is still making: past it, the replica stops dispatching (other
-// replicas take the events) until a batch is done.
-const batchesInFlight = 4
+// setAsideAfter is how many dispatches of an event alone may fail before
+// the event is set aside (marked dispatched without deliveries, logged
+// and counted): the others are not held back meanwhile.
+const setAsideAfter = 5
 
-// DefaultTakeover is how long after its dispatch a delivery's first
-// attempt is left to the dispatching replica before the job queue makes
-// it: longer than an attempt and its bookkeeping, so that the two never
-// overlap while the replica lives.
-const DefaultTakeover = 30 * time.Second
-
-// attemptBudget is what a first attempt may take, the request and the
-// recording of its outcome: a replica starts no first attempt later than
-// takeover minus this after the dispatch.
-const attemptBudget = AttemptTimeout + 5*time.Second
+// retryAlone is the wait before an event whose dispatch failed alone is
+// tried again, growing fourfold with each failure (0.1 s, 0.4 s, 1.6 s,
+// 6.4 s: set aside some 8 s after its first failure alone).
+func retryAlone(failures int) time.Duration {
+	return 100 * time.Millisecond << (2 * (failures - 1))
+}
 
 // Dispatch turns the events not yet dispatched into deliveries, one per
 // enabled endpoint of the event's owner that wants its type, and inserts
-// their jobs, in one transaction that also marks the events dispatched:
-// an event is dispatched once, by one replica (the rows are locked with
-// SKIP LOCKED on PostgreSQL; SQLite has one writer), and an event whose
-// dispatch fails or whose replica dies stays to be dispatched again. The
-// writes themselves only record their event (internal/app), so that an
-// active endpoint costs a write nothing: the fan-out is done here, in
-// batches. It returns how many events it dispatched.
-//
-// Each job is due only after the takeover delay: the dispatch loop makes
-// the first attempts itself (firstAttempts) and records their outcomes
-// in batches, which costs a fraction of a job per delivery; the job is
-// there for a replica that dies before recording them.
+// a job per batch of them (at most batchSize), in one transaction that
+// also marks the events dispatched: an event is dispatched once, by one
+// replica (the rows are locked with SKIP LOCKED on PostgreSQL; SQLite has
+// one writer), and an event whose dispatch fails or whose replica dies
+// stays to be dispatched again. The writes themselves only record their
+// event (internal/app), so that an active endpoint costs a write nothing:
+// the fan-out is done here, in batches, and a batch job makes the first
+// attempts (batchWorker), which costs a fraction of a job per delivery.
+// It returns how many events it dispatched.
 func (q *Queue) Dispatch(ctx context.Context) (int, error) {
-	b, err := q.dispatch(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return b.events, nil
+	ids, _, err := q.dispatch(ctx, selection{})
+	return len(ids), err
 }
 
-// batch is what one dispatch made: the deliveries whose first attempt is
-// due, with what the attempt needs.
-type batch struct {
-	events int
-	// more says that events were left for the next dispatch.
-	more       bool
-	committed  time.Time
-	deliveries []firstAttempt
+// selection is what a dispatch takes: the first events not dispatched
+// (none of skip), or only those of only.
+type selection struct {
+	only, skip []int
 }
 
-// firstAttempt is one delivery of a batch and its takeover job.
-type firstAttempt struct {
-	id          int
-	job         int64
-	url, secret string
-	payload     []byte
-	// The outcome, once attempted.
-	tried bool
-	code  int
-	err   error
-}
-
-func (q *Queue) dispatch(ctx context.Context) (*batch, error) {
+// dispatch dispatches the events sel selects and returns their ids, read
+// before anything could fail (nil: the failure came first, from the
+// database rather than from an event), and whether events were left for
+// the next dispatch.
+func (q *Queue) dispatch(ctx context.Context, sel selection) (ids []int, more bool, err error) {
 	sys := privacy.DecisionContext(ctx, privacy.Allow)
 	t, err := database.Begin(sys, q.client)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer t.Rollback()
 	lock := ""
 	if t.Dialect == dialect.Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
-	rows, err := t.SQL.QueryContext(sys, fmt.Sprintf(`SELECT %s, %s, %s, %s FROM %s WHERE %s IS NULL ORDER BY %s LIMIT %d%s`,
-		event.FieldID, event.FieldOwnerID, event.FieldType, event.FieldPayload, event.Table, event.FieldDispatchedAt, event.FieldID, dispatchBatch, lock))
+	where := ""
+	if len(sel.only) > 0 {
+		where = fmt.Sprintf(" AND %s IN (%s)", event.FieldID, idList(sel.only))
+	} else if len(sel.skip) > 0 {
+		where = fmt.Sprintf(" AND %s NOT IN (%s)", event.FieldID, idList(sel.skip))
+	}
+	rows, err := t.SQL.QueryContext(sys, fmt.Sprintf(`SELECT %s, %s, %s FROM %s WHERE %s IS NULL%s ORDER BY %s LIMIT %d%s`,
+		event.FieldID, event.FieldOwnerID, event.FieldType, event.Table, event.FieldDispatchedAt, where, event.FieldID, dispatchBatch, lock))
 	if err != nil {
-		return nil, fmt.Errorf("dispatch: %w", err)
+		return nil, false, fmt.Errorf("dispatch: %w", err)
 	}
 	var evs []*ent.Event
 	owners := map[int]bool{}
 	for rows.Next() {
 		ev := &ent.Event{}
-		if err := rows.Scan(&ev.ID, &ev.OwnerID, &ev.Type, &ev.Payload); err != nil {
+		if err := rows.Scan(&ev.ID, &ev.OwnerID, &ev.Type); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("dispatch: %w", err)
+			return nil, false, fmt.Errorf("dispatch: %w", err)
 		}
 		evs = append(evs, ev)
 		owners[ev.OwnerID] = true
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil || len(evs) == 0 {
-		return &batch{}, err
+		return nil, false, err
+	}
+	// From here on a failure may be an event's.
+	for _, ev := range evs {
+		ids = append(ids, ev.ID)
 	}
 	ownerIDs := make([]int, 0, len(owners))
 	for o := range owners {
@@ -132,11 +119,11 @@ func (q *Queue) dispatch(ctx context.Context) (*batch, error) {
 	eps, err := t.Client.WebhookEndpoint.Query().
 		Where(webhookendpoint.OwnerIDIn(ownerIDs...), webhookendpoint.Enabled(true)).All(sys)
 	if err != nil {
-		return nil, fmt.Errorf("dispatch: endpoints: %w", err)
+		return ids, false, fmt.Errorf("dispatch: endpoints: %w", err)
 	}
-	b := &batch{more: len(evs) == dispatchBatch}
+	more = len(evs) == dispatchBatch
 	var creates []*ent.WebhookDeliveryCreate
-	var ids []int
+	taken := 0
 	for _, ev := range evs {
 		var wants []*ent.WebhookEndpoint
 		for _, ep := range eps {
@@ -144,209 +131,163 @@ func (q *Queue) dispatch(ctx context.Context) (*batch, error) {
 				wants = append(wants, ep)
 			}
 		}
-		if len(ids) > 0 && len(creates)+len(wants) > maxDeliveries {
-			b.more = true
+		if taken > 0 && len(creates)+len(wants) > maxDeliveries {
+			more = true
 			break
 		}
-		ids = append(ids, ev.ID)
+		taken++
 		for _, ep := range wants {
 			creates = append(creates, t.Client.WebhookDelivery.Create().SetOwnerID(ev.OwnerID).
 				SetEndpointID(ep.ID).SetEventID(ev.ID).SetEventType(ev.Type))
-			b.deliveries = append(b.deliveries, firstAttempt{url: ep.URL, secret: ep.Secret, payload: ev.Payload})
 		}
 	}
-	b.events = len(ids)
-	due := time.Now().Add(q.takeover)
+	ids = ids[:taken]
 	for from := 0; from < len(creates); from += maxDeliveries {
-		to := min(from+maxDeliveries, len(creates))
-		ds, err := t.Client.WebhookDelivery.CreateBulk(creates[from:to]...).Save(sys)
+		ds, err := t.Client.WebhookDelivery.CreateBulk(creates[from:min(from+maxDeliveries, len(creates))]...).Save(sys)
 		if err != nil {
-			return nil, fmt.Errorf("dispatch: deliveries: %w", err)
+			return ids, false, fmt.Errorf("dispatch: deliveries: %w", err)
 		}
-		params := make([]river.InsertManyParams, len(ds))
-		for i, d := range ds {
-			b.deliveries[from+i].id = d.ID
-			params[i] = river.InsertManyParams{Args: deliverArgs{DeliveryID: d.ID}, InsertOpts: &river.InsertOpts{ScheduledAt: due}}
+		var params []river.InsertManyParams
+		for b := 0; b < len(ds); b += batchSize {
+			args := batchArgs{}
+			for _, d := range ds[b:min(b+batchSize, len(ds))] {
+				args.Deliveries = append(args.Deliveries, d.ID)
+			}
+			params = append(params, river.InsertManyParams{Args: args, InsertOpts: &river.InsertOpts{MaxAttempts: batchMaxAttempts}})
 		}
-		jobs, err := q.river.InsertManyTx(sys, t.SQL, params)
-		if err != nil {
-			return nil, fmt.Errorf("dispatch: jobs: %w", err)
-		}
-		for i, j := range jobs {
-			b.deliveries[from+i].job = j.Job.ID
+		if _, err := q.river.InsertManyTx(sys, t.SQL, params); err != nil {
+			return ids, false, fmt.Errorf("dispatch: jobs: %w", err)
 		}
 	}
 	if err := t.Client.Event.Update().Where(event.IDIn(ids...)).SetDispatchedAt(time.Now()).Exec(sys); err != nil {
-		return nil, fmt.Errorf("dispatch: mark: %w", err)
+		return ids, false, fmt.Errorf("dispatch: mark: %w", err)
 	}
 	if err := t.Commit(); err != nil {
-		return nil, fmt.Errorf("dispatch: commit: %w", err)
+		return ids, false, fmt.Errorf("dispatch: commit: %w", err)
 	}
-	b.committed = time.Now()
-	return b, nil
+	return ids, more, nil
 }
 
-// firstAttempts makes the first attempt of every delivery of b, at most
-// Workers at once (shared with the other batches in flight), and records
-// the outcomes together. An attempt that could not start in time (the
-// takeover job might run beside it) is left to the job.
-func (q *Queue) firstAttempts(ctx context.Context, b *batch) {
-	var wg sync.WaitGroup
-	latest := b.committed.Add(q.takeover - attemptBudget)
-	for i := range b.deliveries {
-		acquired := false
-		select {
-		case q.sending <- struct{}{}:
-			acquired = true
-		case <-ctx.Done():
-		}
-		if !acquired || time.Now().After(latest) {
-			if acquired {
-				<-q.sending
-			}
-			break
-		}
-		wg.Add(1)
-		go func(a *firstAttempt) {
-			defer func() { <-q.sending; wg.Done() }()
-			start := time.Now()
-			// An attempt under way when the queue stops is finished (it
-			// is bounded by AttemptTimeout), not cut short.
-			a.code, a.err = q.send(context.WithoutCancel(ctx), a.url, a.secret, MessageID(a.id), a.payload)
-			a.tried = true
-			q.metrics.latency(time.Since(start))
-		}(&b.deliveries[i])
+// idList is ids as SQL, for an IN list (integers only).
+func idList(ids []int) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(id)
 	}
-	wg.Wait()
-	if err := q.recordFirst(ctx, b.deliveries); err != nil && ctx.Err() == nil {
-		q.log.Warn("webhook: recording first attempts failed; their jobs will make them again", "err", err)
-	}
+	return strings.Join(s, ",")
 }
 
-// recordFirst records the outcomes of first attempts in one transaction:
-// a delivery that succeeded loses its takeover job; one that failed has
-// it replaced by its first retry, due after the schedule's first wait. A
-// takeover job already running (its replica was too slow) is left alone,
-// and so is its delivery.
-func (q *Queue) recordFirst(ctx context.Context, as []firstAttempt) error {
-	byJob := map[int64]*firstAttempt{}
-	var jobs []int64
-	for i := range as {
-		if as[i].tried {
-			byJob[as[i].job] = &as[i]
-			jobs = append(jobs, as[i].job)
-		}
-	}
-	if len(jobs) == 0 {
-		return nil
-	}
-	sys := privacy.DecisionContext(context.WithoutCancel(ctx), privacy.Allow)
-	t, err := database.Begin(sys, q.client)
-	if err != nil {
-		return err
-	}
-	defer t.Rollback()
-	var deleted []*rivertype.JobRow
-	for from := 0; from < len(jobs); from += maxDeliveries {
-		chunk := jobs[from:min(from+maxDeliveries, len(jobs))]
-		res, err := q.river.JobDeleteManyTx(sys, t.SQL, river.NewJobDeleteManyParams().IDs(chunk...).First(len(chunk)))
-		if err != nil {
-			return fmt.Errorf("takeover jobs: %w", err)
-		}
-		deleted = append(deleted, res.Jobs...)
-	}
-	// The outcomes, grouped so that one UPDATE records every delivery
-	// with the same outcome (usually one or two statements a batch).
-	type outcome struct {
-		code int
-		err  string
-	}
-	groups := map[outcome][]int{}
-	var retries []river.InsertManyParams
-	now := time.Now()
-	next := now.Add(q.wait(1))
-	for _, j := range deleted {
-		a := byJob[j.ID]
-		o := outcome{code: a.code}
-		if a.err != nil {
-			o.err = a.err.Error()
-			retries = append(retries, river.InsertManyParams{
-				Args:       deliverArgs{DeliveryID: a.id, Tried: 1},
-				InsertOpts: &river.InsertOpts{ScheduledAt: next, MaxAttempts: len(q.schedule)},
-			})
-		}
-		groups[o] = append(groups[o], a.id)
-	}
-	for o, ids := range groups {
-		up := t.Client.WebhookDelivery.Update().
-			Where(webhookdelivery.IDIn(ids...), webhookdelivery.StatusEQ(webhookdelivery.StatusPENDING), webhookdelivery.Attempts(0)).
-			SetAttempts(1)
-		if o.code != 0 {
-			up.SetLastStatusCode(o.code)
-		}
-		if o.err == "" {
-			up.SetStatus(webhookdelivery.StatusSUCCEEDED).SetDeliveredAt(now)
-		} else {
-			up.SetLastError(o.err).SetNextAttemptAt(next)
-		}
-		if err := up.Exec(sys); err != nil {
-			return fmt.Errorf("outcomes: %w", err)
-		}
-	}
-	if len(retries) > 0 {
-		if _, err := q.river.InsertManyTx(sys, t.SQL, retries); err != nil {
-			return fmt.Errorf("retries: %w", err)
-		}
-	}
-	if err := t.Commit(); err != nil {
-		return err
-	}
-	for o, ids := range groups {
-		for range ids {
-			if o.err == "" {
-				q.metrics.outcome("succeeded")
-			} else {
-				q.metrics.outcome("retried")
+// failure is an event whose dispatch failed alone: how often, the last
+// error, and when to try it again.
+type failure struct {
+	n    int
+	err  error
+	next time.Time
+}
+
+// dispatcher is the dispatch loop's memory of failed dispatches.
+type dispatcher struct {
+	q *Queue
+	// suspects are the events of failed dispatches still to be tried in
+	// smaller groups (halves, down to one event), last first.
+	suspects [][]int
+	// failing are the events whose dispatch failed alone.
+	failing map[int]*failure
+}
+
+// step makes one dispatch: a group of suspects if there are any, else an
+// event whose dispatch failed alone and is due again, else the next
+// events (none of the failing ones). A dispatch of several events that
+// fails has its events tried again in halves, so that the events that
+// are fine are dispatched and the bad one is found; an event whose
+// dispatch fails alone setAsideAfter times is set aside. It returns
+// whether events were left for the next dispatch.
+func (d *dispatcher) step(ctx context.Context) (more bool) {
+	q := d.q
+	var sel selection
+	alone := 0
+	if n := len(d.suspects); n > 0 {
+		sel.only, d.suspects = d.suspects[n-1], d.suspects[:n-1]
+	} else {
+		now := time.Now()
+		for id, f := range d.failing {
+			if !f.next.After(now) {
+				sel.only, alone = []int{id}, id
+				break
 			}
+			sel.skip = append(sel.skip, id)
+		}
+		if alone != 0 {
+			sel.skip = nil
 		}
 	}
-	return nil
+	ids, more, err := q.dispatch(ctx, sel)
+	if err == nil {
+		for _, id := range append(ids, sel.only...) {
+			delete(d.failing, id)
+		}
+		return more || len(d.suspects) > 0
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	switch {
+	case len(ids) > 1:
+		q.log.Warn("webhook dispatch failed; its events are tried again in smaller groups", "events", len(ids), "err", err)
+		d.suspects = append(d.suspects, ids[len(ids)/2:], ids[:len(ids)/2])
+		return true
+	case len(ids) == 1:
+		d.failed(ctx, ids[0], err)
+		return len(d.suspects) > 0
+	case alone != 0:
+		// The database failed before the event was read: not its fault.
+		d.failing[alone].next = time.Now().Add(retryAlone(d.failing[alone].n))
+	}
+	q.log.Warn("webhook dispatch failed; the events stay to be dispatched", "err", err)
+	return false
+}
+
+// failed counts a failed dispatch of event id alone and sets the event
+// aside after setAsideAfter of them.
+func (d *dispatcher) failed(ctx context.Context, id int, err error) {
+	q := d.q
+	f := d.failing[id]
+	if f == nil {
+		f = &failure{}
+		d.failing[id] = f
+	}
+	f.n++
+	f.err = err
+	f.next = time.Now().Add(retryAlone(f.n))
+	if f.n < setAsideAfter {
+		q.log.Warn("webhook dispatch of an event failed; it is tried again", "event_id", id, "failures", f.n, "err", err)
+		return
+	}
+	sys := privacy.DecisionContext(ctx, privacy.Allow)
+	n, uerr := q.client.Event.Update().Where(event.ID(id), event.DispatchedAtIsNil()).SetDispatchedAt(time.Now()).Save(sys)
+	if uerr != nil {
+		q.log.Warn("webhook: could not set aside an event whose dispatch keeps failing", "event_id", id, "err", uerr)
+		return
+	}
+	delete(d.failing, id)
+	if n == 1 {
+		q.log.Error("webhook: event set aside, no webhook is sent for it: its dispatch failed", "event_id", id, "failures", f.n, "err", err)
+		q.metrics.setAside()
+	}
 }
 
 // dispatchLoop dispatches until ctx is done: at once again after a full
-// batch, every dispatchEvery otherwise, each batch's first attempts made
-// beside the next dispatch; every depthEvery it also counts the pending
-// deliveries (webhook_queue_depth). It returns once the batches in
-// flight are done.
+// batch, every dispatchEvery otherwise; every depthEvery it also counts
+// the pending deliveries (webhook_queue_depth).
 func (q *Queue) dispatchLoop(ctx context.Context) {
 	var counted time.Time
-	var inFlight sync.WaitGroup
-	defer inFlight.Wait()
-	slots := make(chan struct{}, batchesInFlight)
+	d := &dispatcher{q: q, failing: map[int]*failure{}}
 	for {
 		if time.Since(counted) >= depthEvery {
 			q.countDepth(ctx)
 			counted = time.Now()
 		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		b, err := q.dispatch(ctx)
-		if err != nil && ctx.Err() == nil {
-			q.log.Warn("webhook dispatch failed; the events stay to be dispatched", "err", err)
-		}
-		if err != nil || len(b.deliveries) == 0 {
-			<-slots
-		} else {
-			inFlight.Add(1)
-			go func() {
-				defer func() { <-slots; inFlight.Done() }()
-				q.firstAttempts(ctx, b)
-			}()
-		}
-		if err == nil && b.more {
+		if d.step(ctx) {
 			continue
 		}
 		select {

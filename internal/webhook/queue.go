@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -63,43 +64,43 @@ type Config struct {
 	// so that it needs nothing beyond the service's own pool.
 	PollInterval time.Duration
 	// Workers is the number of deliveries one replica sends at once, as
-	// first attempts and as jobs each (0: 20).
+	// first attempts of batches and as jobs each (0: 20).
 	Workers int
 	// Log receives the queue's warnings (nil: slog.Default()).
 	Log *slog.Logger
 	// Metrics registers the queue's metrics (nil: none).
 	Metrics prometheus.Registerer
-	// Takeover is how long after its dispatch the job queue makes a
-	// delivery's first attempt in place of the dispatching replica, which
-	// makes it at once unless it died first (0: DefaultTakeover).
-	Takeover time.Duration
 	// HTTPClient sends the deliveries (nil: one that dials through Guard,
 	// follows no redirect and ignores proxy settings).
 	HTTPClient *http.Client
 }
 
 // Queue delivers webhooks through River, a job queue in the service's own
-// database: the events writes record are turned into deliveries in
-// batches (Dispatch), each delivery's job inserted in the transaction
-// that makes the delivery and marks its event dispatched. The
-// dispatching replica makes the first attempts at once and records them
-// in batches (a job costs several statements, the batch a few for all);
-// the job, due only after the takeover delay, makes the attempt if that
-// replica died first, and River's jobs make the retries: River locks
-// each job to one replica while it runs, retries it on the schedule and
-// rescues it if the replica dies mid-attempt.
+// database, and River alone: the events writes record are turned into
+// deliveries in batches (Dispatch), with a job per batch inserted in the
+// transaction that makes the deliveries and marks the events dispatched.
+// The batch job makes the first attempts and records their outcomes, the
+// retries of the failed ones (a job each) and its own completion in one
+// transaction (batchWorker); a job costs several statements, so a job
+// per batch rather than per delivery keeps an active endpoint cheap.
+// River locks each job to one replica while it runs, retries it on the
+// schedule and rescues it if the replica dies; no job is deleted, and
+// no delivery waits on a clock to be taken over.
 type Queue struct {
 	client   *ent.Client
 	db       *sql.DB
 	dialect  string
 	river    *river.Client[*sql.Tx]
 	schedule []time.Duration
-	takeover time.Duration
 	// sending holds a slot per first attempt under way (Workers of them).
 	sending chan struct{}
-	http    *http.Client
-	log     *slog.Logger
-	metrics *queueMetrics
+	// stopping is closed by Stop: batches start no more attempts and hand
+	// the rest on.
+	stopping chan struct{}
+	stopOnce sync.Once
+	http     *http.Client
+	log      *slog.Logger
+	metrics  *queueMetrics
 	// stopDispatch ends the dispatch loop Start began.
 	stopDispatch func()
 	// depth is the number of pending deliveries at the last count
@@ -125,8 +126,7 @@ func (q *Queue) countDepth(ctx context.Context) {
 type deliverArgs struct {
 	DeliveryID int `json:"delivery_id"`
 	// Tried is how many attempts were made before this job (the first,
-	// by the dispatching replica), so that the schedule goes on from
-	// there.
+	// by a batch job), so that the schedule goes on from there.
 	Tried int `json:"tried,omitempty"`
 }
 
@@ -137,7 +137,7 @@ func (deliverArgs) Kind() string { return "webhook_delivery" }
 // It inserts jobs at once; it works them once Start is called.
 func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue, error) {
 	q := &Queue{client: c, db: db, dialect: dialectName, schedule: cfg.Schedule, http: cfg.HTTPClient, log: cfg.Log,
-		takeover: cmp.Or(cfg.Takeover, DefaultTakeover)}
+		stopping: make(chan struct{})}
 	if len(q.schedule) == 0 {
 		q.schedule = DefaultSchedule
 	}
@@ -173,6 +173,7 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 	q.sending = make(chan struct{}, workers)
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &worker{q: q})
+	river.AddWorker(ws, &batchWorker{q: q})
 	rc, err := river.NewClient(database.QueueDriver(db, dialectName), &river.Config{
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
 		Workers:           ws,
@@ -181,12 +182,16 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 		// A fetch as soon as a worker is free (the default waits 100 ms,
 		// which caps one replica at MaxWorkers deliveries per 100 ms).
 		FetchCooldown: 5 * time.Millisecond,
-		// An attempt takes at most AttemptTimeout; a job running for
-		// longer belonged to a replica that died.
+		// An attempt takes at most AttemptTimeout, a batch at most
+		// batchTimeout; a job running for longer belonged to a replica
+		// that died.
 		RescueStuckJobsAfter: 3 * AttemptTimeout,
 		JobTimeout:           AttemptTimeout + 5*time.Second,
 		MaxAttempts:          len(q.schedule) + 1,
-		Logger:               quiet(q.log),
+		// A batch job a few dispatches a second leaves a row each: an hour
+		// of them is kept for inspection, not River's default day.
+		CompletedJobRetentionPeriod: time.Hour,
+		Logger:                      quiet(q.log),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webhook queue: %w", err)
@@ -224,17 +229,29 @@ func (q *Queue) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops dispatching, lets running attempts finish (until ctx is
-// done) and stops working.
+// Stop stops dispatching, lets running attempts finish and be recorded
+// (until ctx is done; a batch starts no more and hands the rest on) and
+// stops working.
 func (q *Queue) Stop(ctx context.Context) error {
+	q.stopOnce.Do(func() { close(q.stopping) })
 	if q.stopDispatch != nil {
 		q.stopDispatch()
 	}
 	return q.river.Stop(ctx)
 }
 
-// Enqueue inserts the jobs of deliveries in tx, the transaction that
-// created them (Dispatch, or a redelivery).
+// stopped says whether Stop was called.
+func (q *Queue) stopped() bool {
+	select {
+	case <-q.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// Enqueue inserts a job for each of deliveries in tx, the transaction
+// that made them pending again (a redelivery).
 func (q *Queue) Enqueue(ctx context.Context, tx *sql.Tx, deliveries ...int) error {
 	if len(deliveries) == 0 {
 		return nil
@@ -384,6 +401,7 @@ func (q *Queue) send(ctx context.Context, url, secret, id string, body []byte) (
 type queueMetrics struct {
 	outcomes *prometheus.CounterVec
 	duration prometheus.Histogram
+	aside    prometheus.Counter
 }
 
 func newQueueMetrics(reg prometheus.Registerer, q *Queue) *queueMetrics {
@@ -400,12 +418,16 @@ func newQueueMetrics(reg prometheus.Registerer, q *Queue) *queueMetrics {
 			Help:    "Time from sending a webhook to the receiver's answer (or the failure).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}),
+		aside: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "webhook_events_set_aside_total",
+			Help: "Events set aside without webhooks because their dispatch kept failing (each logged with its id and error).",
+		}),
 	}
 	depth := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "webhook_queue_depth",
 		Help: "Webhook deliveries still pending (due or waiting for a retry), counted every 5 s by the dispatch loop.",
 	}, func() float64 { return float64(q.depth.Load()) })
-	reg.MustRegister(m.outcomes, m.duration, depth)
+	reg.MustRegister(m.outcomes, m.duration, m.aside, depth)
 	return m
 }
 
@@ -418,5 +440,11 @@ func (m *queueMetrics) outcome(o string) {
 func (m *queueMetrics) latency(d time.Duration) {
 	if m != nil {
 		m.duration.Observe(d.Seconds())
+	}
+}
+
+func (m *queueMetrics) setAside() {
+	if m != nil {
+		m.aside.Inc()
 	}
 }

@@ -329,71 +329,6 @@ func TestDeliveryGuardedAtConnection(t *testing.T) {
 	})
 }
 
-// TestFirstAttemptByTheDispatcher: the replica that dispatches an event
-// makes its first attempt and records it; the takeover job it inserted
-// with the delivery is gone, so that nothing sends the event again.
-func TestFirstAttemptByTheDispatcher(t *testing.T) {
-	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
-		w := newWorld(t, c)
-		rcv := newReceiver(t, http.StatusOK)
-		q := queue(t, c, time.Second)
-		a := operations(c, q)
-		if _, err := a.CreateWebhookEndpoint(w.ctx, app.CreateWebhookEndpoint{URL: rcv.URL}); err != nil {
-			t.Fatal(err)
-		}
-		start(t, q)
-		createMaterial(t, w, a, "Ash")
-		waitFor(t, "the delivery to succeed", func() bool {
-			d, err := c.WebhookDelivery.Query().Only(w.sys)
-			return err == nil && d.Status == webhookdelivery.StatusSUCCEEDED
-		})
-		if d := c.WebhookDelivery.Query().OnlyX(w.sys); d.Attempts != 1 || d.DeliveredAt == nil || d.LastStatusCode == nil || *d.LastStatusCode != http.StatusOK {
-			t.Errorf("delivery %+v; want one attempt, 200, delivered", d)
-		}
-		var jobs int
-		if err := database.Pool(c).QueryRow(`SELECT count(*) FROM river_job`).Scan(&jobs); err != nil || jobs != 0 {
-			t.Errorf("%d jobs left (%v); want the takeover job deleted", jobs, err)
-		}
-		if n := len(rcv.requests()); n != 1 {
-			t.Errorf("%d requests; want 1", n)
-		}
-	})
-}
-
-// TestTakeoverJob: deliveries dispatched by a replica that died before
-// their first attempt (Dispatch alone, as the dispatch loop's first
-// half) are attempted by the job queue once the takeover delay is past,
-// once each.
-func TestTakeoverJob(t *testing.T) {
-	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
-		w := newWorld(t, c)
-		rcv := newReceiver(t, http.StatusOK)
-		q := queueWith(t, c, webhook.Config{Guard: &webhook.Guard{AllowPrivate: true}, Takeover: 300 * time.Millisecond})
-		a := operations(c, q)
-		if _, err := a.CreateWebhookEndpoint(w.ctx, app.CreateWebhookEndpoint{URL: rcv.URL}); err != nil {
-			t.Fatal(err)
-		}
-		for i := range 3 {
-			createMaterial(t, w, a, fmt.Sprintf("m%d", i))
-		}
-		if n, err := q.Dispatch(context.Background()); err != nil || n != 3 {
-			t.Fatalf("dispatch: %d, %v; want the 3 events", n, err)
-		}
-		start(t, q)
-		waitFor(t, "the 3 deliveries by their jobs", func() bool {
-			n, _ := c.WebhookDelivery.Query().Where(webhookdelivery.StatusEQ(webhookdelivery.StatusSUCCEEDED)).Count(w.sys)
-			return n == 3
-		})
-		seen := map[string]int{}
-		for _, r := range rcv.requests() {
-			seen[r.id]++
-		}
-		if len(seen) != 3 || len(rcv.requests()) != 3 {
-			t.Errorf("requests by webhook-id %v; want 3 ids once each", seen)
-		}
-	})
-}
-
 // TestDispatchBoundsItsDeliveries: an owner with many endpoints has its
 // events dispatched over several transactions of at most 1,000
 // deliveries, none lost and none twice.
@@ -424,9 +359,20 @@ func TestDispatchBoundsItsDeliveries(t *testing.T) {
 		if n := c.WebhookDelivery.Query().CountX(w.sys); n != 1200 {
 			t.Errorf("%d deliveries; want 1,200", n)
 		}
-		var jobs int
-		if err := database.Pool(c).QueryRow(`SELECT count(*) FROM river_job`).Scan(&jobs); err != nil || jobs != 1200 {
-			t.Errorf("%d jobs (%v); want one per delivery", jobs, err)
+		// One batch job per 100 deliveries of a dispatch: 10 and 2, each
+		// delivery in one.
+		js := jobs(t, c)
+		inBatch := map[int]int{}
+		for _, j := range js {
+			if j.Kind != "webhook_batch" || len(j.Deliveries) > 100 {
+				t.Errorf("job %s of %d deliveries; want batches of at most 100", j.Kind, len(j.Deliveries))
+			}
+			for _, id := range j.Deliveries {
+				inBatch[id]++
+			}
+		}
+		if len(js) != 12 || len(inBatch) != 1200 {
+			t.Errorf("%d jobs for %d deliveries; want 12 batch jobs for the 1,200", len(js), len(inBatch))
 		}
 	})
 }

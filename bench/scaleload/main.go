@@ -1,0 +1,335 @@
+// Command scaleload measures what bench/scale.sh reports of a running
+// server over the reference dataset: the time of single reads with one
+// client (page 1, the middle and the last page of every order, W3, an
+// order by id), and order creation throughput over GraphQL with one
+// client, with eight on one configurator and with eight spread over eight
+// configurators (alternating rounds), and over a sustained run in 10 s
+// windows. While orders are created it samples PostgreSQL's
+// pg_stat_activity every 50 ms and reports the share of samples in
+// which some backend of the product's database waits on a heavyweight
+// lock (wait_event_type 'Lock'), and which locks those were.
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+)
+
+func main() {
+	base := flag.String("base", "http://127.0.0.1:8080", "the server")
+	token := flag.String("token", "", "an Open API token")
+	dbURL := flag.String("db", "", "the product's PostgreSQL database, for the lock samples")
+	n := flag.Int("n", 40, "timed requests of each read")
+	dur := flag.Duration("d", 10*time.Second, "duration of one creation round")
+	rounds := flag.Int("r", 2, "rounds of 8 clients on one configurator against 8 spread over eight")
+	sustained := flag.Duration("sustained", 90*time.Second, "duration of the sustained run (0: none)")
+	conns := flag.Int("c", 8, "concurrent clients")
+	flag.Parse()
+
+	db, err := sql.Open("pgx", *dbURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * *conns}, Timeout: 60 * time.Second}
+	l := &load{client: client, base: *base, token: *token, db: db}
+
+	// Reads, one client.
+	const list = "/api/open-api/v1/orders?per_page=20&page="
+	var first struct {
+		Pagination struct {
+			Total    int
+			LastPage int `json:"last_page"`
+		}
+	}
+	l.get(list+"1", &first)
+	last := first.Pagination.LastPage
+	if last < 1 {
+		log.Fatalf("no orders to page through: %+v", first)
+	}
+	fmt.Printf("orders: %d (%d pages of 20)\n\n", first.Pagination.Total, last)
+	fmt.Println("| read (one client) | median ms | p90 ms |")
+	fmt.Println("|---|---:|---:|")
+	reads := []struct {
+		name string
+		path func(r *rand.Rand) string
+	}{
+		{"orders page 1 (newest first)", func(*rand.Rand) string { return list + "1" }},
+		{fmt.Sprintf("orders, middle page (%d)", (last+1)/2), func(*rand.Rand) string { return fmt.Sprint(list, (last+1)/2) }},
+		{fmt.Sprintf("orders, last page (%d)", last), func(*rand.Rand) string { return fmt.Sprint(list, last) }},
+		{"W3: 20 orders of a configurator in a date range, with the total", func(r *rand.Rand) string {
+			return fmt.Sprintf("/api/open-api/v1/orders?per_page=20&page=1&configurator_id=%d&start_date=2024-03-01&end_date=2024-06-01&order_by=created_at&order=desc", 1+r.IntN(20))
+		}},
+		{"an order by id", func(r *rand.Rand) string {
+			return fmt.Sprintf("/api/open-api/v1/orders/%d", 1+r.IntN(first.Pagination.Total))
+		}},
+	}
+	for _, rd := range reads {
+		r := rand.New(rand.NewPCG(1, 2))
+		for range 5 {
+			l.get(rd.path(r), nil)
+		}
+		var ms []float64
+		for range *n {
+			start := time.Now()
+			l.get(rd.path(r), nil)
+			ms = append(ms, float64(time.Since(start).Microseconds())/1000)
+		}
+		fmt.Printf("| %s | %.2f | %.2f |\n", rd.name, quantile(ms, 0.5), quantile(ms, 0.9))
+	}
+
+	// Creation.
+	fmt.Println()
+	fmt.Println("| creation | round | orders/s | samples with a lock wait | waiting locks seen, by type |")
+	fmt.Println("|---|---:|---:|---:|---|")
+	single := l.create(*dur, 1, 1)
+	fmt.Printf("| 1 client | 1 | %.0f | %s |\n", single.rate(), single.locks())
+	var one, spread []result
+	for r := 1; r <= *rounds; r++ {
+		order := []int{1, 8}
+		if r%2 == 0 {
+			order = []int{8, 1}
+		}
+		for _, confs := range order {
+			res := l.create(*dur, *conns, confs)
+			name := fmt.Sprintf("%d clients on one configurator", *conns)
+			if confs > 1 {
+				name = fmt.Sprintf("%d clients spread over %d configurators", *conns, confs)
+				spread = append(spread, res)
+			} else {
+				one = append(one, res)
+			}
+			fmt.Printf("| %s | %d | %.0f | %s |\n", name, r, res.rate(), res.locks())
+		}
+	}
+	o, s := sum(one), sum(spread)
+	fmt.Printf("\nover %d rounds: %.0f orders/s on one configurator (%.1f%% of samples with a lock wait, %.1f%% but NOTIFY's), %.0f spread over eight (%.1f%%, %.1f%%): ratio %.2f\n",
+		*rounds, o.rate(), o.lockShare(), o.writesShare(), s.rate(), s.lockShare(), s.writesShare(), o.rate()/s.rate())
+
+	if *sustained > 0 {
+		fmt.Printf("\nsustained: %d clients on one configurator for %v, orders/s per 10 s window:\n", *conns, *sustained)
+		res := l.create(*sustained, *conns, 1)
+		var line []string
+		for _, w := range res.windows {
+			line = append(line, fmt.Sprintf("%.0f", float64(w)/10))
+		}
+		fmt.Println(strings.Join(line, " "))
+		if len(res.windows) > 1 {
+			fmt.Printf("last 10 s / first 10 s: %.2f; %.1f%% of samples with a lock wait, %.1f%% but NOTIFY's (%s)\n",
+				float64(res.windows[len(res.windows)-1])/float64(res.windows[0]), res.lockShare(), res.writesShare(), res.kinds())
+		}
+	}
+	var dead, live, pages int64
+	if err := db.QueryRow(`SELECT n_dead_tup, n_live_tup, pg_relation_size('order_counts') / 8192 FROM pg_stat_user_tables WHERE relname = 'order_counts'`).Scan(&dead, &live, &pages); err == nil {
+		fmt.Printf("\norder_counts at the end: %d live rows, %d dead, %d pages\n", live, dead, pages)
+	}
+}
+
+type load struct {
+	client *http.Client
+	base   string
+	token  string
+	db     *sql.DB
+}
+
+// result is what one creation run measured.
+type result struct {
+	orders  int
+	secs    float64
+	samples int
+	waiting int
+	// writesWaiting counts the samples with a wait of another backend
+	// than the sender of notifications.
+	writesWaiting int
+	byKind        map[string]int
+	windows       []int
+}
+
+func (r result) rate() float64 { return float64(r.orders) / r.secs }
+
+func (r result) lockShare() float64 {
+	if r.samples == 0 {
+		return 0
+	}
+	return 100 * float64(r.waiting) / float64(r.samples)
+}
+
+func (r result) writesShare() float64 {
+	if r.samples == 0 {
+		return 0
+	}
+	return 100 * float64(r.writesWaiting) / float64(r.samples)
+}
+
+func (r result) kinds() string {
+	var ks []string
+	for k, n := range r.byKind {
+		ks = append(ks, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Strings(ks)
+	if len(ks) == 0 {
+		return "none"
+	}
+	return strings.Join(ks, ", ")
+}
+
+func (r result) locks() string {
+	return fmt.Sprintf("%.1f%% of %d (%.1f%% but NOTIFY's) | %s", r.lockShare(), r.samples, r.writesShare(), r.kinds())
+}
+
+func sum(rs []result) result {
+	var t result
+	t.byKind = map[string]int{}
+	for _, r := range rs {
+		t.orders += r.orders
+		t.secs += r.secs
+		t.samples += r.samples
+		t.waiting += r.waiting
+		t.writesWaiting += r.writesWaiting
+	}
+	return t
+}
+
+const createOrder = `mutation($c: ID!) { createOrder(input: {configuratorID: $c, price: 10, customerDetails: {name: "Load"}, configuratorSummary: {}}) { id } }`
+
+// create runs conns clients creating orders for d, client i on
+// configurator 1 + i%confs, and samples the lock waits meanwhile.
+func (l *load) create(d time.Duration, conns, confs int) result {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var n atomic.Int64
+	windows := make([]atomic.Int64, int(d/(10*time.Second))+1)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vars := map[string]any{"c": fmt.Sprint(1 + i%confs)}
+			for ctx.Err() == nil {
+				if err := l.post(createOrder, vars); err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					log.Fatal(err)
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				n.Add(1)
+				windows[int(time.Since(start)/(10*time.Second))].Add(1)
+			}
+		}()
+	}
+	res := result{byKind: map[string]int{}}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+sampling:
+	for {
+		select {
+		case <-ctx.Done():
+			break sampling
+		case <-tick.C:
+		}
+		var waits int
+		if err := l.db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`).Scan(&waits); err != nil {
+			log.Fatal(err)
+		}
+		res.samples++
+		if waits > 0 {
+			res.waiting++
+			// What the waits are for: the lock's type, and for an
+			// object lock its catalog (pg_database: NOTIFY's lock).
+			// And who waits: the order's transaction, or the sender of
+			// notifications (whose lock is shared with every database).
+			rows, err := l.db.Query(`SELECT l.locktype || CASE WHEN l.locktype = 'object' THEN ':' || l.classid::regclass::text ELSE '' END
+				|| ' (' || CASE WHEN a.query LIKE '%pg_notify%' THEN 'NOTIFY' WHEN a.query LIKE '%order_counts%' OR a.query ILIKE 'INSERT INTO "orders"%' THEN 'order insert'
+				   WHEN a.query IN ('COMMIT', 'commit') THEN 'commit' ELSE left(a.query, 20) END || ')'
+				FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()`)
+			if err != nil {
+				log.Fatal(err)
+			}
+			writes := false
+			for rows.Next() {
+				var kind string
+				rows.Scan(&kind)
+				res.byKind[kind]++
+				writes = writes || !strings.HasSuffix(kind, "(NOTIFY)")
+			}
+			rows.Close()
+			if writes {
+				res.writesWaiting++
+			}
+		}
+	}
+	wg.Wait()
+	res.orders = int(n.Load())
+	res.secs = time.Since(start).Seconds()
+	for i := range windows {
+		if (i+1)*10 <= int(d.Seconds()) {
+			res.windows = append(res.windows, int(windows[i].Load()))
+		}
+	}
+	return res
+}
+
+func (l *load) get(path string, v any) {
+	req, _ := http.NewRequest(http.MethodGet, l.base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+l.token)
+	res, err := l.client.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		log.Fatalf("GET %s: %d %s", path, res.StatusCode, raw)
+	}
+	if v != nil {
+		if err := json.Unmarshal(raw, v); err != nil {
+			log.Fatalf("GET %s: %v", path, err)
+		}
+	}
+}
+
+func (l *load) post(query string, vars map[string]any) error {
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, l.base+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+l.token)
+	res, err := l.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var r struct{ Errors []any }
+	if err := json.Unmarshal(raw, &r); err != nil || len(r.Errors) > 0 || res.StatusCode != http.StatusOK {
+		return fmt.Errorf("createOrder: %d %s", res.StatusCode, raw)
+	}
+	return nil
+}
+
+// quantile is the q-quantile of xs (nearest rank).
+func quantile(xs []float64, q float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}

@@ -1,0 +1,408 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/MicahParks/jwkset"
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/apitoken"
+	"github.com/configurator/catalogue/ent/configurator"
+	"github.com/configurator/catalogue/ent/owner"
+	"github.com/configurator/catalogue/ent/privacy"
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/viewer"
+)
+
+// The scopes (RFC 9068's space-separated scope claim) that make a provider
+// token a dashboard or an Open API caller.
+const (
+	ScopeDashboard = "catalogue:dashboard"
+	ScopeOpenAPI   = "catalogue:open_api"
+)
+
+// Default claims that name a provider token's owner and configurator.
+const (
+	DefaultOwnerClaim        = "owner_id"
+	DefaultConfiguratorClaim = "configurator_id"
+)
+
+// ProviderConfig configures the OpenID provider whose access tokens the
+// service accepts beside its own.
+type ProviderConfig struct {
+	// Issuer is the provider's issuer URL (OIDC_ISSUER): https, or http
+	// on a loopback address for development and tests.
+	Issuer string
+	// Audience is the aud the tokens must carry (OIDC_AUDIENCE).
+	Audience string
+	// OwnerClaim names the claim holding the owner id (a string or a
+	// number); DefaultOwnerClaim when empty.
+	OwnerClaim string
+	// ConfiguratorClaim names the claim holding an Open API caller's
+	// configurator id; DefaultConfiguratorClaim when empty.
+	ConfiguratorClaim string
+	// Client makes the discovery and JWKS requests; a client with a 10 s
+	// timeout when nil.
+	Client *http.Client
+}
+
+// The timing of the provider's key set.
+const (
+	// JWKSRefreshEvery is how often the provider's keys are fetched again
+	// in any case, so that a key the provider dropped stops verifying.
+	JWKSRefreshEvery = 10 * time.Minute
+	// UnknownKidEvery is the least time between two fetches caused by a
+	// token naming a kid the cache does not hold (the provider rotated):
+	// a flood of forged kids costs the provider one request per interval.
+	UnknownKidEvery = 5 * time.Second
+)
+
+// providerAlgs are the algorithms accepted from the provider: asymmetric
+// only, never none or HS256 (whose key would be the public one).
+var providerAlgs = []string{"RS256", "ES256", "EdDSA"}
+
+// Provider verifies the access tokens of an OpenID provider (JWTs per
+// RFC 9068) with its keys, cached, and maps their claims to a caller.
+type Provider struct {
+	issuer, audience      string
+	ownerClaim, confClaim string
+	// keys holds the provider's keys, fetched every JWKSRefreshEvery;
+	// refreshing reads them after fetching them again.
+	keys, refreshing jwkset.Storage
+	unknownKid       *rate.Limiter
+	now              func() time.Time
+}
+
+// CheckIssuer refuses an issuer URL that is not https, except http on a
+// loopback address (http://127.0.0.1:PORT, http://[::1]:PORT,
+// http://localhost:PORT) for local development and tests.
+func CheckIssuer(issuer string) error {
+	u, err := url.Parse(issuer)
+	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("OIDC_ISSUER %q is not an absolute URL without query", issuer)
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		h := u.Hostname()
+		if ip := net.ParseIP(h); (ip != nil && ip.IsLoopback()) || h == "localhost" {
+			return nil
+		}
+	}
+	return fmt.Errorf("OIDC_ISSUER %q must be https (plain http only on a loopback address, for development)", issuer)
+}
+
+// NewProvider discovers the provider at cfg.Issuer
+// (/.well-known/openid-configuration), fetches its keys from the
+// jwks_uri it names and keeps them until ctx ends, fetching them again
+// every JWKSRefreshEvery and when a token names an unknown kid (at most
+// once every UnknownKidEvery). It fails when the provider cannot be
+// discovered or its keys cannot be fetched.
+func NewProvider(ctx context.Context, cfg ProviderConfig, log *slog.Logger) (*Provider, error) {
+	if err := CheckIssuer(cfg.Issuer); err != nil {
+		return nil, err
+	}
+	if cfg.Audience == "" {
+		return nil, errors.New("OIDC_AUDIENCE is required with OIDC_ISSUER")
+	}
+	client := cfg.Client
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Second}
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	jwksURL, err := discover(ctx, client, cfg.Issuer)
+	if err != nil {
+		return nil, err
+	}
+	store, err := jwkset.NewStorageFromHTTP(jwksURL, jwkset.HTTPClientStorageOptions{
+		Client:          client,
+		Ctx:             ctx,
+		HTTPTimeout:     10 * time.Second,
+		RefreshInterval: JWKSRefreshEvery,
+		RefreshErrorHandler: func(_ context.Context, err error) {
+			log.Warn("could not refresh the OpenID provider's keys; keeping the ones known", "jwks_uri", jwksURL, "err", err)
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("OpenID provider keys at %s: %w", jwksURL, err)
+	}
+	// NewStorageFromHTTP has fetched the keys once already: a provider
+	// whose keys cannot be fetched is found at start.
+	// A read through refreshing fetches the keys again when the kid is
+	// not among them; keyFunc lets it happen at most once every
+	// UnknownKidEvery (unknownKid), refusing the tokens in between at once
+	// rather than holding them.
+	refreshing, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
+		HTTPURLs:          map[string]jwkset.Storage{jwksURL: store},
+		RefreshUnknownKID: rate.NewLimiter(rate.Inf, 1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("OpenID provider keys: %w", err)
+	}
+	return &Provider{
+		issuer:     cfg.Issuer,
+		audience:   cfg.Audience,
+		ownerClaim: or(cfg.OwnerClaim, DefaultOwnerClaim),
+		confClaim:  or(cfg.ConfiguratorClaim, DefaultConfiguratorClaim),
+		keys:       store,
+		refreshing: refreshing,
+		unknownKid: rate.NewLimiter(rate.Every(UnknownKidEvery), 1),
+		now:        time.Now,
+	}, nil
+}
+
+func or(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+// discover reads the provider's metadata and returns its jwks_uri.
+func discover(ctx context.Context, client *http.Client, issuer string) (string, error) {
+	u := strings.TrimSuffix(issuer, "/") + "/.well-known/openid-configuration"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", fmt.Errorf("OpenID discovery: %w", err)
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("OpenID discovery at %s: %w", u, err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("OpenID discovery at %s: HTTP %d", u, res.StatusCode)
+	}
+	var meta struct {
+		Issuer  string `json:"issuer"`
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&meta); err != nil {
+		return "", fmt.Errorf("OpenID discovery at %s: %w", u, err)
+	}
+	// OpenID Connect Discovery 1.0, 4.3: the issuer must be the one asked.
+	if meta.Issuer != issuer {
+		return "", fmt.Errorf("OpenID discovery at %s names issuer %q; want %q (OIDC_ISSUER must be the issuer exactly)", u, meta.Issuer, issuer)
+	}
+	if meta.JWKSURI == "" {
+		return "", fmt.Errorf("OpenID discovery at %s names no jwks_uri", u)
+	}
+	if err := CheckIssuer(meta.JWKSURI); err != nil {
+		return "", fmt.Errorf("the provider's jwks_uri %q must be https", meta.JWKSURI)
+	}
+	return meta.JWKSURI, nil
+}
+
+// keyFunc returns the provider's public key named by the token's kid.
+func (p *Provider) keyFunc(t *jwt.Token) (any, error) {
+	kid, _ := t.Header["kid"].(string)
+	if kid == "" {
+		return nil, errors.New("no kid")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	jwk, err := p.keys.KeyRead(ctx, kid)
+	if errors.Is(err, jwkset.ErrKeyNotFound) && p.unknownKid.Allow() {
+		jwk, err = p.refreshing.KeyRead(ctx, kid)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("key %q: %w", kid, err)
+	}
+	return jwk.Key(), nil
+}
+
+// caller is what a verified provider token says of its caller.
+type caller struct {
+	subject     string // the record's subject: a digest of the fields below
+	kind        viewer.Kind
+	owner, conf int
+	until       time.Time
+}
+
+// verify checks a provider token and maps its claims: a bad or expired
+// token is Unauthenticated, a valid one without the claims it needs is
+// Forbidden naming the claim.
+func (p *Provider) verify(token string) (caller, error) {
+	claims := jwt.MapClaims{}
+	_, err := jwt.ParseWithClaims(token, claims, p.keyFunc,
+		jwt.WithValidMethods(providerAlgs),
+		jwt.WithIssuer(p.issuer),
+		jwt.WithAudience(p.audience),
+		jwt.WithExpirationRequired(),
+		jwt.WithLeeway(leeway),
+		jwt.WithTimeFunc(p.now),
+	)
+	if errors.Is(err, jwt.ErrTokenExpired) {
+		return caller{}, apperr.ErrTokenExpired
+	}
+	if err != nil {
+		return caller{}, apperr.E(apperr.Unauthenticated, "invalid token")
+	}
+	sub, _ := claims["sub"].(string)
+	if sub == "" {
+		return caller{}, apperr.E(apperr.Forbidden, "the token has no sub claim")
+	}
+	owner, err := idClaim(claims, p.ownerClaim)
+	if err != nil {
+		return caller{}, err
+	}
+	c := caller{owner: owner}
+	scopes := strings.Fields(fmt.Sprint(claims["scope"]))
+	switch {
+	case contains(scopes, ScopeDashboard):
+		c.kind = viewer.KindDashboard
+	case contains(scopes, ScopeOpenAPI):
+		c.kind = viewer.KindOpenAPI
+		if c.conf, err = idClaim(claims, p.confClaim); err != nil {
+			return caller{}, err
+		}
+	default:
+		return caller{}, apperr.E(apperr.Forbidden, "the token's scope claim has neither %s nor %s", ScopeDashboard, ScopeOpenAPI)
+	}
+	exp, _ := claims.GetExpirationTime()
+	c.until = exp.Add(leeway)
+	// One record per caller and scope: the same sub with another owner or
+	// kind is another record. A digest keeps the column short whatever the
+	// provider's ids.
+	h := sha256.Sum256([]byte(strings.Join([]string{p.issuer, sub, string(c.kind), strconv.Itoa(c.owner), strconv.Itoa(c.conf)}, "\x00")))
+	c.subject = "oidc:" + hex.EncodeToString(h[:16])
+	return c, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// idClaim reads a positive integer id from claim name, given as a number
+// or a string; missing or otherwise is Forbidden naming the claim.
+func idClaim(claims jwt.MapClaims, name string) (int, error) {
+	v, ok := claims[name]
+	if !ok {
+		return 0, apperr.E(apperr.Forbidden, "the token has no %s claim", name)
+	}
+	var id int
+	switch x := v.(type) {
+	case float64:
+		if x >= 1 && x <= math.MaxInt32 && x == math.Trunc(x) {
+			id = int(x)
+		}
+	case string:
+		if n, err := strconv.Atoi(x); err == nil && n >= 1 {
+			id = n
+		}
+	}
+	if id <= 0 {
+		return 0, apperr.E(apperr.Forbidden, "the token's %s claim is not a positive integer id", name)
+	}
+	return id, nil
+}
+
+// isProviderToken tells a provider token from the service's own by its
+// header's alg: the service signs with HS256 only, which the provider's
+// tokens never use. It decodes the header alone.
+func isProviderToken(token string) bool {
+	head, _, ok := strings.Cut(token, ".")
+	if !ok || len(head) > 1024 {
+		return false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(head)
+	if err != nil {
+		return false
+	}
+	var h struct {
+		Alg string `json:"alg"`
+	}
+	if json.Unmarshal(raw, &h) != nil {
+		return false
+	}
+	return h.Alg != jwt.SigningMethodHS256.Alg()
+}
+
+// resolveProvider resolves a provider token to the record of its caller,
+// made at the caller's first token: a record keeps what the service's
+// own tokens keep (last use, override data, rate-limit budget) and can be
+// revoked like theirs, which refuses that caller's tokens.
+func (t *Tokens) resolveProvider(ctx context.Context, token string, now time.Time, epoch uint64) (*viewer.Viewer, error) {
+	if t.provider == nil {
+		return nil, apperr.E(apperr.Unauthenticated, "invalid token")
+	}
+	c, err := t.provider.verify(token)
+	if err != nil {
+		return nil, err
+	}
+	sys := privacy.DecisionContext(ctx, privacy.Allow)
+	rec, err := t.client.APIToken.Query().Where(apitoken.Subject(c.subject)).Only(sys)
+	if ent.IsNotFound(err) {
+		rec, err = t.createCaller(sys, c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rec.RevokedAt != nil {
+		return nil, apperr.E(apperr.Unauthenticated, "token revoked")
+	}
+	v := viewer.Viewer{OwnerID: rec.OwnerID, Kind: viewer.Kind(rec.Kind), TokenID: rec.ID, Expires: c.until}
+	if rec.ConfiguratorID != nil {
+		v.ConfiguratorID = *rec.ConfiguratorID
+	}
+	t.cache.put(token, v, c.until, epoch)
+	t.usage.note(v.TokenID, now)
+	return &v, nil
+}
+
+// createCaller makes the record of a provider caller, checking that its
+// owner exists and that its configurator is that owner's (Forbidden
+// otherwise, naming the claim). Two requests racing here make one record.
+func (t *Tokens) createCaller(ctx context.Context, c caller) (*ent.APIToken, error) {
+	ok, err := t.client.Owner.Query().Where(owner.ID(c.owner)).Exist(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load owner %d: %w", c.owner, err)
+	}
+	if !ok {
+		return nil, apperr.E(apperr.Forbidden, "the token's %s claim names owner %d, which does not exist", t.provider.ownerClaim, c.owner)
+	}
+	create := t.client.APIToken.Create().SetKind(apitoken.Kind(c.kind)).SetOwnerID(c.owner).SetSubject(c.subject)
+	if c.kind == viewer.KindOpenAPI {
+		ok, err := t.client.Configurator.Query().Where(configurator.ID(c.conf), configurator.OwnerID(c.owner)).Exist(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("load configurator %d: %w", c.conf, err)
+		}
+		if !ok {
+			return nil, apperr.E(apperr.Forbidden, "the token's %s claim names configurator %d, which is not one of owner %d", t.provider.confClaim, c.conf, c.owner)
+		}
+		create.SetConfiguratorID(c.conf)
+	}
+	if err := create.OnConflictColumns(apitoken.FieldSubject).Ignore().Exec(ctx); err != nil {
+		return nil, fmt.Errorf("record provider caller: %w", err)
+	}
+	rec, err := t.client.APIToken.Query().Where(apitoken.Subject(c.subject)).Only(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load provider caller: %w", err)
+	}
+	return rec, nil
+}

@@ -1,0 +1,160 @@
+// Package oidctest starts a real OpenID provider for tests: oidc-provider
+// (npm, pinned in package-lock.json) run by Node from provider.mjs beside
+// this file. It issues JWT access tokens (RFC 9068) through the client
+// credentials grant and rotates its keys on request.
+package oidctest
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Audience is the resource indicator the provider's tokens are for when a
+// request names none.
+const Audience = "https://catalogue.test"
+
+// Client is a client of the provider: its tokens carry Claims, are
+// signed with Alg (RS256, ES256 or EdDSA; RS256 when empty) and live TTL
+// (5 minutes when zero; whole seconds).
+type Client struct {
+	Claims map[string]any `json:"claims,omitempty"`
+	Alg    string         `json:"alg,omitempty"`
+	TTL    time.Duration  `json:"-"`
+}
+
+// Provider is a running provider.
+type Provider struct {
+	// Issuer is its issuer URL, http://127.0.0.1:PORT.
+	Issuer string
+}
+
+// dir is the directory of provider.mjs.
+func dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(file)
+}
+
+// Start runs a provider with clients (by client id; each secret is the
+// id) until the test ends. Without Node or the npm packages (npm ci in
+// internal/oidctest) the test is skipped, except in CI (CI=true), which
+// must install them.
+func Start(t testing.TB, clients map[string]Client) *Provider {
+	t.Helper()
+	missing := func(what string) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s; CI must install Node and run npm ci in internal/oidctest", what)
+		}
+		t.Skipf("%s: install Node (>= 20.19) and run npm ci in internal/oidctest", what)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node not found")
+	}
+	if _, err := os.Stat(filepath.Join(dir(), "node_modules", "oidc-provider")); err != nil {
+		missing("oidc-provider not installed")
+	}
+	type wire struct {
+		Client
+		TTL int `json:"ttl,omitempty"`
+	}
+	cs := map[string]wire{}
+	for id, c := range clients {
+		cs[id] = wire{Client: c, TTL: int(c.TTL / time.Second)}
+	}
+	cfg, err := json.Marshal(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "provider.mjs")
+	cmd.Dir = dir()
+	cmd.Env = append(os.Environ(), "OIDCTEST_AUDIENCE="+Audience, "OIDCTEST_CLIENTS="+string(cfg))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var m struct{ Issuer string }
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m.Issuer != "" {
+				ready <- m.Issuer
+				break
+			}
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case iss := <-ready:
+		return &Provider{Issuer: iss}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the OpenID provider did not start within 60 s: %s", stderr.String())
+	}
+	return nil
+}
+
+// Token returns an access token for client with scope (none when empty), for resource
+// (Audience when empty), by the client credentials grant.
+func (p *Provider) Token(t testing.TB, client, scope, resource string) string {
+	t.Helper()
+	form := url.Values{"grant_type": {"client_credentials"}}
+	if scope != "" {
+		form.Set("scope", scope)
+	}
+	if resource != "" {
+		form.Set("resource", resource)
+	}
+	req, _ := http.NewRequest(http.MethodPost, p.Issuer+"/token", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(client, client)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var r struct {
+		AccessToken string `json:"access_token"`
+	}
+	body, _ := io.ReadAll(res.Body)
+	if err := json.Unmarshal(body, &r); err != nil || r.AccessToken == "" {
+		t.Fatalf("token for %s (%s): %d %s", client, scope, res.StatusCode, body)
+	}
+	return r.AccessToken
+}
+
+// Rotate adds a new key of every algorithm, which signs the tokens issued
+// from then on (a new kid); the old keys stay published.
+func (p *Provider) Rotate(t testing.TB) {
+	t.Helper()
+	res, err := http.Post(p.Issuer+"/rotate", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("rotate: %d", res.StatusCode)
+	}
+}
+
+// String names the provider in test messages.
+func (p *Provider) String() string { return fmt.Sprintf("oidc-provider at %s", p.Issuer) }

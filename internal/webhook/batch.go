@@ -1,0 +1,289 @@
+package webhook
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/event"
+	"github.com/configurator/catalogue/ent/privacy"
+	"github.com/configurator/catalogue/ent/webhookdelivery"
+	"github.com/configurator/catalogue/ent/webhookendpoint"
+	"github.com/configurator/catalogue/internal/database"
+)
+
+// batchSize bounds the deliveries of one batch job: a dispatch of more
+// makes several, which other replicas can take.
+const batchSize = 100
+
+// startWithin is how long after it began a batch job starts first
+// attempts: the deliveries it has not started by then (a slow receiver
+// took the time) are handed to a job each, so that the batch ends well
+// before River's rescuer would take it for dead.
+const startWithin = AttemptTimeout
+
+// batchTimeout bounds a batch job: its attempts start within startWithin,
+// each takes at most AttemptTimeout, and the recording a few seconds. It
+// is below the queue's RescueStuckJobsAfter (3 × AttemptTimeout), so that
+// a live replica's batch is not rescued.
+const batchTimeout = startWithin + AttemptTimeout + 5*time.Second
+
+// batchMaxAttempts is how often River runs a batch job: a run after the
+// first hands the batch's deliveries to a job each (a transaction of a
+// few statements), so the later runs are only for a database that keeps
+// failing.
+const batchMaxAttempts = 25
+
+// batchArgs is the job of a dispatched batch: the first attempts of its
+// deliveries.
+type batchArgs struct {
+	Deliveries []int `json:"deliveries"`
+}
+
+// Kind names the job in River's table.
+func (batchArgs) Kind() string { return "webhook_batch" }
+
+// batchWorker makes the first attempts of a batch.
+type batchWorker struct {
+	river.WorkerDefaults[batchArgs]
+	q *Queue
+}
+
+// Timeout is batchTimeout: the worker bounds its own attempts.
+func (w *batchWorker) Timeout(*river.Job[batchArgs]) time.Duration { return batchTimeout }
+
+// NextRetry runs a batch whose run failed again after a second, then
+// after up to a minute: the next run only hands the deliveries on.
+func (w *batchWorker) NextRetry(job *river.Job[batchArgs]) time.Time {
+	return time.Now().Add(min(time.Duration(job.Attempt*job.Attempt)*time.Second, time.Minute))
+}
+
+// errTakenOver is a batch run whose job River gave to another run (it
+// rescued it as stuck): its outcomes are not recorded, the other run's
+// are.
+var errTakenOver = errors.New("webhook batch: River gave this job to another run; the outcomes of this one are not recorded")
+
+// Work makes the first attempt of every delivery of the batch that still
+// waits for it, at most Workers at once (shared with the other batches),
+// and records the outcomes, the retries of the failed ones and the
+// job's completion in one transaction (river.JobCompleteTx): either all
+// of it commits or none, and the job runs again. A run after the first
+// (the first failed to record, or its replica died and River rescued the
+// job) does not attempt: the first run's attempts may have reached their
+// receivers unrecorded, so it hands each delivery still waiting to a job
+// of its own (the receiver may see a webhook-id twice and drops the
+// repeat).
+func (w *batchWorker) Work(ctx context.Context, job *river.Job[batchArgs]) error {
+	q := w.q
+	as, err := q.loadBatch(ctx, job.Args.Deliveries)
+	if err != nil {
+		return err
+	}
+	if job.Attempt == 1 {
+		q.attemptAll(ctx, as, time.Now().Add(startWithin))
+	}
+	return q.recordBatch(ctx, job, as)
+}
+
+// firstAttempt is one delivery of a batch, what its attempt needs and,
+// once made, its outcome.
+type firstAttempt struct {
+	id          int
+	url, secret string
+	enabled     bool
+	payload     []byte
+	tried       bool
+	code        int
+	err         error
+}
+
+// loadBatch reads the deliveries of ids that wait for their first attempt
+// (pending, never attempted, not handed to a job of their own), with
+// their endpoints and events, in one statement.
+func (q *Queue) loadBatch(ctx context.Context, ids []int) ([]firstAttempt, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	d, e, ev := entsql.Table(webhookdelivery.Table).As("d"), entsql.Table(webhookendpoint.Table).As("e"), entsql.Table(event.Table).As("ev")
+	in := make([]any, len(ids))
+	for i, id := range ids {
+		in[i] = id
+	}
+	query, args := entsql.Dialect(q.dialect).
+		Select(d.C(webhookdelivery.FieldID), e.C(webhookendpoint.FieldURL), e.C(webhookendpoint.FieldSecret),
+			e.C(webhookendpoint.FieldEnabled), ev.C(event.FieldPayload)).
+		From(d).Join(e).On(d.C(webhookdelivery.FieldEndpointID), e.C(webhookendpoint.FieldID)).
+		Join(ev).On(d.C(webhookdelivery.FieldEventID), ev.C(event.FieldID)).
+		Where(entsql.And(entsql.In(d.C(webhookdelivery.FieldID), in...),
+			entsql.EQ(d.C(webhookdelivery.FieldStatus), webhookdelivery.StatusPENDING),
+			entsql.EQ(d.C(webhookdelivery.FieldAttempts), 0),
+			entsql.IsNull(d.C(webhookdelivery.FieldNextAttemptAt)))).
+		OrderBy(d.C(webhookdelivery.FieldID)).Query()
+	rows, err := q.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("webhook batch: %w", err)
+	}
+	defer rows.Close()
+	var out []firstAttempt
+	for rows.Next() {
+		var a firstAttempt
+		if err := rows.Scan(&a.id, &a.url, &a.secret, &a.enabled, &a.payload); err != nil {
+			return nil, fmt.Errorf("webhook batch: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// attemptAll sends the deliveries of as whose endpoint is enabled, at
+// most Workers at once; it starts none after startBy or once the queue
+// stops (those are handed on), and waits for the ones it started.
+func (q *Queue) attemptAll(ctx context.Context, as []firstAttempt, startBy time.Time) {
+	var wg sync.WaitGroup
+	timer := time.NewTimer(time.Until(startBy))
+	defer timer.Stop()
+	for i := range as {
+		if !as[i].enabled {
+			continue
+		}
+		acquired := false
+		select {
+		case q.sending <- struct{}{}:
+			acquired = true
+		case <-ctx.Done():
+		case <-q.stopping:
+		case <-timer.C:
+		}
+		if !acquired || ctx.Err() != nil || q.stopped() || time.Now().After(startBy) {
+			if acquired {
+				<-q.sending
+			}
+			break
+		}
+		wg.Add(1)
+		go func(a *firstAttempt) {
+			defer func() { <-q.sending; wg.Done() }()
+			start := time.Now()
+			// An attempt under way when the job's context ends is finished
+			// (it is bounded by AttemptTimeout) and recorded.
+			a.code, a.err = q.send(context.WithoutCancel(ctx), a.url, a.secret, MessageID(a.id), a.payload)
+			a.tried = true
+			q.metrics.latency(time.Since(start))
+		}(&as[i])
+	}
+	wg.Wait()
+}
+
+// recordBatch records the outcomes of as, hands the deliveries not
+// attempted to a job each, and completes job, in one transaction. It
+// refuses (errTakenOver, the transaction rolled back) when the job is no
+// longer this run's: River rescued it and another run has it or had it.
+func (q *Queue) recordBatch(ctx context.Context, job *river.Job[batchArgs], as []firstAttempt) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	sys := privacy.DecisionContext(rctx, privacy.Allow)
+	t, err := database.Begin(sys, q.client)
+	if err != nil {
+		return fmt.Errorf("webhook batch: %w", err)
+	}
+	defer t.Rollback()
+	// The outcomes, grouped so that one UPDATE records every delivery
+	// with the same outcome (usually one or two statements a batch).
+	type outcome struct {
+		code   int
+		err    string
+		failed bool // no attempt left: the endpoint is disabled
+	}
+	groups := map[outcome][]int{}
+	var handed []int
+	var jobs []river.InsertManyParams
+	now := time.Now()
+	next := now.Add(q.wait(1))
+	for _, a := range as {
+		switch {
+		case !a.enabled:
+			o := outcome{err: "the endpoint is disabled", failed: true}
+			groups[o] = append(groups[o], a.id)
+		case !a.tried:
+			handed = append(handed, a.id)
+			jobs = append(jobs, river.InsertManyParams{Args: deliverArgs{DeliveryID: a.id}})
+		case a.err == nil:
+			groups[outcome{code: a.code}] = append(groups[outcome{code: a.code}], a.id)
+		default:
+			o := outcome{code: a.code, err: a.err.Error()}
+			groups[o] = append(groups[o], a.id)
+			jobs = append(jobs, river.InsertManyParams{
+				Args:       deliverArgs{DeliveryID: a.id, Tried: 1},
+				InsertOpts: &river.InsertOpts{ScheduledAt: next, MaxAttempts: len(q.schedule)},
+			})
+		}
+	}
+	waiting := func(ids []int) *ent.WebhookDeliveryUpdate {
+		return t.Client.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...),
+			webhookdelivery.StatusEQ(webhookdelivery.StatusPENDING), webhookdelivery.Attempts(0), webhookdelivery.NextAttemptAtIsNil())
+	}
+	for o, ids := range groups {
+		up := waiting(ids).SetAttempts(1)
+		if o.code != 0 {
+			up.SetLastStatusCode(o.code)
+		}
+		switch {
+		case o.failed:
+			up.SetStatus(webhookdelivery.StatusFAILED).SetLastError(o.err)
+		case o.err == "":
+			up.SetStatus(webhookdelivery.StatusSUCCEEDED).SetDeliveredAt(now)
+		default:
+			up.SetLastError(o.err).SetNextAttemptAt(next)
+		}
+		if err := up.Exec(sys); err != nil {
+			return fmt.Errorf("webhook batch: outcomes: %w", err)
+		}
+	}
+	// A delivery handed on is due now: the marker keeps a later run of
+	// this job from handing it on again.
+	if len(handed) > 0 {
+		if err := waiting(handed).SetNextAttemptAt(now).Exec(sys); err != nil {
+			return fmt.Errorf("webhook batch: hand on: %w", err)
+		}
+	}
+	if len(jobs) > 0 {
+		if _, err := q.river.InsertManyTx(sys, t.SQL, jobs); err != nil {
+			return fmt.Errorf("webhook batch: jobs: %w", err)
+		}
+	}
+	// JobCompleteTx completes the job if it is running, whichever run has
+	// it, and returns it as it is otherwise: only this run's attempt,
+	// completed here, may commit.
+	done, err := river.JobCompleteTx[riverdriver.Driver[*sql.Tx]](sys, t.SQL, job)
+	if err != nil {
+		return fmt.Errorf("webhook batch: complete: %w", err)
+	}
+	if done.State != rivertype.JobStateCompleted || done.Attempt != job.Attempt {
+		return errTakenOver
+	}
+	if err := t.Commit(); err != nil {
+		return fmt.Errorf("webhook batch: commit: %w", err)
+	}
+	for o, ids := range groups {
+		for range ids {
+			switch {
+			case o.failed:
+				q.metrics.outcome("failed")
+			case o.err == "":
+				q.metrics.outcome("succeeded")
+			default:
+				q.metrics.outcome("retried")
+			}
+		}
+	}
+	return nil
+}
