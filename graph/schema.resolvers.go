@@ -422,8 +422,9 @@ func (r *queryResolver) WebhookDeliveries(ctx context.Context, endpointID *int, 
 	if status != nil {
 		q = q.Where(webhookdelivery.StatusEQ(webhookdelivery.Status(*status)))
 	}
-	data, info, err := query.Page[ent.WebhookDelivery, webhookdelivery.OrderOption, *ent.WebhookDeliverySelect](ctx, q,
-		pageArgs(ctx, page, perPage, query.Sort{Column: webhookdelivery.FieldID, Desc: true}, query.Total{}), noLoad[*ent.WebhookDeliveryQuery])
+	args := pageArgs(ctx, page, perPage, query.Sort{Column: webhookdelivery.FieldID, Desc: true}, query.Total{})
+	args.Bounded = true
+	data, info, err := query.Page[ent.WebhookDelivery, webhookdelivery.OrderOption, *ent.WebhookDeliverySelect](ctx, q, args, noLoad[*ent.WebhookDeliveryQuery])
 	if err != nil {
 		return nil, err
 	}

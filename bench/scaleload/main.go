@@ -120,7 +120,7 @@ func main() {
 		}
 	}
 	o, s := sum(one), sum(spread)
-	fmt.Printf("\nover %d rounds: %.0f orders/s on one configurator (%.1f%% of samples with a lock wait, %.1f%% but NOTIFY's), %.0f spread over eight (%.1f%%, %.1f%%): ratio %.2f\n",
+	fmt.Printf("\nover %d rounds: %.0f orders/s on one configurator (%.1f%% of samples with a lock wait, %.1f%% but the sender's), %.0f spread over eight (%.1f%%, %.1f%%): ratio %.2f\n",
 		*rounds, o.rate(), o.lockShare(), o.writesShare(), s.rate(), s.lockShare(), s.writesShare(), o.rate()/s.rate())
 
 	if *sustained > 0 {
@@ -132,7 +132,7 @@ func main() {
 		}
 		fmt.Println(strings.Join(line, " "))
 		if len(res.windows) > 1 {
-			fmt.Printf("last 10 s / first 10 s: %.2f; %.1f%% of samples with a lock wait, %.1f%% but NOTIFY's (%s)\n",
+			fmt.Printf("last 10 s / first 10 s: %.2f; %.1f%% of samples with a lock wait, %.1f%% but the sender's (%s)\n",
 				float64(res.windows[len(res.windows)-1])/float64(res.windows[0]), res.lockShare(), res.writesShare(), res.kinds())
 		}
 	}
@@ -191,7 +191,7 @@ func (r result) kinds() string {
 }
 
 func (r result) locks() string {
-	return fmt.Sprintf("%.1f%% of %d (%.1f%% but NOTIFY's) | %s", r.lockShare(), r.samples, r.writesShare(), r.kinds())
+	return fmt.Sprintf("%.1f%% of %d (%.1f%% but the sender's) | %s", r.lockShare(), r.samples, r.writesShare(), r.kinds())
 }
 
 func sum(rs []result) result {
@@ -258,7 +258,8 @@ sampling:
 			// What the waits are for: the lock's type, and for an
 			// object lock its catalog (pg_database: NOTIFY's lock).
 			// And who waits: the order's transaction, or the sender of
-			// notifications (whose lock is shared with every database).
+			// notifications (NOTIFY's lock is shared with every database;
+			// before the sender the writes' own COMMIT took it).
 			rows, err := l.db.Query(`SELECT l.locktype || CASE WHEN l.locktype = 'object' THEN ':' || l.classid::regclass::text ELSE '' END
 				|| ' (' || CASE WHEN a.query LIKE '%pg_notify%' THEN 'NOTIFY' WHEN a.query LIKE '%order_counts%' OR a.query ILIKE 'INSERT INTO "orders"%' THEN 'order insert'
 				   WHEN a.query IN ('COMMIT', 'commit') THEN 'commit' ELSE left(a.query, 20) END || ')'

@@ -34,6 +34,8 @@ type eventParts struct {
 	// it, so that a server whose webhooks would never be sent does not
 	// start.
 	queueErr error
+	// maxEndpoints is WEBHOOK_MAX_ENDPOINTS.
+	maxEndpoints int
 }
 
 // newEvents makes the event parts of c's database; nothing runs yet.
@@ -43,7 +45,8 @@ func newEvents(c *ent.Client, cfg *config.Config, m *metrics.Metrics, log *slog.
 		Help: "GraphQL subscriptions ended because their client fell too far behind.",
 	})
 	m.Registry().MustRegister(dropped)
-	p := &eventParts{hub: events.NewHub(dropped.Inc), guard: &webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}}
+	p := &eventParts{hub: events.NewHub(dropped.Inc), guard: &webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate},
+		maxEndpoints: int(cfg.WebhookMaxEndpoints)}
 	m.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "subscriptions_active",
 		Help: "GraphQL subscriptions open on this replica.",
@@ -65,7 +68,8 @@ func newEvents(c *ent.Client, cfg *config.Config, m *metrics.Metrics, log *slog.
 // options are the resolver's options of the events.
 func (p *eventParts) options() []graph.Option {
 	return []graph.Option{
-		graph.WithEvents(ops.Events{Shape: rest.EventData, Queue: p.queue, Notify: p.notify, Guard: p.guard}),
+		graph.WithEvents(ops.Events{Shape: rest.EventData, Queue: p.queue, Notify: p.notify, Guard: p.guard,
+			MaxEndpoints: p.maxEndpoints}),
 		graph.WithHub(p.hub),
 	}
 }

@@ -29,6 +29,9 @@ type Events struct {
 	Notify events.Notifier
 	// Guard checks webhook endpoint URLs (nil: the strict default).
 	Guard *webhook.Guard
+	// MaxEndpoints is how many webhook endpoints one owner may keep
+	// (WEBHOOK_MAX_ENDPOINTS; 0: webhook.DefaultMaxEndpoints).
+	MaxEndpoints int
 }
 
 // SetEvents sets who hears of the writes; cmd/server calls it once at

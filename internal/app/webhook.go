@@ -3,6 +3,9 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
+
+	"entgo.io/ent/dialect"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/webhookdelivery"
@@ -12,6 +15,7 @@ import (
 	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/query"
 	"github.com/configurator/catalogue/internal/valid"
+	"github.com/configurator/catalogue/internal/viewer"
 	"github.com/configurator/catalogue/internal/webhook"
 )
 
@@ -31,42 +35,100 @@ type CreateWebhookEndpoint struct {
 }
 
 // CreateWebhookEndpoint checks and stores an endpoint with a fresh
-// secret. It needs a dashboard token.
+// secret. It needs a dashboard token. An owner keeps at most
+// maxEndpoints: the count and the insert are one transaction, which on
+// PostgreSQL first locks the owner's row (FOR NO KEY UPDATE, which the
+// foreign keys of other writes do not wait for), so that concurrent
+// creations of one owner are counted one after the other; SQLite runs
+// its write transactions one at a time anyway.
 func (a *App) CreateWebhookEndpoint(ctx context.Context, cmd CreateWebhookEndpoint) (*EndpointSecret, error) {
 	if err := auth.RequireDashboard(ctx); err != nil {
 		return nil, err
 	}
-	if err := a.checkEndpoint(ctx, &cmd.URL, cmd.EventTypes, cmd.Description); err != nil {
+	types, err := a.checkEndpoint(ctx, &cmd.URL, cmd.EventTypes, cmd.Description)
+	if err != nil {
 		return nil, err
 	}
 	secret := webhook.NewSecret()
-	ep, err := a.client.WebhookEndpoint.Create().SetURL(cmd.URL).SetEventTypes(cmd.EventTypes).
-		SetNillableDescription(cmd.Description).SetNillableEnabled(cmd.Enabled).SetSecret(secret).Save(ctx)
+	var ep *ent.WebhookEndpoint
+	err = a.withTx(ctx, func(t *database.Tx) error {
+		if database.Dialect(a.client) == dialect.Postgres {
+			_, err := t.Client.ExecContext(ctx, "SELECT 1 FROM owners WHERE id = $1 FOR NO KEY UPDATE", viewer.FromContext(ctx).OwnerID)
+			if err != nil {
+				return fmt.Errorf("lock owner: %w", err)
+			}
+		}
+		n, err := t.Client.WebhookEndpoint.Query().Count(ctx)
+		if err != nil {
+			return fmt.Errorf("count webhook endpoints: %w", err)
+		}
+		if max := a.maxEndpoints(); n >= max {
+			return apperr.E(apperr.Conflict, "an owner keeps at most %d webhook endpoints (WEBHOOK_MAX_ENDPOINTS) and this one has %d: delete one first", max, n)
+		}
+		ep, err = t.Client.WebhookEndpoint.Create().SetURL(cmd.URL).SetEventTypes(types).
+			SetNillableDescription(cmd.Description).SetNillableEnabled(cmd.Enabled).SetSecret(secret).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("create webhook endpoint: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("create webhook endpoint: %w", err)
+		return nil, err
 	}
 	return &EndpointSecret{Endpoint: ep, Secret: secret}, nil
 }
 
+// maxEndpoints is how many endpoints an owner may keep.
+func (a *App) maxEndpoints() int {
+	if a.events.MaxEndpoints > 0 {
+		return a.events.MaxEndpoints
+	}
+	return webhook.DefaultMaxEndpoints
+}
+
 // checkEndpoint validates the fields of an endpoint that are set: the URL
 // through the guard (SSRF), the event types among events.Types, the
-// description's length.
-func (a *App) checkEndpoint(ctx context.Context, url *string, types []string, description *string) error {
+// description's length. It returns the event types without repeats, in
+// their order; a list longer than events.Types is refused whole, so that
+// no endpoint keeps, and no dispatch reads, a list of thousands of copies.
+func (a *App) checkEndpoint(ctx context.Context, url *string, types []string, description *string) ([]string, error) {
 	var errs apperr.List
 	if url != nil {
 		if err := a.guard().CheckURL(ctx, "url", *url); err != nil {
 			errs = append(errs, apperr.Errors(err)...)
 		}
 	}
+	if len(types) > len(events.Types) {
+		errs = append(errs, apperr.Field("event_types", "{} must list at most %d event types, the known ones (%v), got %d", len(events.Types), events.Types, len(types)))
+		types = nil
+	}
 	for i, t := range types {
 		if !events.Known(t) {
-			errs = append(errs, apperr.Field(fmt.Sprintf("event_types[%d]", i), "{} is %q, not an event type; the types are %v", t, events.Types))
+			errs = append(errs, apperr.Field(fmt.Sprintf("event_types[%d]", i), "{} is %q, not an event type; the types are %v", valid.Clip(t), events.Types))
 		}
 	}
 	if description != nil && len(*description) > valid.MaxName {
 		errs = append(errs, apperr.Field("description", "{} must be at most %d bytes, got %d", valid.MaxName, len(*description)))
 	}
-	return errs.Err()
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return distinct(types), nil
+}
+
+// distinct is types without repeats, in their first order (nil for
+// none, which is stored as before).
+func distinct(types []string) []string {
+	if len(types) == 0 {
+		return types
+	}
+	out := make([]string, 0, len(types))
+	for _, t := range types {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // UpdateWebhookEndpoint changes the fields it sets of endpoint ID; a
@@ -89,7 +151,8 @@ func (a *App) UpdateWebhookEndpoint(ctx context.Context, cmd UpdateWebhookEndpoi
 	if cmd.EventTypes != nil {
 		types = *cmd.EventTypes
 	}
-	if err := a.checkEndpoint(ctx, cmd.URL, types, cmd.Description); err != nil {
+	types, err := a.checkEndpoint(ctx, cmd.URL, types, cmd.Description)
+	if err != nil {
 		return err
 	}
 	u := a.client.WebhookEndpoint.UpdateOneID(cmd.ID).SetNillableURL(cmd.URL).

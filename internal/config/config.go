@@ -105,6 +105,11 @@ type Config struct {
 	// delivery (WEBHOOK_RETRY_SCHEDULE, such as 1s,2s,5s), checked by
 	// Validate; WebhookSchedule reads it. Empty: webhook.DefaultSchedule.
 	WebhookRetry string
+	// WebhookMaxEndpoints is how many webhook endpoints one owner may keep
+	// (WEBHOOK_MAX_ENDPOINTS), since each multiplies every event into
+	// another outgoing POST; Validate fills in webhook.DefaultMaxEndpoints
+	// for zero.
+	WebhookMaxEndpoints int64
 	// PersistedDocuments is the path of a manifest of trusted GraphQL
 	// documents (PERSISTED_DOCUMENTS), in graphql-codegen's
 	// persisted-documents format, which clients may name by their
@@ -199,6 +204,8 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 		"let webhook endpoints be plain http and loopback or private addresses, for development (env WEBHOOK_ALLOW_PRIVATE=true)")
 	fs.StringVar(&c.WebhookRetry, "webhook-retry-schedule", env("WEBHOOK_RETRY_SCHEDULE"),
 		"waits before the retries of a failed webhook delivery (env WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
+	fs.Int64Var(&c.WebhookMaxEndpoints, "webhook-max-endpoints", envInt(env, "WEBHOOK_MAX_ENDPOINTS", webhook.DefaultMaxEndpoints),
+		"how many webhook endpoints one owner may keep (env WEBHOOK_MAX_ENDPOINTS)")
 	fs.StringVar(&c.PersistedDocuments, "persisted-documents", env("PERSISTED_DOCUMENTS"),
 		"manifest of trusted GraphQL documents, {\"<sha256>\": \"<document>\"} as graphql-codegen's client preset writes it (env PERSISTED_DOCUMENTS)")
 	fs.BoolVar(&c.PersistedOnly, "persisted-only", c.envBool(env, "PERSISTED_ONLY"),
@@ -328,6 +335,12 @@ func (c *Config) Validate() error {
 		if _, err := webhook.ParseSchedule(c.WebhookRetry); err != nil {
 			return fmt.Errorf("--webhook-retry-schedule: %v", err)
 		}
+	}
+	switch {
+	case c.WebhookMaxEndpoints < 0:
+		return fmt.Errorf("--webhook-max-endpoints (WEBHOOK_MAX_ENDPOINTS) must be a whole number, 1 or more, got %d", c.WebhookMaxEndpoints)
+	case c.WebhookMaxEndpoints == 0:
+		c.WebhookMaxEndpoints = webhook.DefaultMaxEndpoints
 	}
 	if c.badBool != "" {
 		return errors.New(c.badBool)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/persisted"
+	"github.com/configurator/catalogue/internal/webhook"
 )
 
 func TestServeConfig(t *testing.T) {
@@ -22,39 +23,39 @@ func TestServeConfig(t *testing.T) {
 		demo    bool
 		public  bool // PublicIntrospection()
 	}{
-		{name: "defaults", want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
+		{name: "defaults", want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
 			StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
 			RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit}, demo: true},
 		{name: "env", env: map[string]string{"ADDR": "127.0.0.1:9000", "DATABASE_URL": "postgres://db/x", "PUBLIC_URL": "https://api.example.com/", "DEMO": "false",
 			"UPLOAD_DIR": "/var/lib/uploads", "MAX_UPLOAD_BYTES": "1000", "VIEWER_URL": "https://shop.example.com/c?share=",
 			"REQUEST_TIMEOUT": "5s", "DB_STATEMENT_TIMEOUT": "0", "RATE_LIMIT_PER_MINUTE": "0", "GRAPHQL_INTROSPECTION": "public"}, public: true,
-			want: Config{Addr: "127.0.0.1:9000", DatabaseURL: "postgres://db/x", PublicURL: "https://api.example.com", Demo: "false", GraphQLIntrospection: "public",
+			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: "127.0.0.1:9000", DatabaseURL: "postgres://db/x", PublicURL: "https://api.example.com", Demo: "false", GraphQLIntrospection: "public",
 				StorageURL: "file:///var/lib/uploads", UploadDir: "/var/lib/uploads", MaxUploadBytes: 1000, ViewerURL: "https://shop.example.com/c?share=",
 				RequestTimeout: 5 * time.Second}},
 		{name: "flags win over env", env: map[string]string{"ADDR": ":1"}, args: []string{"--addr", ":2", "--database-url", "postgresql://db/y"},
-			want: Config{Addr: ":2", DatabaseURL: "postgresql://db/y", PublicURL: "http://localhost:2", Demo: "auto", GraphQLIntrospection: "token",
+			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":2", DatabaseURL: "postgresql://db/y", PublicURL: "http://localhost:2", Demo: "auto", GraphQLIntrospection: "token",
 				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:2/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit}},
 		{name: "postgres never seeds on auto", args: []string{"--database-url", "postgres://db/z"},
-			want: Config{Addr: ":8080", DatabaseURL: "postgres://db/z", PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
+			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: "postgres://db/z", PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
 				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit}},
 		{name: "storage url", env: map[string]string{"STORAGE_URL": "s3://files?endpoint=http://127.0.0.1:9000"},
-			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
+			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
 				StorageURL: "s3://files?endpoint=http://127.0.0.1:9000", MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit}, demo: true},
 		{name: "storage url flag", args: []string{"--storage-url", "file:///srv/files"},
-			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
+			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
 				StorageURL: "file:///srv/files", MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit}, demo: true},
 		{name: "storage url and upload dir", env: map[string]string{"UPLOAD_DIR": "/a"}, args: []string{"--storage-url", "file:///b"}, wantErr: true},
 		{name: "storage url of another scheme", args: []string{"--storage-url", "/srv/files"}, wantErr: true},
 		{name: "rate limit flag", env: map[string]string{"RATE_LIMIT_PER_MINUTE": "5"}, args: []string{"--rate-limit-per-minute", "600"},
-			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
+			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
 				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: 600}, demo: true},
 		{name: "redis url", env: map[string]string{"REDIS_URL": "redis://cache.internal:6379/2"},
-			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
+			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
 				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit,
 				RedisURL: "redis://cache.internal:6379/2"}, demo: true},
@@ -71,7 +72,7 @@ func TestServeConfig(t *testing.T) {
 		{name: "negative statement timeout", args: []string{"--db-statement-timeout", "-1s"}, wantErr: true},
 		{name: "bad demo", args: []string{"--demo", "yes"}, wantErr: true},
 		{name: "introspection flag", env: map[string]string{"GRAPHQL_INTROSPECTION": "token"}, args: []string{"--graphql-introspection", "public"},
-			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "public",
+			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "public",
 				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit}, demo: true, public: true},
 		{name: "bad introspection", env: map[string]string{"GRAPHQL_INTROSPECTION": "open"}, wantErr: true},
@@ -117,6 +118,20 @@ func TestWebhookSettings(t *testing.T) {
 	}
 	if c, _ := serveConfig(nil); c.WebhookAllowPrivate || c.WebhookSchedule() != nil {
 		t.Errorf("defaults %+v; want private addresses refused and the default schedule", c)
+	}
+	if c, _ := serveConfig(nil); c.WebhookMaxEndpoints != 16 {
+		t.Errorf("default WebhookMaxEndpoints %d; want 16", c.WebhookMaxEndpoints)
+	}
+	if c, err := serveConfig(map[string]string{"WEBHOOK_MAX_ENDPOINTS": "4"}); err != nil || c.WebhookMaxEndpoints != 4 {
+		t.Errorf("WEBHOOK_MAX_ENDPOINTS=4: %d, %v", c.WebhookMaxEndpoints, err)
+	}
+	if c, err := serveConfig(nil, "--webhook-max-endpoints", "40"); err != nil || c.WebhookMaxEndpoints != 40 {
+		t.Errorf("--webhook-max-endpoints 40: %d, %v", c.WebhookMaxEndpoints, err)
+	}
+	for _, bad := range []string{"-2", "many"} {
+		if _, err := serveConfig(map[string]string{"WEBHOOK_MAX_ENDPOINTS": bad}); err == nil || !strings.Contains(err.Error(), "WEBHOOK_MAX_ENDPOINTS") {
+			t.Errorf("WEBHOOK_MAX_ENDPOINTS=%q: %v; want an error naming it", bad, err)
+		}
 	}
 	for _, bad := range []string{"soon", "1s,,2s", "-1s", "0s"} {
 		if _, err := serveConfig(map[string]string{"WEBHOOK_RETRY_SCHEDULE": bad}); err == nil || !strings.Contains(err.Error(), "--webhook-retry-schedule") {

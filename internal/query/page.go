@@ -91,6 +91,9 @@ type Args struct {
 	// on GraphQL only when the selection asks for pagination).
 	Counted bool
 	Total   Total
+	// Bounded refuses perPage -1 (valid.BoundedPage), for the lists whose
+	// contract has no "every record".
+	Bounded bool
 }
 
 // Info is a page's arithmetic as REST v1 presents it: PerPage is
@@ -116,7 +119,11 @@ type Info struct {
 // when the page skips at least farOffset rows, below which the extra
 // round trip costs more than the rows it saves.
 func Page[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx context.Context, q Q, a Args, load func(Q) (Q, error)) ([]*T, Info, error) {
-	p, pp, err := valid.Page(a.Page, a.PerPage)
+	check := valid.Page
+	if a.Bounded {
+		check = valid.BoundedPage
+	}
+	p, pp, err := check(a.Page, a.PerPage)
 	if err != nil {
 		return nil, Info{}, err
 	}

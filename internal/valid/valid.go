@@ -113,7 +113,14 @@ const (
 
 // Page validates page and per_page and fills in their defaults: page from
 // 1, per_page 1 to MaxPerPage or AllPages.
-func Page(page, perPage *int) (p, pp int, err error) {
+func Page(page, perPage *int) (p, pp int, err error) { return checkPage(page, perPage, true) }
+
+// BoundedPage is Page for the lists whose contract has no "every record"
+// (webhookDeliveries), since they grow without bound: per_page 1 to
+// MaxPerPage only.
+func BoundedPage(page, perPage *int) (p, pp int, err error) { return checkPage(page, perPage, false) }
+
+func checkPage(page, perPage *int, all bool) (p, pp int, err error) {
 	p, pp = 1, DefaultPerPage
 	if page != nil {
 		p = *page
@@ -125,8 +132,12 @@ func Page(page, perPage *int) (p, pp int, err error) {
 	if p < 1 {
 		errs = append(errs, apperr.Field("page", "{} must be 1 or more, got %d", p))
 	}
-	if pp != AllPages && (pp < 1 || pp > MaxPerPage) {
+	switch {
+	case all && pp == AllPages:
+	case all && (pp < 1 || pp > MaxPerPage):
 		errs = append(errs, apperr.Field("per_page", "{} must be between 1 and %d, or %d for all records, got %d", MaxPerPage, AllPages, pp))
+	case pp < 1 || pp > MaxPerPage:
+		errs = append(errs, apperr.Field("per_page", "{} must be between 1 and %d, got %d", MaxPerPage, pp))
 	}
 	if len(errs) > 0 {
 		return 0, 0, errs

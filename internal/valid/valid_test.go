@@ -115,6 +115,26 @@ func TestPage(t *testing.T) {
 	}
 }
 
+// TestBoundedPage: the same rules without -1, which is refused like any
+// size outside 1 to 100.
+func TestBoundedPage(t *testing.T) {
+	n := func(i int) *int { return &i }
+	for _, tc := range []struct {
+		page, perPage *int
+		want          string
+	}{
+		{nil, nil, "1 15 "}, {n(3), n(100), "3 100 "}, {n(2), n(1), "2 1 "},
+		{n(1), n(-1), "0 0 per_page:per_page must be between 1 and 100, got -1"},
+		{nil, n(101), "0 0 per_page:per_page must be between 1 and 100, got 101"},
+		{n(0), n(-5), "0 0 page:page must be 1 or more, got 0; per_page:per_page must be between 1 and 100, got -5"},
+	} {
+		p, pp, err := BoundedPage(tc.page, tc.perPage)
+		if got := fmt.Sprintf("%d %d %s", p, pp, fault(err)); got != tc.want {
+			t.Errorf("BoundedPage(%v, %v) = %q; want %q", tc.page, tc.perPage, got, tc.want)
+		}
+	}
+}
+
 // update is an input with clear flags of both kinds ent and gqlgen make.
 type update struct {
 	Name              *string

@@ -26,6 +26,12 @@ type Guard struct {
 	Resolver *net.Resolver
 }
 
+// DefaultMaxEndpoints is how many endpoints one owner may keep unless
+// WEBHOOK_MAX_ENDPOINTS says otherwise: each endpoint multiplies every
+// event into another outgoing POST, so an owner's count bounds what one
+// write can make the service send.
+const DefaultMaxEndpoints = 16
+
 // special is one row of the table of addresses a delivery may not reach.
 type special struct {
 	prefix netip.Prefix
