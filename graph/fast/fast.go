@@ -21,6 +21,7 @@ package fast
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"strconv"
@@ -77,13 +78,17 @@ func (e *Extension) InterceptField(ctx context.Context, next graphql.Resolver) (
 	if fc == nil || len(fc.Field.Selections) == 0 || fc.Field.Definition == nil || !graphql.HasOperationContext(ctx) {
 		return res, err
 	}
+	if ctx.Value(writing{}) != nil {
+		// A resolver a writer calls (resolve): its value is the writer's.
+		return res, err
+	}
 	oc := graphql.GetOperationContext(ctx)
 	if !supported(oc, fc.Field.Definition.Type.Name(), fc.Field.Selections, 0) {
 		e.declined.Add(1)
 		return res, err
 	}
 	w := &writer{oc: oc, resolvers: e.resolvers, buf: bufpool.Get()}
-	if !w.entry(ctx, fc.Object, &fc.Field, res) {
+	if !w.entry(context.WithValue(ctx, writing{}, true), fc.Object, &fc.Field, res) {
 		bufpool.Put(w.buf)
 		e.declined.Add(1)
 		return res, err
@@ -91,6 +96,40 @@ func (e *Extension) InterceptField(ctx context.Context, next graphql.Resolver) (
 	e.rendered.Add(1)
 	return finish(w.buf), nil
 }
+
+// writing marks the context of the fields a writer writes, so that the
+// extension stands aside for the resolvers it calls through the
+// interceptors.
+type writing struct{}
+
+// resolve calls resolver r of a field of obj (ctx holds the field's
+// context) the way gqlgen's executor does: through the operation's field
+// interceptors, so that every interceptor (tracing's spans among them)
+// sees each resolver whichever writer renders its field. An interceptor
+// that answers a value of another type makes the writer decline, and
+// gqlgen execute the field.
+func resolve[O, T any](ctx context.Context, w *writer, obj O, r func(context.Context, O) (T, error)) (T, error) {
+	var zero T
+	if w.oc.ResolverMiddleware == nil {
+		return r(ctx, obj)
+	}
+	res, err := w.oc.ResolverMiddleware(ctx, func(ctx context.Context) (any, error) { return r(ctx, obj) })
+	if err != nil {
+		return zero, err
+	}
+	if res == nil {
+		return zero, nil
+	}
+	v, ok := res.(T)
+	if !ok {
+		return zero, errReplaced
+	}
+	return v, nil
+}
+
+// errReplaced is an interceptor's answer of another type than the
+// resolver's.
+var errReplaced = errors.New("an interceptor replaced the resolver's value")
 
 // finish ends the lifetime of a pooled scratch buffer: the answer gets a
 // copy of its own, which gqlgen may hold and marshal as long as it likes,

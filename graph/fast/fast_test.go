@@ -5,13 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -32,8 +35,10 @@ import (
 type pair struct {
 	plain, fast http.Handler
 	ext         *fast.Extension
-	schema      *ast.Schema
-	viewer      *viewer.Viewer
+	// rec sees the fields of both, as tracing does: registered first.
+	rec    *recorder
+	schema *ast.Schema
+	viewer *viewer.Viewer
 }
 
 func newPair(t *testing.T, c *ent.Client) *pair {
@@ -43,17 +48,19 @@ func newPair(t *testing.T, c *ent.Client) *pair {
 		t.Fatal(err)
 	}
 	res := graph.NewResolver(c)
+	rec := &recorder{}
 	serve := func(ext *fast.Extension) http.Handler {
 		es := generated.NewExecutableSchema(generated.Config{Resolvers: res})
 		srv := handler.New(es)
 		srv.AddTransport(transport.POST{})
+		srv.Use(rec)
 		srv.Use(extension.Introspection{})
 		if ext != nil {
 			srv.Use(ext)
 		}
 		return srv
 	}
-	p := &pair{ext: fast.New(res), viewer: &viewer.Viewer{OwnerID: sum.Owners[0].ID, Kind: viewer.KindOpenAPI, ConfiguratorID: sum.Owners[0].Configurators[0]}}
+	p := &pair{ext: fast.New(res), rec: rec, viewer: &viewer.Viewer{OwnerID: sum.Owners[0].ID, Kind: viewer.KindOpenAPI, ConfiguratorID: sum.Owners[0].Configurators[0]}}
 	p.plain, p.fast = serve(nil), serve(p.ext)
 	p.schema = generated.NewExecutableSchema(generated.Config{Resolvers: res}).Schema()
 	return p
@@ -132,6 +139,70 @@ var documents = []struct {
 	{"viewer", `{ viewer { ownerID tokenKind configurator { id name } } }`, nil, true},
 	{"connection with arguments", `{ configurators { totalCount edges { cursor node { id name orders(first: 2) { totalCount edges { node { id price } } } } } pageInfo { hasNextPage endCursor } } }`, nil, true},
 	{"introspection", `{ __schema { queryType { name } } __type(name: "Material") { name fields { name } } }`, nil, false},
+}
+
+// recorder is a field interceptor that counts the resolvers it sees
+// (the fields tracing spans), by Object.field.
+type recorder struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (*recorder) ExtensionName() string                   { return "Recorder" }
+func (*recorder) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (r *recorder) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.IsResolver {
+		r.mu.Lock()
+		if r.seen == nil {
+			r.seen = map[string]int{}
+		}
+		r.seen[fc.Object+"."+fc.Field.Name]++
+		r.mu.Unlock()
+	}
+	return next(ctx)
+}
+
+// take returns what the recorder saw since the last take.
+func (r *recorder) take() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := r.seen
+	r.seen = map[string]int{}
+	return seen
+}
+
+// TestInterceptorsSeeEveryResolver: a field interceptor registered before
+// the fast path (tracing is one) sees every resolver the operation runs,
+// as often as gqlgen alone runs it, whichever writer renders the field:
+// the writers call the resolvers of the fields they write (an option's
+// variations, an option set's options, the viewer's configurator)
+// through the operation's interceptors.
+func TestInterceptorsSeeEveryResolver(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		p := newPair(t, c)
+		nested := map[string]bool{}
+		for _, d := range documents {
+			p.rec.take()
+			p.ask(t, p.plain, d.query, d.vars)
+			want := p.rec.take()
+			p.ask(t, p.fast, d.query, d.vars)
+			got := p.rec.take()
+			if !maps.Equal(got, want) {
+				t.Errorf("%s: the interceptor saw %v under the fast path; gqlgen alone %v", d.name, got, want)
+			}
+			for f := range got {
+				nested[f] = true
+			}
+		}
+		// The documents do reach resolvers below a field the fast path
+		// writes, so the test compares something.
+		for _, f := range []string{"ConfiguratorOption.variations", "OptionSet.options", "Viewer.configurator", "Viewer.tokenKind"} {
+			if !nested[f] {
+				t.Errorf("no document runs the resolver %s", f)
+			}
+		}
+	})
 }
 
 func TestSameAnswers(t *testing.T) {

@@ -2628,7 +2628,7 @@ func (w *writer) objConfiguratorOption(ctx context.Context, f *graphql.Collected
 				}
 			}
 		case "variations":
-			v, err := w.resolvers.ConfiguratorOption().Variations(w.fieldContext(ctx, f, "ConfiguratorOption", true, true), obj)
+			v, err := resolve(w.fieldContext(ctx, f, "ConfiguratorOption", true, true), w, obj, w.resolvers.ConfiguratorOption().Variations)
 			if err != nil {
 				return false
 			}
@@ -2840,7 +2840,7 @@ func (w *writer) objEvent(ctx context.Context, f *graphql.CollectedField, obj *e
 				return false
 			}
 		case "order":
-			v, err := w.resolvers.Event().Order(w.fieldContext(ctx, f, "Event", true, true), obj)
+			v, err := resolve(w.fieldContext(ctx, f, "Event", true, true), w, obj, w.resolvers.Event().Order)
 			if err != nil {
 				return false
 			}
@@ -2852,7 +2852,7 @@ func (w *writer) objEvent(ctx context.Context, f *graphql.CollectedField, obj *e
 				}
 			}
 		case "material":
-			v, err := w.resolvers.Event().Material(w.fieldContext(ctx, f, "Event", true, true), obj)
+			v, err := resolve(w.fieldContext(ctx, f, "Event", true, true), w, obj, w.resolvers.Event().Material)
 			if err != nil {
 				return false
 			}
@@ -2864,7 +2864,7 @@ func (w *writer) objEvent(ctx context.Context, f *graphql.CollectedField, obj *e
 				}
 			}
 		case "texture":
-			v, err := w.resolvers.Event().Texture(w.fieldContext(ctx, f, "Event", true, true), obj)
+			v, err := resolve(w.fieldContext(ctx, f, "Event", true, true), w, obj, w.resolvers.Event().Texture)
 			if err != nil {
 				return false
 			}
@@ -2876,7 +2876,7 @@ func (w *writer) objEvent(ctx context.Context, f *graphql.CollectedField, obj *e
 				}
 			}
 		case "deletedID":
-			v, err := w.resolvers.Event().DeletedID(w.fieldContext(ctx, f, "Event", true, true), obj)
+			v, err := resolve(w.fieldContext(ctx, f, "Event", true, true), w, obj, w.resolvers.Event().DeletedID)
 			if err != nil {
 				return false
 			}
@@ -3634,7 +3634,7 @@ func (w *writer) objOptionSet(ctx context.Context, f *graphql.CollectedField, ob
 				}
 			}
 		case "options":
-			v, err := w.resolvers.OptionSet().Options(w.fieldContext(ctx, f, "OptionSet", true, true), obj)
+			v, err := resolve(w.fieldContext(ctx, f, "OptionSet", true, true), w, obj, w.resolvers.OptionSet().Options)
 			if err != nil {
 				return false
 			}
@@ -4907,7 +4907,7 @@ func (w *writer) objViewer(ctx context.Context, f *graphql.CollectedField, obj *
 				return false
 			}
 		case "tokenKind":
-			v, err := w.resolvers.Viewer().Kind(w.fieldContext(ctx, f, "Viewer", true, true), obj)
+			v, err := resolve(w.fieldContext(ctx, f, "Viewer", true, true), w, obj, w.resolvers.Viewer().Kind)
 			if err != nil {
 				return false
 			}
@@ -4915,7 +4915,7 @@ func (w *writer) objViewer(ctx context.Context, f *graphql.CollectedField, obj *
 				return false
 			}
 		case "configurator":
-			v, err := w.resolvers.Viewer().Configurator(w.fieldContext(ctx, f, "Viewer", true, true), obj)
+			v, err := resolve(w.fieldContext(ctx, f, "Viewer", true, true), w, obj, w.resolvers.Viewer().Configurator)
 			if err != nil {
 				return false
 			}
@@ -4967,7 +4967,7 @@ func (w *writer) objWebhookDelivery(ctx context.Context, f *graphql.CollectedFie
 				return false
 			}
 		case "status":
-			v, err := w.resolvers.WebhookDelivery().Status(w.fieldContext(ctx, f, "WebhookDelivery", true, true), obj)
+			v, err := resolve(w.fieldContext(ctx, f, "WebhookDelivery", true, true), w, obj, w.resolvers.WebhookDelivery().Status)
 			if err != nil {
 				return false
 			}

@@ -337,6 +337,8 @@ func TestDispatchBoundsItsDeliveries(t *testing.T) {
 		w := newWorld(t, c)
 		q := queue(t, c, time.Hour) // never started: Dispatch alone
 		a := operations(c, q)
+		// More endpoints than an owner may keep by default (16).
+		a.SetEvents(app.Events{Queue: q, Guard: &webhook.Guard{AllowPrivate: true}, MaxEndpoints: 40})
 		for i := range 40 {
 			if _, err := a.CreateWebhookEndpoint(w.ctx, app.CreateWebhookEndpoint{URL: fmt.Sprintf("http://127.0.0.1:9/%d", i)}); err != nil {
 				t.Fatal(err)

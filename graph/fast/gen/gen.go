@@ -244,7 +244,9 @@ func (g *generator) get(o *codegen.Object, f *codegen.Field) error {
 	fctx := fmt.Sprintf("w.fieldContext(ctx, f, %q, %v, %v)", o.Name, isMethod, f.IsResolver)
 	switch {
 	case f.IsResolver:
-		g.p("v, err := w.resolvers.%s().%s(%s, obj)", o.Name, f.GoFieldName, fctx)
+		// Through the operation's field interceptors (tracing), as
+		// gqlgen's executor calls a resolver (resolve).
+		g.p("v, err := resolve(%s, w, obj, w.resolvers.%s().%s)", fctx, o.Name, f.GoFieldName)
 		g.p("if err != nil { return false }")
 	case f.IsMethod():
 		arg := ""
