@@ -366,7 +366,8 @@ func (t *Tokens) resolveProvider(ctx context.Context, token string, now time.Tim
 	if rec.RevokedAt != nil {
 		return nil, apperr.E(apperr.Unauthenticated, "token revoked")
 	}
-	v := viewer.Viewer{OwnerID: rec.OwnerID, Kind: viewer.Kind(rec.Kind), TokenID: rec.ID, Expires: c.until}
+	// Open streams end at the token's exp itself (see Resolve).
+	v := viewer.Viewer{OwnerID: rec.OwnerID, Kind: viewer.Kind(rec.Kind), TokenID: rec.ID, Expires: c.until.Add(-leeway)}
 	if rec.ConfiguratorID != nil {
 		v.ConfiguratorID = *rec.ConfiguratorID
 	}

@@ -336,7 +336,12 @@ func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, err
 			until = u
 		}
 	}
-	v := viewer.Viewer{OwnerID: rec.OwnerID, Kind: claims.kind, TokenID: rec.ID, Expires: until}
+	// Open streams end at the token's exp itself: the leeway is for
+	// the clocks of a new request, not a licence to outlive the exp.
+	v := viewer.Viewer{OwnerID: rec.OwnerID, Kind: claims.kind, TokenID: rec.ID}
+	if !until.IsZero() {
+		v.Expires = until.Add(-leeway)
+	}
 	if rec.ConfiguratorID != nil {
 		v.ConfiguratorID = *rec.ConfiguratorID
 	}

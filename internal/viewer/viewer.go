@@ -27,9 +27,9 @@ type Viewer struct {
 	// dashboard tokens.
 	ConfiguratorID int
 	TokenID        int
-	// Expires is when the caller's token stops verifying (its exp plus
-	// the leeway); zero for a token without expiry. Open subscriptions
-	// end then, as a new request would be refused.
+	// Expires is the exp of the caller's token (new requests are refused
+	// from a small leeway after it); zero for a token without expiry. Open
+	// subscriptions end then.
 	Expires time.Time
 }
 
