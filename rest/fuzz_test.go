@@ -141,7 +141,7 @@ func FuzzOrderForm(f *testing.F) {
 				t.Fatalf("read accepted %q as a JSON object", raw)
 			}
 		}
-		for _, e := range apperr.Errors(valid.Order(in.Price, in.CustomerDetails, in.ConfiguratorSummary, len(in.ConfiguratorPrintMap))) {
+		for _, e := range apperr.Errors(valid.Order(in.Price, &in.CustomerDetails, &in.ConfiguratorSummary, len(in.ConfiguratorPrintMap))) {
 			if e.Kind != apperr.Invalid {
 				t.Fatalf("valid.Order: %v is %s", e, e.Kind)
 			}

@@ -40,7 +40,7 @@ type CreateOrder struct {
 // removes the files it stored again); the same key with another request
 // is KeyReused.
 func (a *App) CreateOrder(ctx context.Context, cmd CreateOrder) (id int, err error) {
-	if err := valid.Order(cmd.Price, cmd.CustomerDetails, cmd.ConfiguratorSummary, len(cmd.PrintMap)); err != nil {
+	if err := valid.Order(cmd.Price, &cmd.CustomerDetails, &cmd.ConfiguratorSummary, len(cmd.PrintMap)); err != nil {
 		return 0, err
 	}
 	if err := query.Visible(ctx, a.client.Configurator.Query().Where(configurator.ID(cmd.ConfiguratorID)), "configurator_id", "configurator", cmd.ConfiguratorID); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/configuratoroption"
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // seeder writes the dataset through one transaction, one row at a time in
@@ -365,8 +366,14 @@ func (s *seeder) orders(ctx context.Context) error {
 }
 
 // object encodes a JSON object of the demo data (a map of plain values,
-// which always encodes).
+// which always encodes) in its stored form, as the service writes every
+// JSON object (valid.Stored), so the demo reads the same on both
+// databases.
 func object(m map[string]any) json.RawMessage {
 	b, _ := json.Marshal(m)
-	return b
+	stored, err := valid.Stored(b)
+	if err != nil {
+		panic("demo: " + err.Error())
+	}
+	return stored
 }

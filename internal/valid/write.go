@@ -44,20 +44,24 @@ const (
 
 // Order checks the values of a new order: a finite price from 0 to
 // MaxPrice, the customer details and the configurator summary as JSON
-// objects within the JSON bounds, and at most MaxPrintMaps print maps. It
-// reports every fault at once.
-func Order(price float64, customerDetails, summary json.RawMessage, printMaps int) error {
+// objects within the JSON bounds that jsonb can hold, and at most
+// MaxPrintMaps print maps. It reports every fault at once, and puts the
+// two objects in their stored form (Stored).
+func Order(price float64, customerDetails, summary *json.RawMessage, printMaps int) error {
 	var errs apperr.List
 	if math.IsNaN(price) || math.IsInf(price, 0) || price < 0 || price > MaxPrice {
 		errs = append(errs, apperr.Field("price", "{} must be a number from 0 to %d", MaxPrice))
 	}
 	for _, o := range []struct {
 		field string
-		raw   json.RawMessage
+		raw   *json.RawMessage
 	}{{"customer_details", customerDetails}, {"configurator_summary", summary}} {
-		if err := Object(o.field, o.raw); err != nil {
+		stored, err := Object(o.field, *o.raw)
+		if err != nil {
 			errs = append(errs, err.(*apperr.Error))
+			continue
 		}
+		*o.raw = stored
 	}
 	if printMaps > MaxPrintMaps {
 		errs = append(errs, apperr.Field("configurator_print_map", "{} takes at most %d images, got %d", MaxPrintMaps, printMaps))
@@ -66,16 +70,21 @@ func Order(price float64, customerDetails, summary json.RawMessage, printMaps in
 }
 
 // Object checks that raw, the value of field, is one JSON object within
-// the JSON bounds (JSON).
-func Object(field string, raw json.RawMessage) error {
+// the JSON bounds (JSON) that jsonb can hold, and returns its stored form
+// (Stored).
+func Object(field string, raw json.RawMessage) (json.RawMessage, error) {
 	if err := JSON(field, raw); err != nil {
-		return err
+		return nil, err
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
-		return apperr.Field(field, "{} must be a JSON object")
+		return nil, apperr.Field(field, "{} must be a JSON object")
 	}
-	return nil
+	stored, err := Stored(raw)
+	if err != nil {
+		return nil, apperr.Field(field, "{} cannot be stored: %s", err.Error())
+	}
+	return stored, nil
 }
 
 // JSON checks the size (MaxJSONBytes) and the nesting (MaxJSONDepth) of

@@ -38,6 +38,8 @@ func TestOrder(t *testing.T) {
 		{"details of 64 KiB", 1, `{"n":"` + strings.Repeat("x", MaxJSONBytes-8) + `"}`, 0, nil, ""},
 		{"a 100 KB string in the details", 1, `{"n":"` + strings.Repeat("x", 100_000) + `"}`, 0, []string{"customer_details"}, ""},
 		{"details not an object", 1, `[1]`, 0, []string{"customer_details"}, ""},
+		{"details jsonb cannot hold", 1, `{"n":"\u0000"}`, 0, []string{"customer_details"}, ""},
+		{"a summary with a huge exponent", 1, `{}`, 0, []string{"configurator_summary"}, `{"n":1e99999}`},
 		{"every fault at once", -5, `[`, MaxPrintMaps + 1, []string{"price", "customer_details", "configurator_summary", "configurator_print_map"}, `{`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,7 +47,8 @@ func TestOrder(t *testing.T) {
 			if tc.summary != "" {
 				summary = json.RawMessage(tc.summary)
 			}
-			err := Order(tc.price, json.RawMessage(tc.details), summary, tc.maps)
+			details := json.RawMessage(tc.details)
+			err := Order(tc.price, &details, &summary, tc.maps)
 			var got []string
 			for _, e := range apperr.Errors(err) {
 				if e.Kind != apperr.Invalid {
@@ -56,8 +59,21 @@ func TestOrder(t *testing.T) {
 			if strings.Join(got, ",") != strings.Join(tc.fields, ",") {
 				t.Errorf("Order faults %v (%v); want %v", got, err, tc.fields)
 			}
+			if err == nil && (string(details) != mustStored(t, tc.details) || string(summary) != string(obj)) {
+				t.Errorf("Order left the details %s, the summary %s; want their stored forms", details, summary)
+			}
 		})
 	}
+}
+
+// mustStored is the stored form of raw.
+func mustStored(t *testing.T, raw string) string {
+	t.Helper()
+	s, err := Stored([]byte(raw))
+	if err != nil {
+		t.Fatalf("Stored(%.100s): %v", raw, err)
+	}
+	return string(s)
 }
 
 func TestJSON(t *testing.T) {

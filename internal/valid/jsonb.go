@@ -1,0 +1,378 @@
+package valid
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Stored puts raw, a valid JSON value, in the form PostgreSQL's jsonb
+// keeps it, compacted: object keys sorted by length and then by bytes,
+// the last of duplicate keys, numbers in plain notation with the scale
+// they were written with (1.50 stays 1.50, 1e2 becomes 100, -0 becomes
+// 0), strings with only the escapes jsonb writes (quote, backslash, \b \f
+// \n \r \t and \u00XX for other control characters). The service stores
+// every JSON object clients write in this form, on SQLite too, so that
+// an object reads back the same on both databases and in every answer
+// (the one to the write, its event, later reads) whatever the client's
+// spelling. It refuses what jsonb cannot hold: \u0000, unpaired
+// surrogates, invalid UTF-8, exponents beyond ±1000.
+func Stored(raw []byte) (json.RawMessage, error) {
+	s := storer{in: raw, out: make([]byte, 0, len(raw))}
+	s.space()
+	if err := s.value(&s.out); err != nil {
+		return nil, err
+	}
+	if s.space(); s.i != len(s.in) {
+		return nil, errors.New("text after the JSON value")
+	}
+	return s.out, nil
+}
+
+// maxExponent bounds the exponents of numbers in stored JSON: 1e1000 is
+// a thousand digits in jsonb's plain notation, and a larger one could
+// grow a few bytes of input into megabytes.
+const maxExponent = 1000
+
+// storer reads JSON from in and writes its stored form.
+type storer struct {
+	in  []byte
+	i   int
+	out []byte
+}
+
+func (s *storer) space() {
+	for s.i < len(s.in) {
+		switch s.in[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+var errSyntax = errors.New("invalid JSON")
+
+// value writes the value at s.i to *out.
+func (s *storer) value(out *[]byte) error {
+	if s.i >= len(s.in) {
+		return errSyntax
+	}
+	switch c := s.in[s.i]; {
+	case c == '{':
+		return s.object(out)
+	case c == '[':
+		s.i++
+		*out = append(*out, '[')
+		s.space()
+		if s.i < len(s.in) && s.in[s.i] == ']' {
+			s.i++
+			*out = append(*out, ']')
+			return nil
+		}
+		for {
+			s.space()
+			if err := s.value(out); err != nil {
+				return err
+			}
+			s.space()
+			if s.i >= len(s.in) {
+				return errSyntax
+			}
+			s.i++
+			switch s.in[s.i-1] {
+			case ',':
+				*out = append(*out, ',')
+			case ']':
+				*out = append(*out, ']')
+				return nil
+			default:
+				return errSyntax
+			}
+		}
+	case c == '"':
+		str, err := s.string()
+		if err != nil {
+			return err
+		}
+		*out = appendStored(*out, str)
+		return nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		return s.number(out)
+	}
+	for _, lit := range []string{"true", "false", "null"} {
+		if bytes.HasPrefix(s.in[s.i:], []byte(lit)) {
+			s.i += len(lit)
+			*out = append(*out, lit...)
+			return nil
+		}
+	}
+	return errSyntax
+}
+
+// object writes the object at s.i: its members in jsonb's key order, the
+// last of each key.
+func (s *storer) object(out *[]byte) error {
+	type member struct {
+		key   string
+		value []byte
+	}
+	var members []member
+	s.i++
+	s.space()
+	if s.i < len(s.in) && s.in[s.i] == '}' {
+		s.i++
+	} else {
+		for {
+			s.space()
+			if s.i >= len(s.in) || s.in[s.i] != '"' {
+				return errSyntax
+			}
+			key, err := s.string()
+			if err != nil {
+				return err
+			}
+			s.space()
+			if s.i >= len(s.in) || s.in[s.i] != ':' {
+				return errSyntax
+			}
+			s.i++
+			s.space()
+			var v []byte
+			if err := s.value(&v); err != nil {
+				return err
+			}
+			members = append(members, member{key, v})
+			s.space()
+			if s.i >= len(s.in) {
+				return errSyntax
+			}
+			s.i++
+			if s.in[s.i-1] == '}' {
+				break
+			}
+			if s.in[s.i-1] != ',' {
+				return errSyntax
+			}
+		}
+	}
+	// A stable sort keeps duplicates in their order; the last one wins.
+	slices.SortStableFunc(members, func(a, b member) int {
+		if len(a.key) != len(b.key) {
+			return len(a.key) - len(b.key)
+		}
+		return bytes.Compare([]byte(a.key), []byte(b.key))
+	})
+	*out = append(*out, '{')
+	first := true
+	for i, m := range members {
+		if i+1 < len(members) && members[i+1].key == m.key {
+			continue
+		}
+		if !first {
+			*out = append(*out, ',')
+		}
+		first = false
+		*out = appendStored(*out, m.key)
+		*out = append(*out, ':')
+		*out = append(*out, m.value...)
+	}
+	*out = append(*out, '}')
+	return nil
+}
+
+// string reads the string at s.i and returns its text.
+func (s *storer) string() (string, error) {
+	s.i++
+	var b []byte
+	for s.i < len(s.in) {
+		c := s.in[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			return string(b), nil
+		case c < 0x20:
+			return "", errSyntax
+		case c == '\\':
+			if s.i+1 >= len(s.in) {
+				return "", errSyntax
+			}
+			e := s.in[s.i+1]
+			s.i += 2
+			switch e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r, err := s.hex()
+				if err != nil {
+					return "", err
+				}
+				switch {
+				case r == 0:
+					return "", errors.New(`\u0000 cannot be stored`)
+				case utf16.IsSurrogate(r) && r < 0xDC00:
+					if s.i+1 >= len(s.in) || s.in[s.i] != '\\' || s.in[s.i+1] != 'u' {
+						return "", errors.New("a high surrogate must be followed by a low surrogate")
+					}
+					s.i += 2
+					lo, err := s.hex()
+					if err != nil {
+						return "", err
+					}
+					if r = utf16.DecodeRune(r, lo); r == utf8.RuneError {
+						return "", errors.New("a high surrogate must be followed by a low surrogate")
+					}
+				case utf16.IsSurrogate(r):
+					return "", errors.New("a low surrogate must follow a high surrogate")
+				}
+				b = utf8.AppendRune(b, r)
+			default:
+				return "", errSyntax
+			}
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			s.i++
+		default:
+			r, n := utf8.DecodeRune(s.in[s.i:])
+			if r == utf8.RuneError && n <= 1 {
+				return "", errors.New("invalid UTF-8")
+			}
+			b = append(b, s.in[s.i:s.i+n]...)
+			s.i += n
+		}
+	}
+	return "", errSyntax
+}
+
+// hex reads the four hex digits of a \u escape.
+func (s *storer) hex() (rune, error) {
+	if s.i+4 > len(s.in) {
+		return 0, errSyntax
+	}
+	v, err := strconv.ParseUint(string(s.in[s.i:s.i+4]), 16, 32)
+	if err != nil {
+		return 0, errSyntax
+	}
+	s.i += 4
+	return rune(v), nil
+}
+
+// appendStored writes str as jsonb writes a string.
+func appendStored(b []byte, str string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(str); i++ {
+		switch c := str[i]; c {
+		case '"':
+			b = append(b, '\\', '"')
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			if c < 0x20 {
+				b = fmt.Appendf(b, `\u%04x`, c)
+			} else {
+				b = append(b, c)
+			}
+		}
+	}
+	return append(b, '"')
+}
+
+// number writes the number at s.i as PostgreSQL's numeric writes it:
+// plain notation, as many decimals as the number was written with less
+// its exponent (none below zero), no sign on zero.
+func (s *storer) number(out *[]byte) error {
+	start := s.i
+	neg := s.in[s.i] == '-'
+	if neg {
+		s.i++
+	}
+	digits := func() []byte {
+		from := s.i
+		for s.i < len(s.in) && s.in[s.i] >= '0' && s.in[s.i] <= '9' {
+			s.i++
+		}
+		return s.in[from:s.i]
+	}
+	whole := digits()
+	if len(whole) == 0 || (len(whole) > 1 && whole[0] == '0') {
+		return errSyntax
+	}
+	var frac []byte
+	if s.i < len(s.in) && s.in[s.i] == '.' {
+		s.i++
+		if frac = digits(); len(frac) == 0 {
+			return errSyntax
+		}
+	}
+	exp := 0
+	if s.i < len(s.in) && (s.in[s.i] == 'e' || s.in[s.i] == 'E') {
+		s.i++
+		from := s.i
+		if s.i < len(s.in) && (s.in[s.i] == '+' || s.in[s.i] == '-') {
+			s.i++
+		}
+		if len(digits()) == 0 {
+			return errSyntax
+		}
+		e, err := strconv.Atoi(string(s.in[from:s.i]))
+		if err != nil || e > maxExponent || e < -maxExponent {
+			return fmt.Errorf("the exponent of %.40s is beyond ±%d", s.in[start:s.i], maxExponent)
+		}
+		exp = e
+	}
+	all := append(append([]byte{}, whole...), frac...)
+	point := len(whole) + exp // digits of all before the decimal point
+	scale := max(0, len(frac)-exp)
+	digit := func(i int) byte {
+		if i < 0 || i >= len(all) {
+			return '0'
+		}
+		return all[i]
+	}
+	var n []byte
+	for i := 0; i < point; i++ {
+		if d := digit(i); d != '0' || len(n) > 0 {
+			n = append(n, d)
+		}
+	}
+	if len(n) == 0 {
+		n = append(n, '0')
+	}
+	if scale > 0 {
+		n = append(n, '.')
+		for i := point; i < point+scale; i++ {
+			n = append(n, digit(i))
+		}
+	}
+	if neg && bytes.ContainsAny(n, "123456789") {
+		*out = append(*out, '-')
+	}
+	*out = append(*out, n...)
+	return nil
+}
