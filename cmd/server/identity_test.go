@@ -336,3 +336,68 @@ func TestProviderTokenEveryTransport(t *testing.T) {
 		})
 	}
 }
+// TestStreamsEndAtExpiry: an open subscription, over Server-Sent Events
+// and over WebSocket, of a token created with --ttl ends within 5 s of the
+// token's exp (and not before it), on every database.
+func TestStreamsEndAtExpiry(t *testing.T) {
+	for _, b := range dbtest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "false", "ADDR": testkit.FreeAddr(t)}
+			if code, _, stderr := cli(t, env, "seed", "--demo"); code != 0 {
+				t.Fatalf("seed --demo: exit %d: %s", code, stderr)
+			}
+			base := serveFor(t, env)
+			_, tok, _ := cli(t, env, "token", "create", "--configurator", "1", "--ttl", "4s")
+			tok = strings.TrimSpace(tok)
+			var claims jwtlib.RegisteredClaims
+			if _, _, err := jwtlib.NewParser().ParseUnverified(tok, &claims); err != nil || claims.ExpiresAt == nil {
+				t.Fatalf("token without exp: %v", err)
+			}
+			exp := claims.ExpiresAt.Time
+
+			sse := subscribeSSE(t, base, tok, `subscription { events { type } }`)
+			sseEnded := make(chan time.Time, 1)
+			go func() {
+				for range sse {
+				}
+				sseEnded <- time.Now()
+			}()
+
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			conn, _, err := websocket.Dial(ctx, strings.Replace(base, "http", "ws", 1)+"/graphql",
+				&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.CloseNow()
+			send := func(m map[string]any) {
+				b, _ := json.Marshal(m)
+				if err := conn.Write(ctx, websocket.MessageText, b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			send(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + tok}})
+			send(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": `subscription { events { type } }`}})
+			wsEnded := make(chan time.Time, 1)
+			go func() {
+				for {
+					if _, _, err := conn.Read(ctx); err != nil {
+						wsEnded <- time.Now()
+						return
+					}
+				}
+			}()
+			for name, ch := range map[string]chan time.Time{"SSE": sseEnded, "WebSocket": wsEnded} {
+				select {
+				case at := <-ch:
+					if at.Before(exp) || at.After(exp.Add(5*time.Second)) {
+						t.Errorf("%s subscription ended %v after exp; want within 5 s of it", name, at.Sub(exp))
+					}
+				case <-time.After(time.Until(exp.Add(10 * time.Second))):
+					t.Errorf("%s subscription still open 10 s after exp", name)
+				}
+			}
+		})
+	}
+}
