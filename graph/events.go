@@ -3,7 +3,10 @@ package graph
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/apperr"
@@ -20,13 +23,8 @@ func (r *Resolver) subscribe(ctx context.Context, types []string) (<-chan *event
 	if v == nil {
 		return nil, apperr.ErrNoToken
 	}
-	var errs apperr.List
-	for i, t := range types {
-		if !events.Known(t) {
-			errs = append(errs, apperr.Field(fmt.Sprintf("types[%d]", i), "{} is %q, not an event type; the types are %v", t, events.Types))
-		}
-	}
-	if err := errs.Err(); err != nil {
+	types, err := eventTypes(types)
+	if err != nil {
 		return nil, err
 	}
 	if r.hub == nil {
@@ -54,6 +52,58 @@ func (r *Resolver) subscribe(ctx context.Context, types []string) (<-chan *event
 		}
 	}()
 	return out, nil
+}
+
+// maxUnknownShown is how many unknown event types a refusal names; it
+// says how many more there are.
+const maxUnknownShown = 10
+
+// eventTypes checks the types argument of a subscription: at most one
+// entry a known type, each known, so that what a subscriber keeps and
+// scans for every event is bounded by the number of types, and one
+// refusal, whatever the list, stays short: an unknown type is named once,
+// at most maxUnknownShown of them. Duplicates are folded; the result is in
+// the order of first appearance.
+func eventTypes(types []string) ([]string, error) {
+	if len(types) > len(events.Types) {
+		return nil, apperr.Field("types", "{} has %d entries; at most %d are accepted, one for each event type (%s)",
+			len(types), len(events.Types), strings.Join(events.Types, ", "))
+	}
+	var unknown, folded []string
+	for _, t := range types {
+		switch {
+		case !events.Known(t):
+			if !slices.Contains(unknown, t) {
+				unknown = append(unknown, t)
+			}
+		case !slices.Contains(folded, t):
+			folded = append(folded, t)
+		}
+	}
+	if len(unknown) > 0 {
+		shown := make([]string, 0, min(len(unknown), maxUnknownShown))
+		for _, t := range unknown[:min(len(unknown), maxUnknownShown)] {
+			shown = append(shown, strconv.Quote(clip(t, 64)))
+		}
+		more := ""
+		if n := len(unknown) - len(shown); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		return nil, apperr.Field("types", "{} names unknown event types %s%s; the types are %s",
+			strings.Join(shown, ", "), more, strings.Join(events.Types, ", "))
+	}
+	return folded, nil
+}
+
+// clip shortens s to at most n bytes, on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // loadEvent reads the record of an event whose type starts with prefix,

@@ -72,6 +72,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 
 	gqlOpts := endpoint.HandlerOptions{
 		PublicIntrospection: cfg.PublicIntrospection(), Limiter: limiter, Extensions: graphExtensions(),
+		Streams: endpoint.StreamLimits{PerConnection: cfg.SubscriptionsPerConnection, PerCaller: cfg.StreamsPerToken},
 		Trusted: cfg.Trusted, TrustedOnly: cfg.PersistedOnly,
 	}
 	apq := newAPQ(cfg, m, log)

@@ -7,43 +7,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
-
 	"github.com/configurator/catalogue/internal/apperr"
 )
-
-// websocketTransport serves WebSocket upgrades only; another upgrade
-// (h2c, ...) falls through to the exchange, which refuses it. A malformed
-// upgrade is refused like every other error of the endpoint, in JSON with
-// extensions.code and requestId: the WebSocket library would answer it in
-// text/plain, and gqlgen's transport append a second body of its own.
-type websocketTransport struct{ transport.Websocket }
-
-// Supports takes a request to upgrade to WebSocket.
-func (t websocketTransport) Supports(r *http.Request) bool {
-	return headerHasToken(r.Header, "Upgrade", "websocket") && t.Websocket.Supports(r)
-}
-
-// Do checks the upgrade, then hands it to gqlgen's transport.
-func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	if err := checkUpgrade(r); err != nil {
-		writeErrors(w, r, err)
-		return
-	}
-	uw := &upgradeWriter{ResponseWriter: w}
-	t.Websocket.Do(uw, r, exec)
-	if !uw.hijacked && uw.status != 0 {
-		// Refused by the library for a reason checkUpgrade does not know
-		// (an Origin it does not trust): its reason, clipped.
-		kind := apperr.Invalid
-		if uw.status == http.StatusForbidden {
-			kind = apperr.Forbidden
-		}
-		reason, _, _ := strings.Cut(string(uw.body), "\n")
-		writeErrors(w, r, apperr.E(kind, "the WebSocket upgrade is refused: %s", clip(reason)))
-	}
-}
 
 // checkUpgrade refuses an upgrade that is not a WebSocket handshake
 // (RFC 6455 section 4.2.1), naming what is wrong with it.

@@ -51,6 +51,8 @@ type HandlerOptions struct {
 	// TrustedOnly refuses every other document, unless the token is a
 	// dashboard token (PERSISTED_ONLY); see persistedDocuments.
 	TrustedOnly bool
+	// Streams caps the open subscriptions (zero values: the defaults).
+	Streams StreamLimits
 }
 
 // NewHandler returns the GraphQL endpoint (GET for queries, POST with a
@@ -63,10 +65,12 @@ type HandlerOptions struct {
 func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) http.Handler {
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: res}))
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(websocket(tokens))
+	streams := newStreams(tokens, opts.Streams)
+	srv.AddTransport(websocketTransport{streams})
 	srv.AddTransport(exchange{multipart: transport.MultipartForm{MaxUploadSize: valid.MaxMultipartBody, MaxMemory: 8 << 20}})
 	parsed := lru.New[*ast.QueryDocument](1000)
 	srv.SetQueryCache(parsed)
+	srv.SetValidationRulesFn(validationRules)
 	for _, ext := range opts.Extensions {
 		srv.Use(ext)
 	}
@@ -83,6 +87,7 @@ func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) h
 	// resolver, so they hold whatever is registered after them
 	// (TestLimitsBeforeInterceptors).
 	srv.Use(&limits{parsed: parsed, lim: opts.Limiter})
+	srv.Use(streams)
 	srv.Use(fast.New(res))
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(recoverPanic)

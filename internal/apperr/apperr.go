@@ -50,6 +50,10 @@ const (
 	TrustedOnly Kind = "PERSISTED_QUERY_ONLY"
 	// RateLimited is a request over its token's budget (HTTP 429).
 	RateLimited Kind = "RATE_LIMITED"
+	// SubscriptionLimit is a subscription over a cap on open streams (of
+	// one WebSocket, or of one caller on one server), refused before it
+	// starts (HTTP 429).
+	SubscriptionLimit Kind = "SUBSCRIPTION_LIMIT"
 	// Unavailable is a dependency that is down or overloaded, such as the
 	// database restarting: the request may be retried (HTTP 503).
 	Unavailable Kind = "UNAVAILABLE"

@@ -136,6 +136,8 @@ func (t *Tokens) listenOnce(ctx context.Context, cfg *pgx.ConnConfig, log *slog.
 	// Revocations committed before LISTEN took effect were not heard:
 	// start from an empty cache.
 	t.cache.reset(beat.Add(aliveFor))
+	// The same for the open streams: read their tokens once.
+	t.recheckSoon()
 	for {
 		wctx, cancel := context.WithDeadline(ctx, beat.Add(heartbeatEvery))
 		_, err := conn.WaitForNotification(wctx)
@@ -164,20 +166,29 @@ func (t *Tokens) listenOnce(ctx context.Context, cfg *pgx.ConnConfig, log *slog.
 }
 
 // notified evicts the token whose revocation payload names, when it is a
-// token of schema. A payload it cannot read empties the whole cache: an
+// token of schema, and ends its open streams. A payload it cannot read
+// empties the whole cache and rereads the tokens of the open streams: an
 // unneeded eviction only costs a read, a missed one would be a bug.
 func (t *Tokens) notified(schema, payload string) {
 	i := strings.LastIndexByte(payload, ':')
 	if i < 0 {
 		t.cache.flush()
+		t.recheckSoon()
 		return
 	}
 	id, err := strconv.Atoi(payload[i+1:])
 	if err != nil {
 		t.cache.flush()
+		t.recheckSoon()
 		return
 	}
 	if payload[:i] == schema {
 		t.cache.evict(id)
+		t.watches.revoked(id)
 	}
 }
+
+// Listening reports whether the revocation listener is connected and
+// listening, so that a revocation made by another process reaches this
+// one within milliseconds (PostgreSQL only).
+func (t *Tokens) Listening() bool { return t.listenerPID.Load() != 0 }

@@ -60,6 +60,11 @@ type Tokens struct {
 	// listenerPID is the backend pid of the listener's connection while
 	// it listens, 0 otherwise.
 	listenerPID atomic.Uint32
+	// watches are the open streams that end on their token's revocation
+	// (Watch); recheckEvery is how often their tokens are read when no
+	// listener hears revocations.
+	watches      watches
+	recheckEvery time.Duration
 }
 
 // NewTokens returns the token service over client, signing with signer.
@@ -67,12 +72,13 @@ type Tokens struct {
 // process also calls Run, without which uses are noted but not written.
 func NewTokens(client *ent.Client, signer *Signer) *Tokens {
 	return &Tokens{
-		client:     client,
-		signer:     signer,
-		now:        time.Now,
-		cache:      newCache(CacheSize),
-		flushEvery: FlushEvery,
-		dial:       pgx.ConnectConfig,
+		client:       client,
+		signer:       signer,
+		now:          time.Now,
+		cache:        newCache(CacheSize),
+		flushEvery:   FlushEvery,
+		dial:         pgx.ConnectConfig,
+		recheckEvery: RecheckEvery,
 	}
 }
 
@@ -91,7 +97,9 @@ func (t *Tokens) Run(ctx context.Context, databaseURL string, log *slog.Logger) 
 		log = slog.Default()
 	}
 	var wg sync.WaitGroup
+	listening := func() bool { return false }
 	if strings.HasPrefix(databaseURL, "postgres://") || strings.HasPrefix(databaseURL, "postgresql://") {
+		listening = func() bool { return t.listenerPID.Load() != 0 }
 		// Without a listener the cache stays off, which is slower but
 		// still exact: a URL pgx cannot read costs the cache, not the
 		// service.
@@ -101,6 +109,7 @@ func (t *Tokens) Run(ctx context.Context, databaseURL string, log *slog.Logger) 
 			wg.Go(func() { t.listen(ctx, cfg, log) })
 		}
 	}
+	wg.Go(func() { t.recheckLoop(ctx, listening, log) })
 	tick := time.NewTicker(t.flushEvery)
 	defer tick.Stop()
 	keysTick := time.NewTicker(KeysEvery)
@@ -232,7 +241,8 @@ func (t *Tokens) List(ctx context.Context) ([]*ent.APIToken, error) {
 	return recs, nil
 }
 
-// Revoke revokes token record id; its JWTs stop working at once. The
+// Revoke revokes token record id; its JWTs stop working at once, and
+// the streams they hold open end (Watch). The
 // record is read by every process on SQLite and by every cache miss, and
 // on PostgreSQL the same transaction notifies every serving process on
 // RevokeChannel, whose listeners evict the token from their caches as
@@ -275,6 +285,7 @@ func (t *Tokens) Revoke(ctx context.Context, id int) (err error) {
 		return fmt.Errorf("revoke token %d: %w", id, err)
 	}
 	t.cache.evict(id)
+	t.watches.revoked(id)
 	return nil
 }
 

@@ -80,6 +80,13 @@ type Config struct {
 	// RateLimit is each token's budget in cost units per minute, shared by
 	// REST and GraphQL (RATE_LIMIT_PER_MINUTE); 0 turns rate limiting off.
 	RateLimit int64
+	// SubscriptionsPerConnection caps the operations one WebSocket may
+	// have open at once (SUBSCRIPTIONS_PER_CONNECTION), and StreamsPerToken
+	// the streams (WebSocket subscriptions and SSE requests) one token may
+	// have open on one server (STREAMS_PER_TOKEN), so that a token cannot
+	// make a server hold unbounded subscribers.
+	SubscriptionsPerConnection int
+	StreamsPerToken            int
 	// RedisURL, when set, keeps the rate-limit budgets and the APQ
 	// documents in Redis (REDIS_URL), so that every replica charges the
 	// same budget of a token and serves a document registered with
@@ -192,6 +199,10 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 		"serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (env PPROF_ADDR; default off)")
 	fs.Int64Var(&c.RateLimit, "rate-limit-per-minute", envInt(env, "RATE_LIMIT_PER_MINUTE", DefaultRateLimit),
 		"each token's budget in cost units a minute, REST and GraphQL together; 0 turns it off (env RATE_LIMIT_PER_MINUTE)")
+	fs.IntVar(&c.SubscriptionsPerConnection, "subscriptions-per-connection", int(envInt(env, "SUBSCRIPTIONS_PER_CONNECTION", DefaultSubscriptionsPerConnection)),
+		"operations one WebSocket may have open at once (env SUBSCRIPTIONS_PER_CONNECTION)")
+	fs.IntVar(&c.StreamsPerToken, "streams-per-token", int(envInt(env, "STREAMS_PER_TOKEN", DefaultStreamsPerToken)),
+		"subscriptions (WebSocket and SSE) one token may have open on this server at once (env STREAMS_PER_TOKEN)")
 	fs.StringVar(&c.RedisURL, "redis-url", env("REDIS_URL"),
 		"keep the rate-limit budgets and persisted queries (APQ) in this Redis, shared by every replica: redis://[:PASSWORD@]HOST:PORT[/DB] (env REDIS_URL; default: in memory)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", envDuration(env, "REQUEST_TIMEOUT", DefaultRequestTimeout),
@@ -317,6 +328,12 @@ func (c *Config) Validate() error {
 	if c.RateLimit < 0 {
 		return fmt.Errorf("--rate-limit-per-minute must be 0 (off) or more, got %d", c.RateLimit)
 	}
+	if c.SubscriptionsPerConnection < 0 {
+		return fmt.Errorf("--subscriptions-per-connection must be 1 or more (0: the default, %d), got %d", DefaultSubscriptionsPerConnection, c.SubscriptionsPerConnection)
+	}
+	if c.StreamsPerToken < 0 {
+		return fmt.Errorf("--streams-per-token must be 1 or more (0: the default, %d), got %d", DefaultStreamsPerToken, c.StreamsPerToken)
+	}
 	if c.RedisURL != "" {
 		if _, err := ratelimit.RedisOptions(c.RedisURL); err != nil {
 			return fmt.Errorf("--redis-url: %v", err)
@@ -361,6 +378,14 @@ func (c *Config) Validate() error {
 // DefaultMaxUploadBytes is the default limit of one uploaded image: print
 // maps are high-resolution images, 10 MiB is generous for them.
 const DefaultMaxUploadBytes = 10 << 20
+
+// The default stream caps (see Config.SubscriptionsPerConnection): a
+// front-end holds a handful of subscriptions on one socket, and a token a
+// few sockets or SSE streams (browser tabs).
+const (
+	DefaultSubscriptionsPerConnection = 100
+	DefaultStreamsPerToken            = 20
+)
 
 // DefaultRateLimit is each token's default budget: 1,200,000 units a
 // minute, 20,000 a second. A unit is about one page of data (a REST read,

@@ -76,6 +76,13 @@ func TestServeConfig(t *testing.T) {
 				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit}, demo: true, public: true},
 		{name: "bad introspection", env: map[string]string{"GRAPHQL_INTROSPECTION": "open"}, wantErr: true},
+		{name: "stream caps", env: map[string]string{"SUBSCRIPTIONS_PER_CONNECTION": "5"}, args: []string{"--streams-per-token", "3"},
+			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
+				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
+				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit,
+				SubscriptionsPerConnection: 5, StreamsPerToken: 3}, demo: true},
+		{name: "bad stream cap", env: map[string]string{"STREAMS_PER_TOKEN": "many"}, wantErr: true},
+		{name: "negative stream cap", args: []string{"--subscriptions-per-connection", "-1"}, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c Config
@@ -91,6 +98,13 @@ func TestServeConfig(t *testing.T) {
 					t.Fatalf("Validate() = nil; want an error for %+v", c)
 				}
 				return
+			}
+			// The stream caps are the defaults unless a case sets them.
+			if tc.want.SubscriptionsPerConnection == 0 {
+				tc.want.SubscriptionsPerConnection = DefaultSubscriptionsPerConnection
+			}
+			if tc.want.StreamsPerToken == 0 {
+				tc.want.StreamsPerToken = DefaultStreamsPerToken
 			}
 			if err != nil || c != tc.want {
 				t.Fatalf("config = %+v, %v; want %+v", c, err, tc.want)

@@ -97,6 +97,7 @@ var statusOf = map[apperr.Kind]int{
 	apperr.TooComplex:              http.StatusBadRequest,
 	apperr.TrustedOnly:             http.StatusBadRequest,
 	apperr.RateLimited:             http.StatusTooManyRequests,
+	apperr.SubscriptionLimit:       http.StatusTooManyRequests,
 	apperr.KeyReused:               http.StatusUnprocessableEntity,
 	apperr.Unavailable:             http.StatusServiceUnavailable,
 	apperr.Canceled:                StatusClientClosed,

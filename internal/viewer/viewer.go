@@ -29,7 +29,7 @@ type Viewer struct {
 	TokenID        int
 	// Expires is the exp of the caller's token (new requests are refused
 	// from a small leeway after it); zero for a token without expiry. Open
-	// subscriptions end then.
+	// subscriptions end then (auth.Tokens.Watch).
 	Expires time.Time
 }
 
