@@ -336,6 +336,7 @@ func TestProviderTokenEveryTransport(t *testing.T) {
 		})
 	}
 }
+
 // TestStreamsEndAtExpiry: an open subscription, over Server-Sent Events
 // and over WebSocket, of a token created with --ttl ends within 5 s of the
 // token's exp (and not before it), on every database.
