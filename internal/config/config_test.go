@@ -77,7 +77,7 @@ func TestServeConfig(t *testing.T) {
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit}, demo: true, public: true},
 		{name: "bad introspection", env: map[string]string{"GRAPHQL_INTROSPECTION": "open"}, wantErr: true},
 		{name: "stream caps", env: map[string]string{"SUBSCRIPTIONS_PER_CONNECTION": "5"}, args: []string{"--streams-per-token", "3"},
-			want: Config{Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
+			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
 				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit,
 				SubscriptionsPerConnection: 5, StreamsPerToken: 3}, demo: true},
