@@ -17,7 +17,6 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
-	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/viewer"
 )
@@ -240,11 +239,7 @@ func TestRevokeReachesReplicas(t *testing.T) {
 	// The same id revoked in another schema: B keeps its entry. A later
 	// revocation of its own is delivered after it, so once B has
 	// handled that one it has handled the foreign one too.
-	db, _, err := database.OpenSQL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := dbtest.SQL(t, url)
 	if _, err := db.Exec(`SELECT pg_notify($1, $2)`, auth.RevokeChannel, fmt.Sprintf("someone_else:%d", recs[2].ID)); err != nil {
 		t.Fatal(err)
 	}
@@ -294,11 +289,7 @@ func TestListenerReconnect(t *testing.T) {
 		}
 	}
 
-	db, _, err := database.OpenSQL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := dbtest.SQL(t, url)
 	hold.Store(true)
 	pid := tok.ListenerPID()
 	if _, err := db.Exec(`SELECT pg_terminate_backend($1)`, int64(pid)); err != nil {
