@@ -7,6 +7,7 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/viewer"
 )
 
 // Sys is a context that every privacy rule allows: fixtures write the rows
@@ -34,6 +35,19 @@ func NewTenant(t testing.TB, c *ent.Client, name string, confs ...string) Tenant
 		tn.Confs = append(tn.Confs, Must(c.Configurator.Create().SetName(conf).SetOwnerID(tn.ID).Save(Sys)))
 	}
 	return tn
+}
+
+// Dash is a context of a dashboard viewer of the tenant, holding token
+// tokenID: the caller of internal/app that has no request to carry it.
+func (tn Tenant) Dash(tokenID int) context.Context {
+	return viewer.NewContext(context.Background(), &viewer.Viewer{OwnerID: tn.ID, Kind: viewer.KindDashboard, TokenID: tokenID})
+}
+
+// Open is a context of an Open API viewer of the tenant's i-th
+// configurator, holding token tokenID.
+func (tn Tenant) Open(i, tokenID int) context.Context {
+	return viewer.NewContext(context.Background(), &viewer.Viewer{OwnerID: tn.ID, Kind: viewer.KindOpenAPI,
+		ConfiguratorID: tn.Confs[i].ID, TokenID: tokenID})
 }
 
 // Tokens is the token store of c, signing with Key.
