@@ -27,7 +27,6 @@ var longFuncs = map[string]string{
 	"internal/app/order.go:App.CreateOrder":     "scope",
 	"internal/auth/listen.go:Tokens.listenOnce": "plumbing",
 
-	"internal/config/config.go:Config.Validate":   "serve",
 	"internal/webhook/batch.go:Queue.recordBatch": "serve",
 	"cmd/server/commands.go:tokenCmd":             "serve",
 	"internal/webhook/dispatch.go:Queue.dispatch": "serve",
