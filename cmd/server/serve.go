@@ -27,8 +27,8 @@ import (
 	"github.com/configurator/catalogue/internal/telemetry"
 )
 
-// The server's timeouts beside the request deadline (README, "Limits and
-// guarantees").
+// The server's timeouts beside the request deadline (docs/limits.md,
+// "Timeouts, outages and shutdown").
 const (
 	// readHeaderTimeout bounds the request line and headers, so that a
 	// client trickling headers (slowloris) cannot hold a connection.
