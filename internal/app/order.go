@@ -182,7 +182,9 @@ func canonical(raw json.RawMessage) string {
 }
 
 // UpdateOrder moves order ID on: the fields it sets change, the others
-// stay, and the Clear flags empty the optional ones.
+// stay, and the Clear flags empty the optional ones, as do Nulls, the
+// fields the client set to null (domain names; valid.Nulls refuses the
+// others).
 type UpdateOrder struct {
 	ID                   int
 	Status               *string
@@ -190,12 +192,16 @@ type UpdateOrder struct {
 	ClearInvoiceURL      bool
 	OrderStorefront      *string
 	ClearOrderStorefront bool
+	Nulls                []string
 }
 
 // UpdateOrder validates and applies an order update. It needs a dashboard
 // token (Forbidden otherwise); another owner's order is NotFound.
 func (a *App) UpdateOrder(ctx context.Context, cmd UpdateOrder) error {
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.UpdateOrder); err != nil {
+		return err
+	}
+	if err := valid.Nulls(&cmd, cmd.Nulls); err != nil {
 		return err
 	}
 	if err := valid.OrderUpdate(cmd.Status, cmd.InvoiceURL, cmd.OrderStorefront); err != nil {
