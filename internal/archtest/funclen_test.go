@@ -26,7 +26,6 @@ var longFuncs = map[string]string{
 	"internal/query/page.go:Page":               "scale",
 	"internal/auth/listen.go:Tokens.listenOnce": "plumbing",
 
-	"internal/config/config.go:Config.Validate":   "serve",
 	"internal/webhook/batch.go:Queue.recordBatch": "serve",
 	"cmd/server/commands.go:tokenCmd":             "serve",
 	"internal/webhook/dispatch.go:Queue.dispatch": "serve",
