@@ -17,6 +17,7 @@ import (
 	"github.com/configurator/catalogue/ent/configuratoroption"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/endpoint"
+	"github.com/configurator/catalogue/internal/app"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
@@ -165,8 +166,9 @@ func TestAnonymous(t *testing.T) {
 	})
 }
 
-// TestDashboardWrites checks the scope and tenancy rules on writes, which
-// both transports reach through the same ent client.
+// TestDashboardWrites checks the scope rule on writes, which both
+// transports reach through the same write workflows (internal/app), and
+// the tenancy rules, which they reach through the same ent client.
 func TestDashboardWrites(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
@@ -180,10 +182,11 @@ func TestDashboardWrites(t *testing.T) {
 		openA, dashA, openB := ctxOf(w.tokA), ctxOf(w.dashA), ctxOf(w.tokB)
 		anon := context.Background()
 
-		if _, err := c.Material.Create().SetName("x").Save(openA); apperr.KindOf(err) != apperr.Forbidden {
+		writes := app.New(c, nil, nil)
+		if _, err := writes.CreateMaterial(openA, app.CreateMaterial{Input: ent.CreateMaterialInput{Name: "x"}}); apperr.KindOf(err) != apperr.Forbidden {
 			t.Errorf("material create with an Open API token: %v; want Forbidden", err)
 		}
-		if _, err := c.Texture.Create().SetName("x").Save(openA); apperr.KindOf(err) != apperr.Forbidden {
+		if _, err := writes.CreateTexture(openA, app.CreateTexture{Name: "x"}); apperr.KindOf(err) != apperr.Forbidden {
 			t.Errorf("texture create with an Open API token: %v; want Forbidden", err)
 		}
 		if _, err := c.Material.Create().SetName("x").Save(anon); apperr.KindOf(err) != apperr.Unauthenticated {
