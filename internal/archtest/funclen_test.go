@@ -24,7 +24,6 @@ var longFuncs = map[string]string{
 	"bench/scaleload/main.go:main":              "scale",
 	"bench/scaleload/main.go:load.create":       "scale",
 	"internal/query/page.go:Page":               "scale",
-	"internal/app/order.go:App.CreateOrder":     "scope",
 	"internal/auth/listen.go:Tokens.listenOnce": "plumbing",
 
 	"internal/webhook/batch.go:Queue.recordBatch": "serve",
