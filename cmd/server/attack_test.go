@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph/cost/costtest"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/testkit"
@@ -93,7 +91,7 @@ func startTarget(t *testing.T, bin, dbURL string) *target {
 		t.Fatalf("seed --demo: exit %d: %s", code, stderr)
 	}
 	c := dbtest.Open(t, dbURL)
-	ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+	ctx := dbtest.Sys
 	bulk := make([]*ent.MaterialCreate, extraMaterials)
 	for i := range bulk {
 		bulk[i] = c.Material.Create().SetOwnerID(1).SetName(fmt.Sprintf("extra %d", i))

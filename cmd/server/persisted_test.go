@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
@@ -30,19 +29,13 @@ import (
 func TestPersistedDocumentsServed(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
-	c := dbtest.Open(t, dbtest.Backends()[0].URL(t))
+	c := dbtest.Open(t, dbtest.SQLite(t))
 	if _, err := demo.Seed(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	tokens := auth.NewTokens(c, auth.NewSigner([]byte(strings.Repeat("k", 32))))
-	open, _, err := tokens.CreateOpenAPI(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dash, _, err := tokens.CreateDashboard(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tokens := dbtest.Tokens(c)
+	open, _ := dbtest.OpenAPI(t, tokens, 1)
+	dash, _ := dbtest.Dashboard(t, tokens, 1)
 	const trusted, free = "query Me { viewer { tokenKind } }", "query Kinds { configuratorOptionTypes }"
 	manifest, err := persisted.ParseManifest([]byte(`{"` + persisted.Hash(trusted) + `": "` + trusted + `"}`))
 	if err != nil {
