@@ -17,7 +17,6 @@ import (
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/persisted"
 	"github.com/configurator/catalogue/internal/ratelimit"
-	"github.com/configurator/catalogue/internal/ratelimit/redistest"
 	"github.com/configurator/catalogue/internal/requestid"
 	"github.com/configurator/catalogue/internal/testkit"
 )
@@ -160,7 +159,7 @@ func TestAPQ(t *testing.T) {
 // cache, and the other answers PERSISTED_QUERY_NOT_FOUND rather than an
 // error of its own: the client sends the text again.
 func TestAPQSharedByRedis(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := testkit.StartRedis(t)
 	opts, err := ratelimit.RedisOptions(srv.URL())
 	if err != nil {
 		t.Fatal(err)

@@ -16,8 +16,8 @@ import (
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
 	"github.com/configurator/catalogue/internal/persisted"
-	"github.com/configurator/catalogue/internal/ratelimit/redistest"
 	"github.com/configurator/catalogue/internal/storage"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // TestPersistedDocumentsServed: serve wires the persisted documents as
@@ -28,7 +28,7 @@ import (
 // PERSISTED_QUERY_ONLY).
 func TestPersistedDocumentsServed(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.Start(t)
+	srv := testkit.StartRedis(t)
 	c := dbtest.Open(t, dbtest.SQLite(t))
 	if _, err := demo.Seed(ctx, c); err != nil {
 		t.Fatal(err)

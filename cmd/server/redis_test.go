@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/dbtest"
-	"github.com/configurator/catalogue/internal/ratelimit/redistest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // TestRedisRateLimits runs the binary with its rate limits in a Redis the
@@ -21,7 +21,7 @@ import (
 // the unmetered requests in /metrics; once Redis is back the requests are
 // metered again. A replica started while Redis is down serves too.
 func TestRedisRateLimits(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := testkit.StartRedis(t)
 	const budget = 20
 	env := map[string]string{
 		"DATABASE_URL": dbtest.SQLite(t), "DEMO": "true",
