@@ -136,6 +136,14 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 		idempotency.Sweeper(tctx, c, idempotency.SweepEvery, log)
 	}()
 	defer func() { stopTokens(); <-sweepDone }()
+	// The order counts' dead versions are reclaimed every few seconds
+	// (PostgreSQL), whether or not the server runs autovacuum.
+	vacuumDone := make(chan struct{})
+	go func() {
+		defer close(vacuumDone)
+		database.CountsVacuumer(tctx, c, database.VacuumCountsEvery, log)
+	}()
+	defer func() { stopTokens(); <-vacuumDone }()
 
 	var demoToken string
 	if cfg.SeedDemo() {
