@@ -27,7 +27,6 @@ var longFuncs = map[string]string{
 	"internal/auth/listen.go:Tokens.listenOnce": "plumbing",
 
 	"internal/webhook/batch.go:Queue.recordBatch": "serve",
-	"cmd/server/commands.go:tokenCmd":             "serve",
 	"internal/webhook/dispatch.go:Queue.dispatch": "serve",
 	"internal/override/override.go:setField":      "serve",
 	"internal/valid/jsonb.go:storer.string":       "serve",
