@@ -32,13 +32,8 @@ func post(t *testing.T, h http.Handler, token, accept, q string) (int, gqlRespon
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	var r gqlResponse
-	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
-		t.Fatalf("response is not JSON (%d): %s", rec.Code, rec.Body.String())
-	}
-	return rec.Code, r, rec.Header()
+	r, header := serveGQL(t, h, req)
+	return r.Status, r, header
 }
 
 // noData reports whether a response has no data: a request error.

@@ -77,13 +77,7 @@ func send(t *testing.T, h http.Handler, method, token string, req map[string]any
 		r.Header.Set("Authorization", "Bearer "+token)
 	}
 	r.Header.Set("X-Request-Id", "req-1")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, r)
-	var resp gqlResponse
-	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
-		t.Fatalf("response is not JSON (%d): %s", rec.Code, rec.Body.String())
-	}
-	resp.Status = rec.Code
+	resp, _ := serveGQL(t, h, r)
 	return resp
 }
 
