@@ -113,9 +113,7 @@ func TestOwnTokenTTLEveryTransport(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "false"}
-			if code, _, stderr := cli(t, env, "seed", "--demo"); code != 0 {
-				t.Fatalf("seed --demo: exit %d: %s", code, stderr)
-			}
+			cliOut(t, env, "seed", "--demo")
 			code, tok, stderr := cli(t, env, "token", "create", "--configurator", "1", "--ttl", "2s")
 			if code != 0 || !strings.Contains(stderr, ", expires ") {
 				t.Fatalf("token create --ttl 2s: exit %d, stderr %s", code, stderr)
@@ -173,17 +171,14 @@ func TestKeysCommands(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "false"}
-			if code, _, stderr := cli(t, env, "seed", "--demo"); code != 0 {
-				t.Fatalf("seed --demo: exit %d: %s", code, stderr)
-			}
+			cliOut(t, env, "seed", "--demo")
 			code, list, stderr := cli(t, env, "keys", "list")
 			keys := kidLineRE.FindAllStringSubmatch(list, -1)
 			if code != 0 || len(keys) != 1 || !strings.Contains(list, "signs") {
 				t.Fatalf("keys list: exit %d %s\n%s\nwant one key that signs", code, stderr, list)
 			}
 			first := keys[0][1]
-			_, oldTok, _ := cli(t, env, "token", "create", "--configurator", "1")
-			oldTok = strings.TrimSpace(oldTok)
+			oldTok := cliOut(t, env, "token", "create", "--configurator", "1")
 			if kidHeader(t, oldTok) != first {
 				t.Fatalf("token kid %q; want %q", kidHeader(t, oldTok), first)
 			}
@@ -202,8 +197,7 @@ func TestKeysCommands(t *testing.T) {
 				t.Fatalf("keys list after rotate:\n%s", list)
 			}
 			second := keys[1][1]
-			_, newTok, _ := cli(t, env, "token", "create", "--dashboard", "--owner", "1")
-			newTok = strings.TrimSpace(newTok)
+			newTok := cliOut(t, env, "token", "create", "--dashboard", "--owner", "1")
 			if kidHeader(t, newTok) != second {
 				t.Fatalf("token created after rotate has kid %q; want %q", kidHeader(t, newTok), second)
 			}
@@ -273,11 +267,8 @@ func TestProviderTokenEveryTransport(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "false",
 				"OIDC_ISSUER": idp.Issuer, "OIDC_AUDIENCE": oidctest.Audience}
-			if code, _, stderr := cli(t, env, "seed", "--demo"); code != 0 {
-				t.Fatalf("seed --demo: exit %d: %s", code, stderr)
-			}
-			_, own, _ := cli(t, env, "token", "create", "--configurator", "2")
-			own = strings.TrimSpace(own)
+			cliOut(t, env, "seed", "--demo")
+			own := cliOut(t, env, "token", "create", "--configurator", "2")
 			base, _ := serveInProcess(t, env)
 			shop := idp.Token(t, "shop", auth.ScopeOpenAPI, "")
 			admin := idp.Token(t, "admin", auth.ScopeDashboard, "")
@@ -324,12 +315,9 @@ func TestStreamsEndAtExpiry(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "false"}
-			if code, _, stderr := cli(t, env, "seed", "--demo"); code != 0 {
-				t.Fatalf("seed --demo: exit %d: %s", code, stderr)
-			}
+			cliOut(t, env, "seed", "--demo")
 			base, _ := serveInProcess(t, env)
-			_, tok, _ := cli(t, env, "token", "create", "--configurator", "1", "--ttl", "4s")
-			tok = strings.TrimSpace(tok)
+			tok := cliOut(t, env, "token", "create", "--configurator", "1", "--ttl", "4s")
 			var claims jwtlib.RegisteredClaims
 			if _, _, err := jwtlib.NewParser().ParseUnverified(tok, &claims); err != nil || claims.ExpiresAt == nil {
 				t.Fatalf("token without exp: %v", err)

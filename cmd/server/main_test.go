@@ -39,6 +39,17 @@ func cli(t *testing.T, env map[string]string, args ...string) (int, string, stri
 	return code, out.String(), errOut.String()
 }
 
+// cliOut runs the binary's run function and returns its standard output,
+// trimmed; it fails the test unless the command exits 0.
+func cliOut(t *testing.T, env map[string]string, args ...string) string {
+	t.Helper()
+	code, out, stderr := cli(t, env, args...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	return strings.TrimSpace(out)
+}
+
 var jwtRE = regexp.MustCompile(`^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\n$`)
 
 func TestOperatorCommands(t *testing.T) {

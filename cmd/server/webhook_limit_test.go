@@ -15,19 +15,14 @@ import (
 func TestWebhookMaxEndpointsSetting(t *testing.T) {
 	env := map[string]string{"DEMO": "false", "STORAGE_URL": "file://" + t.TempDir(),
 		"DATABASE_URL": "sqlite://" + filepath.Join(t.TempDir(), "configurator.db"), "WEBHOOK_MAX_ENDPOINTS": "1"}
-	if code, _, stderr := cli(t, env, "seed", "--demo"); code != 0 {
-		t.Fatalf("seed: %d %s", code, stderr)
-	}
-	code, token, stderr := cli(t, env, "token", "create", "--dashboard", "--owner", "1")
-	if code != 0 {
-		t.Fatalf("token: %d %s", code, stderr)
-	}
+	cliOut(t, env, "seed", "--demo")
+	token := cliOut(t, env, "token", "create", "--dashboard", "--owner", "1")
 	base, _ := serveInProcess(t, env)
 	create := func() string {
 		body, _ := json.Marshal(map[string]any{"query": `mutation { createWebhookEndpoint(input: {url: "https://93.184.216.34/hook"}) { endpoint { id } } }`})
 		req, _ := http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		return send(t, http.DefaultClient, withAuth(req, strings.TrimSpace(token), "")).body
+		return send(t, http.DefaultClient, withAuth(req, token, "")).body
 	}
 	if got := create(); strings.Contains(got, `"errors"`) {
 		t.Fatalf("the first endpoint: %s", got)
