@@ -23,9 +23,6 @@ const maxServeLines = 40
 var longFuncs = map[string]string{
 	"internal/auth/listen.go:Tokens.listenOnce": "plumbing",
 
-	"internal/valid/jsonb.go:storer.string":       "serve",
-	"internal/valid/jsonb.go:storer.number":       "serve",
-	"internal/valid/jsonb.go:storer.object":       "serve",
 	"internal/oidctest/oidctest.go:Start":         "serve",
 }
 
