@@ -23,7 +23,6 @@ const maxServeLines = 40
 var longFuncs = map[string]string{
 	"internal/auth/listen.go:Tokens.listenOnce": "plumbing",
 
-	"internal/oidctest/oidctest.go:Start":         "serve",
 }
 
 // generators are the programs that write generated code, and demo data; both
