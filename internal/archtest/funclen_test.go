@@ -21,9 +21,6 @@ const maxServeLines = 40
 // who shortens it. The list only shrinks: a function that fits is an error
 // until its entry is removed.
 var longFuncs = map[string]string{
-	"bench/scaleload/main.go:main":              "scale",
-	"bench/scaleload/main.go:load.create":       "scale",
-	"internal/query/page.go:Page":               "scale",
 	"internal/auth/listen.go:Tokens.listenOnce": "plumbing",
 
 	"internal/webhook/batch.go:Queue.recordBatch": "serve",
