@@ -34,28 +34,14 @@ func NewDisk(dir string) (*Disk, error) {
 // Dir returns the directory the files are kept in, for logs.
 func (d *Disk) Dir() string { return d.dir }
 
-// path returns the file path for a valid name. ValidName admits no path
-// separators or dots beyond the extension, so the result is always a direct
-// child of the directory.
-func (d *Disk) path(name string) (string, error) {
-	if !ValidName(name) {
-		return "", ErrInvalidName
-	}
-	return filepath.Join(d.dir, name), nil
-}
-
 // Put writes data to a temporary file in the directory and renames it into
 // place, so a reader (or a crash) never sees a partial file. Files get mode
 // 0o640.
 func (d *Disk) Put(ctx context.Context, name string, data []byte) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("store %s: %w", name, err)
+	if err := check(ctx, "store", name); err != nil {
+		return err
 	}
-	path, err := d.path(name)
-	if err != nil {
-		return fmt.Errorf("store %s: %w", name, err)
-	}
-	if err := d.write(path, data); err != nil {
+	if err := d.write(filepath.Join(d.dir, name), data); err != nil {
 		return fmt.Errorf("store %s: %w", name, err)
 	}
 	return nil
@@ -95,14 +81,10 @@ func (d *Disk) write(path string, data []byte) (err error) {
 // Open opens the file stored under name. The *os.File it returns also
 // seeks, which lets the file handler answer range requests.
 func (d *Disk) Open(ctx context.Context, name string) (io.ReadCloser, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("open %s: %w", name, err)
+	if err := check(ctx, "open", name); err != nil {
+		return nil, err
 	}
-	path, err := d.path(name)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", name, err)
-	}
-	f, err := os.Open(path)
+	f, err := os.Open(filepath.Join(d.dir, name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("open %s: %w", name, ErrNotFound)
 	}
@@ -114,14 +96,10 @@ func (d *Disk) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 
 // Delete removes the file stored under name; an absent file is no error.
 func (d *Disk) Delete(ctx context.Context, name string) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("delete %s: %w", name, err)
+	if err := check(ctx, "delete", name); err != nil {
+		return err
 	}
-	path, err := d.path(name)
-	if err != nil {
-		return fmt.Errorf("delete %s: %w", name, err)
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(filepath.Join(d.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("delete %s: %w", name, err)
 	}
 	return nil

@@ -25,11 +25,8 @@ func NewMemory() *Memory {
 
 // Put stores a copy of data, so the caller may reuse its slice.
 func (m *Memory) Put(ctx context.Context, name string, data []byte) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("store %s: %w", name, err)
-	}
-	if !ValidName(name) {
-		return fmt.Errorf("store %s: %w", name, ErrInvalidName)
+	if err := check(ctx, "store", name); err != nil {
+		return err
 	}
 	b := bytes.Clone(data)
 	if b == nil {
@@ -44,11 +41,8 @@ func (m *Memory) Put(ctx context.Context, name string, data []byte) error {
 // Open returns a reader over the stored bytes. Like Disk's file it also
 // seeks, so the file handler behaves the same over both.
 func (m *Memory) Open(ctx context.Context, name string) (io.ReadCloser, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("open %s: %w", name, err)
-	}
-	if !ValidName(name) {
-		return nil, fmt.Errorf("open %s: %w", name, ErrInvalidName)
+	if err := check(ctx, "open", name); err != nil {
+		return nil, err
 	}
 	m.mu.RLock()
 	b, ok := m.files[name]
@@ -63,11 +57,8 @@ func (m *Memory) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 
 // Delete removes the file stored under name; an absent file is no error.
 func (m *Memory) Delete(ctx context.Context, name string) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("delete %s: %w", name, err)
-	}
-	if !ValidName(name) {
-		return fmt.Errorf("delete %s: %w", name, ErrInvalidName)
+	if err := check(ctx, "delete", name); err != nil {
+		return err
 	}
 	m.mu.Lock()
 	delete(m.files, name)

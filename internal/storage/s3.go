@@ -93,14 +93,6 @@ func NewS3(cfg S3Config) (*S3, error) {
 	return &S3{client: s3.New(opts), bucket: cfg.Bucket, prefix: prefix, timeout: cfg.Timeout}, nil
 }
 
-// key returns the object key of a valid name.
-func (s *S3) key(name string) (*string, error) {
-	if !ValidName(name) {
-		return nil, ErrInvalidName
-	}
-	return aws.String(s.prefix + name), nil
-}
-
 // Check asks the store whether the bucket exists and the credentials may
 // use it, so that a misconfiguration shows at start. Its error names the
 // cause: a missing bucket, refused credentials, or an unreachable store
@@ -123,18 +115,14 @@ func (s *S3) Check(ctx context.Context) error {
 // Put stores data as one object, with the content type of the name's
 // extension so the bucket reads well in other tools.
 func (s *S3) Put(ctx context.Context, name string, data []byte) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("store %s: %w", name, err)
-	}
-	key, err := s.key(name)
-	if err != nil {
-		return fmt.Errorf("store %s: %w", name, err)
+	if err := check(ctx, "store", name); err != nil {
+		return err
 	}
 	octx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	_, err = s.client.PutObject(octx, &s3.PutObjectInput{
+	_, err := s.client.PutObject(octx, &s3.PutObjectInput{
 		Bucket:        aws.String(s.bucket),
-		Key:           key,
+		Key:           aws.String(s.prefix + name),
 		Body:          bytes.NewReader(data),
 		ContentLength: aws.Int64(int64(len(data))),
 		ContentType:   aws.String(contentType(name)),
@@ -151,16 +139,12 @@ func (s *S3) Put(ctx context.Context, name string, data []byte) error {
 // costs little; reading it whole keeps the call under the timeout and
 // frees the connection at once.
 func (s *S3) Open(ctx context.Context, name string) (io.ReadCloser, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("open %s: %w", name, err)
-	}
-	key, err := s.key(name)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", name, err)
+	if err := check(ctx, "open", name); err != nil {
+		return nil, err
 	}
 	octx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	out, err := s.client.GetObject(octx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: key})
+	out, err := s.client.GetObject(octx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.prefix + name)})
 	if err != nil {
 		return nil, s.fail(ctx, "open", name, err)
 	}
@@ -175,13 +159,10 @@ func (s *S3) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 // Delete removes the object; S3 answers a missing key as a success, so a
 // clean-up can be retried.
 func (s *S3) Delete(ctx context.Context, name string) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("delete %s: %w", name, err)
+	if err := check(ctx, "delete", name); err != nil {
+		return err
 	}
-	key, err := s.key(name)
-	if err != nil {
-		return fmt.Errorf("delete %s: %w", name, err)
-	}
+	key := aws.String(s.prefix + name)
 	octx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	if _, err := s.client.DeleteObject(octx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: key}); err != nil {

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 )
@@ -53,6 +54,18 @@ var nameRE = regexp.MustCompile(`^[0-9a-f]{32}(\.[a-z0-9]{1,5})?$`)
 // their directory or bucket prefix can ever be named.
 func ValidName(name string) bool {
 	return nameRE.MatchString(name)
+}
+
+// check refuses a call whose context is done or whose name ValidName
+// rejects, naming the operation, so every Store starts the same way.
+func check(ctx context.Context, op, name string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s %s: %w", op, name, err)
+	}
+	if !ValidName(name) {
+		return fmt.Errorf("%s %s: %w", op, name, ErrInvalidName)
+	}
+	return nil
 }
 
 // NewName returns a fresh file name: 128 random bits from crypto/rand as 32
