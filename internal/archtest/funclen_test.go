@@ -22,7 +22,6 @@ const maxServeLines = 40
 // until its entry is removed.
 var longFuncs = map[string]string{
 	"internal/auth/listen.go:Tokens.listenOnce": "plumbing",
-
 }
 
 // generators are the programs that write generated code, and demo data; both
