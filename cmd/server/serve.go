@@ -22,6 +22,7 @@ import (
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/demo"
 	"github.com/configurator/catalogue/internal/idempotency"
+	"github.com/configurator/catalogue/internal/listen"
 	"github.com/configurator/catalogue/internal/logbuf"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/telemetry"
@@ -99,6 +100,11 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 		return err
 	}
 	tokens := auth.NewTokens(c, signer)
+	lis, err := listen.New(cfg.DatabaseURL, log)
+	if err != nil {
+		return err
+	}
+	tokens.Listen(lis, log)
 	if cfg.OIDCIssuer != "" {
 		// The provider's keys are refreshed in the background until
 		// serve returns.
@@ -114,13 +120,12 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 		tokens.SetProvider(p)
 		log.Info("accepting the tokens of an OpenID provider", "issuer", cfg.OIDCIssuer, "audience", cfg.OIDCAudience)
 	}
-	// The token service's background work (the revocation listener that
-	// lets it cache, the last-use writes) outlives the requests in flight
-	// at SIGTERM and stops, writing its last notes, before the database
-	// closes.
+	// The token service's background work (the last-use writes) outlives
+	// the requests in flight at SIGTERM and stops, writing its last notes,
+	// before the database closes.
 	tctx, stopTokens := context.WithCancel(context.WithoutCancel(ctx))
 	tokensDone := make(chan error, 1)
-	go func() { tokensDone <- tokens.Run(tctx, cfg.DatabaseURL, log) }()
+	go func() { tokensDone <- tokens.Run(tctx, log) }()
 	defer func() {
 		stopTokens()
 		if err := <-tokensDone; err != nil {
@@ -168,11 +173,13 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	if handler.apq != nil {
 		defer handler.apq.Close()
 	}
-	stopEvents, err := handler.events.start(ctx, cfg.DatabaseURL, log)
+	stopEvents, err := handler.events.start(ctx, lis, log)
 	if err != nil {
 		return fmt.Errorf("events: %w", err)
 	}
 	defer stopEvents()
+	// Every part that listens is added: listen until serve returns.
+	defer lis.Start(context.WithoutCancel(ctx))()
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,
