@@ -24,7 +24,7 @@ import (
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/events"
-	"github.com/configurator/catalogue/internal/listen"
+	"github.com/configurator/catalogue/internal/pglisten"
 )
 
 // streamServer serves w's graph with a hub and the given stream caps.
@@ -115,10 +115,7 @@ func TestSubscriptionProtocol(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
 		srv, hub := streamServer(t, w, endpoint.StreamLimits{})
-		revoked, rec, err := w.tokens.CreateOpenAPI(context.Background(), w.a1.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		revoked, rec := dbtest.OpenAPI(t, w.tokens, w.a1.ID)
 		if err := w.tokens.Revoke(context.Background(), rec.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +329,7 @@ func TestRevokedTokenEndsStreams(t *testing.T) {
 			dbURL := b.URL(t)
 			c := dbtest.Open(t, dbURL)
 			w := newWorld(t, c)
-			lis, err := listen.New(dbURL, slog.Default())
+			lis, err := pglisten.New(dbURL, slog.Default())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -343,10 +340,7 @@ func TestRevokedTokenEndsStreams(t *testing.T) {
 			go func() { defer close(done); w.tokens.Run(ctx, nil) }()
 			t.Cleanup(func() { cancel(); <-done })
 			srv, hub := streamServer(t, w, endpoint.StreamLimits{})
-			tok, rec, err := w.tokens.CreateOpenAPI(context.Background(), w.a1.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tok, rec := dbtest.OpenAPI(t, w.tokens, w.a1.ID)
 			ws := dialWS(t, srv.URL, tok)
 			ws.sub("1", subEvents, nil)
 			other := dialWS(t, srv.URL, w.tokA)
@@ -355,7 +349,7 @@ func TestRevokedTokenEndsStreams(t *testing.T) {
 			waitFor(t, "three subscribers", func() bool { return hub.Len() == 3 })
 			waitFor(t, "the listener", func() bool { return b.Name != "postgres" || w.tokens.Listening() })
 
-			replica := auth.NewTokens(dbtest.Open(t, dbURL), w.signer)
+			replica := dbtest.Tokens(dbtest.Open(t, dbURL))
 			start := time.Now()
 			if err := replica.Revoke(context.Background(), rec.ID); err != nil {
 				t.Fatal(err)

@@ -15,8 +15,8 @@ import (
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/events"
-	"github.com/configurator/catalogue/internal/listen"
 	"github.com/configurator/catalogue/internal/metrics"
+	"github.com/configurator/catalogue/internal/pglisten"
 	"github.com/configurator/catalogue/internal/webhook"
 	"github.com/configurator/catalogue/rest"
 )
@@ -82,7 +82,7 @@ func (p *eventParts) options() []graph.Option {
 // the attempts in flight finish for up to AttemptTimeout; one cut short
 // is retried by another replica or at the next start (River rescues it).
 // The sender sends what waits before stop returns.
-func (p *eventParts) start(ctx context.Context, lis *listen.Listener, log *slog.Logger) (stop func(), err error) {
+func (p *eventParts) start(ctx context.Context, lis *pglisten.Listener, log *slog.Logger) (stop func(), err error) {
 	if p.queueErr != nil {
 		return nil, fmt.Errorf("the webhook queue cannot start: %w", p.queueErr)
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
-	"github.com/configurator/catalogue/internal/listen"
+	"github.com/configurator/catalogue/internal/pglisten"
 	"github.com/configurator/catalogue/internal/storage"
 )
 
@@ -60,7 +60,7 @@ func TestStatementsPerRead(t *testing.T) {
 			tokenReads := int64(1)
 			if appName != "" {
 				log := slog.New(slog.NewTextHandler(io.Discard, nil))
-				lis, err := listen.New(dbURL, log)
+				lis, err := pglisten.New(dbURL, log)
 				if err != nil {
 					t.Fatal(err)
 				}

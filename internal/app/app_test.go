@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/app"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/dbtest"
@@ -19,7 +18,6 @@ import (
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/testkit"
-	"github.com/configurator/catalogue/internal/viewer"
 )
 
 // fixture is one owner with a configurator, the operations over a memory
@@ -33,17 +31,12 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, c *ent.Client) *fixture {
-	sys := privacy.DecisionContext(context.Background(), privacy.Allow)
-	a := dbtest.Must(c.Owner.Create().SetName("A").Save(sys))
-	b := dbtest.Must(c.Owner.Create().SetName("B").Save(sys))
-	conf := dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(a.ID).Save(sys))
+	a, b := dbtest.NewTenant(t, c, "A", "Sofa"), dbtest.NewTenant(t, c, "B")
 	store := storage.NewMemory()
 	files := &storage.Files{Store: store, BaseURL: "http://files.test/"}
 	return &fixture{
-		c: c, app: app.New(c, files, share.New("")), store: store, conf: conf.ID,
-		open: viewer.NewContext(context.Background(), &viewer.Viewer{OwnerID: a.ID, Kind: viewer.KindOpenAPI, ConfiguratorID: conf.ID, TokenID: 1}),
-		dash: viewer.NewContext(context.Background(), &viewer.Viewer{OwnerID: a.ID, Kind: viewer.KindDashboard, TokenID: 2}),
-		peer: viewer.NewContext(context.Background(), &viewer.Viewer{OwnerID: b.ID, Kind: viewer.KindDashboard, TokenID: 3}),
+		c: c, app: app.New(c, files, share.New("")), store: store, conf: a.Confs[0].ID,
+		open: a.Open(0, 1), dash: a.Dash(2), peer: b.Dash(3),
 	}
 }
 
@@ -76,7 +69,7 @@ func TestCreateOrder(t *testing.T) {
 		if n := f.store.Len(); n != 0 {
 			t.Errorf("a refused order left %d files", n)
 		}
-		if n := c.Order.Query().CountX(privacy.DecisionContext(context.Background(), privacy.Allow)); n != 0 {
+		if n := c.Order.Query().CountX(dbtest.Sys); n != 0 {
 			t.Errorf("a refused order left %d orders", n)
 		}
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent/apitoken"
-	"github.com/configurator/catalogue/internal/listen"
+	"github.com/configurator/catalogue/internal/pglisten"
 )
 
 // RevokeChannel is the PostgreSQL notification channel on which Revoke
@@ -32,9 +32,9 @@ const notifySQL = `SELECT pg_notify($1, (SELECT relnamespace::regnamespace::text
 // from its cache while l listens (PostgreSQL; a nil l is none, and the
 // cache stays off, slower but still exact); call before l runs. log
 // reports the key reloads that fail.
-func (t *Tokens) Listen(l *listen.Listener, log *slog.Logger) {
+func (t *Tokens) Listen(l *pglisten.Listener, log *slog.Logger) {
 	t.listener = l
-	l.Add(listen.Part{
+	l.Add(pglisten.Part{
 		Table: apitoken.Table,
 		Channels: map[string]func(context.Context, string, string){
 			RevokeChannel: func(_ context.Context, schema, payload string) { t.notified(schema, payload) },

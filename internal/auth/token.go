@@ -20,7 +20,7 @@ import (
 	"github.com/configurator/catalogue/ent/predicate"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/apperr"
-	"github.com/configurator/catalogue/internal/listen"
+	"github.com/configurator/catalogue/internal/pglisten"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -54,7 +54,7 @@ type Tokens struct {
 	running    atomic.Bool
 	flushEvery time.Duration
 	// listener hears revocations for the cache (Listen); nil: none.
-	listener *listen.Listener
+	listener *pglisten.Listener
 	// watches are the open streams that end on their token's revocation
 	// (Watch); recheckEvery is how often their tokens are read when no
 	// listener hears revocations.

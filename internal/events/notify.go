@@ -12,7 +12,7 @@ import (
 
 	"github.com/configurator/catalogue/ent/event"
 	"github.com/configurator/catalogue/internal/database"
-	"github.com/configurator/catalogue/internal/listen"
+	"github.com/configurator/catalogue/internal/pglisten"
 )
 
 // Notifier carries an event recorded in a transaction to the
@@ -139,8 +139,8 @@ func parse(schema, payload string) (Event, bool) {
 // Listen has l publish every event of its schema to hub. Events
 // committed while l is disconnected reach webhooks (the outbox) but not
 // the live subscriptions of this replica.
-func Listen(l *listen.Listener, hub *Hub) {
-	l.Add(listen.Part{Table: event.Table, Channels: map[string]func(context.Context, string, string){
+func Listen(l *pglisten.Listener, hub *Hub) {
+	l.Add(pglisten.Part{Table: event.Table, Channels: map[string]func(context.Context, string, string){
 		Channel: func(_ context.Context, schema, payload string) {
 			if e, ok := parse(schema, payload); ok {
 				hub.Publish(e)

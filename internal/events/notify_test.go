@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -12,7 +11,7 @@ import (
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/events"
-	"github.com/configurator/catalogue/internal/listen"
+	"github.com/configurator/catalogue/internal/pglisten"
 )
 
 // TestPostgresNotifiesAfterCommit: the events of a transaction reach the
@@ -21,15 +20,7 @@ import (
 // (several in one statement); and those committed while nothing runs
 // wait for the next Run.
 func TestPostgresNotifiesAfterCommit(t *testing.T) {
-	if os.Getenv(dbtest.EnvPostgres) == "" {
-		t.Skip("PostgreSQL only: set " + dbtest.EnvPostgres)
-	}
-	var url string
-	for _, b := range dbtest.Backends() {
-		if b.Name == "postgres" {
-			url = b.URL(t)
-		}
-	}
+	url := dbtest.Postgres(t)
 	c := dbtest.Open(t, url)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -37,7 +28,7 @@ func TestPostgresNotifiesAfterCommit(t *testing.T) {
 	hub := events.NewHub(nil)
 	got, stop := hub.Subscribe(1, nil)
 	defer stop()
-	lis, err := listen.New(url, log)
+	lis, err := pglisten.New(url, log)
 	if err != nil {
 		t.Fatal(err)
 	}

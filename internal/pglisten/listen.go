@@ -1,11 +1,11 @@
-// Package listen keeps the one PostgreSQL connection of a replica that
+// Package pglisten keeps the one PostgreSQL connection of a replica that
 // LISTENs for notifications, on behalf of every part that needs them (the
 // token revocations and key changes, internal/auth; the events,
 // internal/events): one loop connects, LISTENs on every part's channels,
 // hands each notification to its part as it arrives, proves with a
 // heartbeat every second that the connection still works, and reconnects
 // with backoff when it does not.
-package listen
+package pglisten
 
 import (
 	"context"

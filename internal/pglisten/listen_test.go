@@ -1,4 +1,4 @@
-package listen_test
+package pglisten_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
-	"github.com/configurator/catalogue/internal/listen"
+	"github.com/configurator/catalogue/internal/pglisten"
 )
 
 // heard records what the part of a test heard.
@@ -67,7 +67,7 @@ func TestListenerReconnects(t *testing.T) {
 		}
 	}
 
-	l, err := listen.New(url, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	l, err := pglisten.New(url, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestListenerReconnects(t *testing.T) {
 		return pgx.ConnectConfig(ctx, cfg)
 	}
 	h := &heard{}
-	l.Add(listen.Part{
+	l.Add(pglisten.Part{
 		Table: "probe",
 		Channels: map[string]func(context.Context, string, string){
 			channel: func(_ context.Context, s, payload string) {
@@ -131,11 +131,11 @@ func TestListenerReconnects(t *testing.T) {
 // TestNotPostgres: on another database there is no listener, and a nil
 // one does nothing.
 func TestNotPostgres(t *testing.T) {
-	l, err := listen.New("file:x.db", nil)
+	l, err := pglisten.New("file:x.db", nil)
 	if l != nil || err != nil {
 		t.Fatalf("New on SQLite = %v, %v; want nil, nil", l, err)
 	}
-	l.Add(listen.Part{Table: "x"})
+	l.Add(pglisten.Part{Table: "x"})
 	l.Start(context.Background())()
 	if l.PID() != 0 {
 		t.Error("a nil listener listens")
