@@ -174,9 +174,17 @@ func startTokens(ctx context.Context, cfg *config.Config, log *slog.Logger, stop
 		defer close(sweepDone)
 		idempotency.Sweeper(tctx, c, idempotency.SweepEvery, log)
 	}()
+	// The order counts' dead versions are reclaimed every few seconds
+	// (PostgreSQL), whether or not the server runs autovacuum.
+	vacuumDone := make(chan struct{})
+	go func() {
+		defer close(vacuumDone)
+		database.CountsVacuumer(tctx, c, database.VacuumCountsEvery, log)
+	}()
 	stops.push(func() {
 		stop()
 		<-sweepDone
+		<-vacuumDone
 		if err := <-tokensDone; err != nil {
 			log.Warn("could not write token usage at shutdown", "err", err)
 		}

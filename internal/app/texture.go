@@ -30,7 +30,7 @@ func (a *App) CreateTexture(ctx context.Context, cmd CreateTexture) (id int, err
 	if err := valid.Name("name", cmd.Name); err != nil {
 		return 0, err
 	}
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.WriteCatalogue); err != nil {
 		return 0, err
 	}
 	files, done := a.batch(ctx, &err)
@@ -62,8 +62,10 @@ func (a *App) CreateTexture(ctx context.Context, cmd CreateTexture) (id int, err
 }
 
 // UpdateTexture changes the fields it sets of texture ID: nil fields
-// stay, the Clear flags clear the category and the bump map, and a new
-// File replaces the image and its thumbnails.
+// stay, the Clear flags clear the category and the bump map, as do
+// Nulls, the fields the client set to null (domain names; valid.Nulls
+// refuses the others), and a new File replaces the image and its
+// thumbnails.
 type UpdateTexture struct {
 	ID            int
 	Name          *string
@@ -72,15 +74,19 @@ type UpdateTexture struct {
 	File          io.Reader
 	BumpFile      io.Reader
 	ClearBumpFile bool
+	Nulls         []string
 }
 
 // UpdateTexture stores the new files, updates the texture and then
 // removes the files it replaced. It needs a dashboard token.
 func (a *App) UpdateTexture(ctx context.Context, cmd UpdateTexture) (err error) {
+	if err := valid.Nulls(&cmd, cmd.Nulls); err != nil {
+		return err
+	}
 	if err := valid.TextureUpdate(cmd.Name, cmd.CategoryID != nil, cmd.ClearCategory, cmd.BumpFile != nil, cmd.ClearBumpFile); err != nil {
 		return err
 	}
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.WriteCatalogue); err != nil {
 		return err
 	}
 	old, err := query.One[ent.Texture](ctx, a.client.Texture.Query().Where(texture.ID(cmd.ID)), "texture", cmd.ID)
@@ -136,7 +142,7 @@ type DeleteTexture struct{ ID int }
 // DeleteTexture deletes the texture and then its files. It needs a
 // dashboard token.
 func (a *App) DeleteTexture(ctx context.Context, cmd DeleteTexture) error {
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.WriteCatalogue); err != nil {
 		return err
 	}
 	old, err := query.One[ent.Texture](ctx, a.client.Texture.Query().Where(texture.ID(cmd.ID)), "texture", cmd.ID)

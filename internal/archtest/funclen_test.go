@@ -21,21 +21,8 @@ const maxServeLines = 40
 // who shortens it. The list only shrinks: a function that fits is an error
 // until its entry is removed.
 var longFuncs = map[string]string{
-	"bench/scaleload/main.go:main":              "scale",
-	"bench/scaleload/main.go:load.create":       "scale",
-	"internal/query/page.go:Page":               "scale",
-	"internal/app/order.go:App.CreateOrder":     "scope",
 	"internal/auth/listen.go:Tokens.listenOnce": "plumbing",
 
-	"internal/webhook/batch.go:Queue.recordBatch": "serve",
-	"cmd/server/commands.go:tokenCmd":             "serve",
-	"internal/webhook/dispatch.go:Queue.dispatch": "serve",
-	"internal/override/override.go:setField":      "serve",
-	"internal/valid/jsonb.go:storer.string":       "serve",
-	"internal/valid/jsonb.go:storer.number":       "serve",
-	"internal/valid/jsonb.go:storer.object":       "serve",
-	"internal/webhook/queue.go:NewQueue":          "serve",
-	"internal/oidctest/oidctest.go:Start":         "serve",
 }
 
 // generators are the programs that write generated code, and demo data; both
