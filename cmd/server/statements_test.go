@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
@@ -38,12 +36,8 @@ func TestStatementsPerRead(t *testing.T) {
 			dbURL := b.URL(t)
 			appName := ""
 			if b.Name == "postgres" {
-				u, _ := url.Parse(dbURL)
-				q := u.Query()
 				appName = "statements_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)
-				q.Set("application_name", appName)
-				u.RawQuery = q.Encode()
-				dbURL = u.String()
+				dbURL = withParam(dbURL, "application_name", appName)
 			}
 			var n atomic.Int64
 			c := dbtest.Open(t, dbURL, ent.Log(func(...any) { n.Add(1) }))
@@ -51,11 +45,8 @@ func TestStatementsPerRead(t *testing.T) {
 			if _, err := demo.Seed(ctx, c); err != nil {
 				t.Fatal(err)
 			}
-			tokens := auth.NewTokens(c.Debug(), auth.NewSigner([]byte(strings.Repeat("k", 32))))
-			token, _, err := tokens.CreateOpenAPI(ctx, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tokens := dbtest.Tokens(c.Debug())
+			token, _ := dbtest.OpenAPI(t, tokens, 1)
 			tokenReads := int64(1)
 			if appName != "" {
 				runCtx, stop := context.WithCancel(ctx)
