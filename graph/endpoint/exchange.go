@@ -372,12 +372,11 @@ var discarded graphql.Response
 
 // answer writes the answer to a request whose transport ran with cw.
 func (e *exchangeExecutor) answer(w http.ResponseWriter, r *http.Request, media string, cw *captureWriter) {
-	w.Header().Set("Content-Type", media)
 	switch {
 	case e.failed != nil:
 		writeFailure(w, r, media, failureStatus(media, e.errs), e.failed)
 	case e.dispatched:
-		writeResponse(w, r, e.resp)
+		writeResponse(w, r, media, e.resp)
 	default:
 		// The transport refused the request itself (a malformed
 		// multipart form): its message, clipped, as a BAD_REQUEST.
