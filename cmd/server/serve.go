@@ -70,7 +70,7 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	var stops stack
 	defer stops.run()
 	log := startLog(stderr, &stops)
-	tuneGC(env)
+	tuneRuntime(env, cfg.PprofAddr != "")
 	if err := startTracing(ctx, env, log, &stops); err != nil {
 		return err
 	}
