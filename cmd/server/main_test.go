@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/internal/browsertest"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
@@ -225,9 +224,9 @@ func testServe(t *testing.T, env map[string]string) {
 	// configurator with its options and a page of orders. Its explorer
 	// draws the real schema.
 	t.Run("playground opens on the demo", func(t *testing.T) {
-		bctx := browsertest.NewContext(t)
-		rec := browsertest.Record(bctx)
-		p := browsertest.OpenPlayground(t, bctx, base+"/playground")
+		bctx := testkit.Browser(t)
+		rec := testkit.Record(bctx)
+		p := testkit.OpenPlayground(t, bctx, base+"/playground")
 		if p.Query != playground.WelcomeQuery {
 			t.Errorf("the playground opens on\n%s\nwant the welcome query", p.Query)
 		}
@@ -254,7 +253,7 @@ func testServe(t *testing.T, env map[string]string) {
 			}
 			Errors []any
 		}
-		raw := browsertest.RunPlayground(t, bctx)
+		raw := testkit.RunPlayground(t, bctx)
 		if err := json.Unmarshal([]byte(raw), &result); err != nil {
 			t.Fatalf("result pane holds no JSON (%v):\n%s", err, raw)
 		}
@@ -268,7 +267,7 @@ func testServe(t *testing.T, env map[string]string) {
 			orders.Pagination.Total != 30 || len(orders.Data) != 5 {
 			t.Errorf("the welcome query shows %+v; want Oslo Lounge Chair with its 9 options (Frame Size first, 3 variations), and 5 of 30 orders:\n%s", result, raw)
 		}
-		fields := browsertest.OpenExplorer(t, bctx)
+		fields := testkit.OpenExplorer(t, bctx)
 		for _, want := range []string{"viewer", "ordersPage", "materials", "configurator"} {
 			if !slices.Contains(fields, want) {
 				t.Errorf("the explorer lists %q; want %s among them", fields, want)
@@ -277,8 +276,8 @@ func testServe(t *testing.T, env map[string]string) {
 		rec.CheckOffline(t)
 	})
 	t.Run("playground in chromium", func(t *testing.T) {
-		bctx := browsertest.NewContext(t)
-		result := browsertest.RunPlaygroundQuery(t, bctx, base+"/playground#token="+token,
+		bctx := testkit.Browser(t)
+		result := testkit.RunPlaygroundQuery(t, bctx, base+"/playground#token="+token,
 			`{ ordersPage(perPage: 2, orderBy: ID, order: ASC) { pagination { total lastPage } data { id configurator { name } } } }`)
 		for _, want := range []string{`"total": 30`, `"lastPage": 15`, `"configurator"`} {
 			if !strings.Contains(result, want) {
