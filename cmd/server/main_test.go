@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
@@ -47,6 +48,18 @@ func cliOut(t *testing.T, env map[string]string, args ...string) string {
 		t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
 	}
 	return strings.TrimSpace(out)
+}
+
+// seeded seeds the demo data into c and returns its token store
+// (dbtest.Tokens) and an Open API token of configurator 1 (owner 1).
+func seeded(t *testing.T, c *ent.Client) (*auth.Tokens, string) {
+	t.Helper()
+	if _, err := demo.Seed(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	tokens := dbtest.Tokens(c)
+	token, _ := dbtest.OpenAPI(t, tokens, 1)
+	return tokens, token
 }
 
 var jwtRE = regexp.MustCompile(`^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\n$`)
@@ -409,12 +422,7 @@ func TestCORS(t *testing.T) {
 // its mount), a read revalidated with its ETag answers 304 with no body.
 func TestConditionalGETsThroughRouter(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
-		ctx := context.Background()
-		if _, err := demo.Seed(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-		tokens := dbtest.Tokens(c)
-		token, _ := dbtest.OpenAPI(t, tokens, 1)
+		tokens, token := seeded(t, c)
 		files := &storage.Files{Store: storage.NewMemory(), BaseURL: "http://localhost/files/"}
 		h := newRouter(c, tokens, &config.Config{PublicURL: "http://localhost"}, files, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		for _, target := range []string{"/api/open-api/v1/materials/1", "/graphql?query=%7Bmaterial(id:1)%7Bid%20name%7D%7D"} {
