@@ -8,46 +8,102 @@ import (
 	"github.com/configurator/catalogue/ent"
 )
 
+// Read is what the caller of a read will present, so that the read loads
+// that and no more. GraphQL derives it from the field's selection
+// (selection); REST states it (V1, given to the root it calls through
+// Presenting). No read guesses who called it.
+type Read struct {
+	// Total counts a page's total, for its pagination.
+	Total bool
+	// Edges loads what REST v1 shows of a record beside its columns: each
+	// read names its own (an order's configurator name, an option's
+	// variations, the ids of an option set's options).
+	Edges bool
+	// fields is the GraphQL selection of the records read, which entgql's
+	// field collection loads: every selected edge, aliases included, in one
+	// query per edge, and only the selected columns.
+	fields *graphql.FieldContext
+}
+
+// V1 is what REST v1 presents: the total of every page, and the edges its
+// shapes show.
+var V1 = Read{Total: true, Edges: true}
+
+// Presenting returns a root whose reads load what rd states instead of
+// what a GraphQL selection asks for; REST v1 calls the resolvers through
+// one (rest.New), GraphQL through the root itself.
+func (r *Resolver) Presenting(rd Read) *Resolver {
+	c := *r
+	c.presents = &rd
+	return &c
+}
+
+// read is what the current read presents: what the root was given
+// (Presenting), or else what the GraphQL selection asks for.
+func (r *Resolver) read(ctx context.Context, path ...string) Read {
+	if r.presents != nil {
+		return *r.presents
+	}
+	return selection(ctx, path...)
+}
+
+// selection is what the GraphQL selection of the current field asks for:
+// its records are those selected at path below it (for example "data" of
+// a page; none when the path is not selected), and a page's total is
+// counted when the field selects "pagination". Outside an operation
+// nothing is selected.
+func selection(ctx context.Context, path ...string) Read {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || !graphql.HasOperationContext(ctx) {
+		return Read{}
+	}
+	oc := graphql.GetOperationContext(ctx)
+	var rd Read
+	field := fc.Field
+	for i, name := range path {
+		found := false
+		for _, f := range graphql.CollectFields(oc, field.Selections, nil) {
+			rd.Total = rd.Total || i == 0 && f.Name == "pagination"
+			if !found && f.Name == name {
+				field, found = f, true
+			}
+		}
+		if !found {
+			return rd
+		}
+	}
+	rd.fields = &graphql.FieldContext{Parent: fc, Field: field}
+	return rd
+}
+
 // collector is an ent query that entgql can shape from a GraphQL selection.
 type collector[Q any] interface {
 	CollectFields(ctx context.Context, satisfies ...string) (Q, error)
 }
 
-// eager makes q load the edges its caller will read, and only those.
-// Inside a GraphQL operation it hands the selection found at path below
-// the current field (for example "data" of a page) to entgql's field
-// collection, which loads every selected edge, aliases included, in one
-// query per edge, and selects only the selected columns. Called directly,
-// as REST does, it applies rest: the edges the v1 answer shows.
-func eager[Q collector[Q]](ctx context.Context, q Q, rest func(Q) Q, path ...string) (Q, error) {
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || !graphql.HasOperationContext(ctx) {
-		return rest(q), nil
+// load makes q load what rd presents: the selected fields, or with Edges
+// what v1 loads (the edges the v1 shape of the record shows).
+func load[Q collector[Q]](ctx context.Context, rd Read, q Q, v1 func(Q) Q) (Q, error) {
+	switch {
+	case rd.fields != nil:
+		return q.CollectFields(graphql.WithFieldContext(ctx, rd.fields))
+	case rd.Edges:
+		return v1(q), nil
 	}
-	oc := graphql.GetOperationContext(ctx)
-	field := fc.Field
-	for _, name := range path {
-		found := false
-		for _, f := range graphql.CollectFields(oc, field.Selections, nil) {
-			if f.Name == name {
-				field, found = f, true
-				break
-			}
-		}
-		if !found {
-			return q, nil
-		}
-	}
-	return q.CollectFields(graphql.WithFieldContext(ctx, &graphql.FieldContext{Parent: fc, Field: field}))
+	return q, nil
 }
 
-// loadData is the loader of a page query: eager for the selection of the
-// page's "data".
-func loadData[Q collector[Q]](ctx context.Context, rest func(Q) Q) func(Q) (Q, error) {
-	return func(q Q) (Q, error) { return eager(ctx, q, rest, "data") }
+// edges is the loader of a page (pageOf) of records whose v1 shape shows
+// what v1 loads.
+func edges[Q collector[Q]](v1 func(Q) Q) func(context.Context, Read, Q) (Q, error) {
+	return func(ctx context.Context, rd Read, q Q) (Q, error) { return load(ctx, rd, q, v1) }
 }
 
-// noEdges is the REST loader of the types whose v1 shape shows no edge:
+// noLoad is the loader of a page whose records no field collection
+// shapes and whose edges no answer shows.
+func noLoad[Q any](_ context.Context, _ Read, q Q) (Q, error) { return q, nil }
+
+// noEdges is the v1 loader of the types whose v1 shape shows no edge:
 // a material shows category_id and texture_id, not the records.
 func noEdges[Q any](q Q) Q { return q }
 
