@@ -58,122 +58,231 @@ func serverTimeouts(d time.Duration) (read, write, grace time.Duration) {
 	return d, d + writeSlack, d + writeSlack
 }
 
+// serve runs the HTTP service until ctx ends, then drains it. Each part it
+// starts registers how to stop on stops, which serve runs in reverse order
+// when it returns, so a part stops after every part that needs it.
 func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io.Writer) error {
-	var cfg config.Config
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	cfg.ServeFlags(fs, env)
-	if err := parse(fs, args); err != nil {
+	cfg, err := serveConfig(args, env)
+	if err != nil {
 		return err
 	}
-	// Request lines are written in batches at most 100 ms apart (and at
-	// shutdown); every other line at once (internal/logbuf).
+	var stops stack
+	defer stops.run()
+	log := startLog(stderr, &stops)
+	tuneGC(env)
+	if err := startTracing(ctx, env, log, &stops); err != nil {
+		return err
+	}
+	c, tokens, err := startTokens(ctx, cfg, log, &stops)
+	if err != nil {
+		return err
+	}
+	if cfg.SeedDemo() {
+		if cfg.DemoToken, err = demoSetup(ctx, c, tokens, log); err != nil {
+			return err
+		}
+	}
+	ln, files, loc, err := listen(ctx, cfg, env)
+	if err != nil {
+		return err
+	}
+	handler, err := startHandler(ctx, c, tokens, cfg, files, log, &stops)
+	if err != nil {
+		return err
+	}
+	announce(stdout, log, ln, loc, cfg)
+	if err := startSidecars(cfg, handler.metrics.Handler(), log, &stops); err != nil {
+		return err
+	}
+	return serveUntil(ctx, newServer(handler, cfg, log), ln, cfg, log)
+}
+
+// stack holds how to stop what serve started, in the order started.
+type stack []func()
+
+func (s *stack) push(stop func()) { *s = append(*s, stop) }
+
+// run stops the parts, the last started first.
+func (s *stack) run() {
+	for i := len(*s) - 1; i >= 0; i-- {
+		(*s)[i]()
+	}
+}
+
+// serveConfig reads serve's flags over the environment.
+func serveConfig(args []string, env config.Env) (*config.Config, error) {
+	cfg := new(config.Config)
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfg.ServeFlags(fs, env)
+	return cfg, parse(fs, args)
+}
+
+// startLog makes the default logger. Request lines are written in batches
+// at most 100 ms apart (and at shutdown); every other line at once
+// (internal/logbuf).
+func startLog(stderr io.Writer, stops *stack) *slog.Logger {
 	logOut := logbuf.New(stderr, 100*time.Millisecond)
-	defer logOut.Close()
+	stops.push(func() { logOut.Close() })
 	log := slog.New(telemetry.LogHandler(logbuf.Split(
 		slog.NewTextHandler(logOut, nil), slog.NewTextHandler(logOut.Direct(), nil),
 		func(r slog.Record) bool { return r.Message == requestLine })))
 	slog.SetDefault(log)
-	tuneGC(env)
+	return log
+}
 
-	// Tracing starts before the database opens, whose driver it wraps,
-	// and stops last, sending the spans still buffered.
+// startTracing starts tracing before the database opens, whose driver it
+// wraps; it stops last, sending the spans still buffered.
+func startTracing(ctx context.Context, env config.Env, log *slog.Logger, stops *stack) error {
 	stopTracing, err := telemetry.Setup(ctx, env, buildinfo.Read().Version, log)
 	if err != nil {
 		return usagef("%v", err)
 	}
-	defer func() {
+	stops.push(func() {
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if err := stopTracing(fctx); err != nil {
 			log.Warn("could not send the last spans", "err", err)
 		}
-	}()
+	})
+	return nil
+}
 
-	c, err := openDB(ctx, &cfg)
+// startTokens opens the database and the token service with its signing
+// key and, with OIDC_ISSUER, the provider's. The token service's
+// background work (the revocation listener that lets it cache, the
+// last-use writes) and the hourly sweep of expired Idempotency-Keys
+// outlive the requests in flight at SIGTERM and stop, writing their last
+// notes, before the database closes.
+func startTokens(ctx context.Context, cfg *config.Config, log *slog.Logger, stops *stack) (*ent.Client, *auth.Tokens, error) {
+	c, err := openDB(ctx, cfg)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer c.Close()
+	stops.push(func() { c.Close() })
 	signer, err := auth.OpenSigner(ctx, c, cfg.JWTSecret)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	tokens := auth.NewTokens(c, signer)
-	if cfg.OIDCIssuer != "" {
-		// The provider's keys are refreshed in the background until
-		// serve returns.
-		pctx, stopProvider := context.WithCancel(context.WithoutCancel(ctx))
-		defer stopProvider()
-		p, err := auth.NewProvider(pctx, auth.ProviderConfig{
-			Issuer: cfg.OIDCIssuer, Audience: cfg.OIDCAudience,
-			OwnerClaim: cfg.OIDCOwnerClaim, ConfiguratorClaim: cfg.OIDCConfiguratorClaim,
-		}, log)
-		if err != nil {
-			return err
-		}
-		tokens.SetProvider(p)
-		log.Info("accepting the tokens of an OpenID provider", "issuer", cfg.OIDCIssuer, "audience", cfg.OIDCAudience)
+	if err := startProvider(ctx, cfg, tokens, log, stops); err != nil {
+		return nil, nil, err
 	}
-	// The token service's background work (the revocation listener that
-	// lets it cache, the last-use writes) outlives the requests in flight
-	// at SIGTERM and stops, writing its last notes, before the database
-	// closes.
-	tctx, stopTokens := context.WithCancel(context.WithoutCancel(ctx))
-	tokensDone := make(chan error, 1)
+	tctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	tokensDone, sweepDone := make(chan error, 1), make(chan struct{})
 	go func() { tokensDone <- tokens.Run(tctx, cfg.DatabaseURL, log) }()
-	defer func() {
-		stopTokens()
-		if err := <-tokensDone; err != nil {
-			log.Warn("could not write token usage at shutdown", "err", err)
-		}
-	}()
-
-	// Expired Idempotency-Keys are deleted every hour, until the token
-	// service's background work stops.
-	sweepDone := make(chan struct{})
 	go func() {
 		defer close(sweepDone)
 		idempotency.Sweeper(tctx, c, idempotency.SweepEvery, log)
 	}()
-	defer func() { stopTokens(); <-sweepDone }()
-
-	var demoToken string
-	if cfg.SeedDemo() {
-		if demoToken, err = demoSetup(ctx, c, tokens, log); err != nil {
-			return err
+	stops.push(func() {
+		stop()
+		<-sweepDone
+		if err := <-tokensDone; err != nil {
+			log.Warn("could not write token usage at shutdown", "err", err)
 		}
-		cfg.DemoToken = demoToken
-	}
+	})
+	return c, tokens, nil
+}
 
+// startProvider makes tokens accept an OpenID provider's access tokens
+// when OIDC_ISSUER is set; the provider's keys are refreshed in the
+// background until serve returns.
+func startProvider(ctx context.Context, cfg *config.Config, tokens *auth.Tokens, log *slog.Logger, stops *stack) error {
+	if cfg.OIDCIssuer == "" {
+		return nil
+	}
+	pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	stops.push(stop)
+	p, err := auth.NewProvider(pctx, auth.ProviderConfig{
+		Issuer: cfg.OIDCIssuer, Audience: cfg.OIDCAudience,
+		OwnerClaim: cfg.OIDCOwnerClaim, ConfiguratorClaim: cfg.OIDCConfiguratorClaim,
+	}, log)
+	if err != nil {
+		return err
+	}
+	tokens.SetProvider(p)
+	log.Info("accepting the tokens of an OpenID provider", "issuer", cfg.OIDCIssuer, "audience", cfg.OIDCAudience)
+	return nil
+}
+
+// listen opens the file storage and the public listener, and puts the
+// port the kernel chose for an --addr of port 0 into the URLs the server
+// gives.
+func listen(ctx context.Context, cfg *config.Config, env config.Env) (net.Listener, *storage.Files, storage.Location, error) {
 	loc, err := storage.ParseURL(cfg.StorageURL)
 	if err != nil {
-		return usagef("--storage-url: %v", err)
+		return nil, nil, loc, usagef("--storage-url: %v", err)
 	}
 	store, err := loc.Open(ctx, env)
 	if err != nil {
-		return fmt.Errorf("file storage: %w", err)
+		return nil, nil, loc, fmt.Errorf("file storage: %w", err)
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		return nil, nil, loc, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	_, chosen, _ := net.SplitHostPort(ln.Addr().String())
 	cfg.PublicURL, cfg.ViewerURL = onPort(cfg.PublicURL, chosen), onPort(cfg.ViewerURL, chosen)
-	files := &storage.Files{Store: store, BaseURL: cfg.PublicURL + "/files/", MaxBytes: cfg.MaxUploadBytes}
-	readTimeout, writeTimeout, shutdownGrace := serverTimeouts(cfg.RequestTimeout)
-	handler := newRouter(c, tokens, &cfg, files, log)
+	return ln, &storage.Files{Store: store, BaseURL: cfg.PublicURL + "/files/", MaxBytes: cfg.MaxUploadBytes}, loc, nil
+}
+
+// startHandler builds the HTTP surface and starts the events that carry
+// writes to webhooks and subscriptions; the Redis connections of the rate
+// limiter and persisted queries close when serve stops.
+func startHandler(ctx context.Context, c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger, stops *stack) (*app, error) {
+	handler := newRouter(c, tokens, cfg, files, log)
 	if handler.redis != nil {
-		defer handler.redis.Close()
+		stops.push(func() { handler.redis.Close() })
 	}
 	if handler.apq != nil {
-		defer handler.apq.Close()
+		stops.push(func() { handler.apq.Close() })
 	}
 	stopEvents, err := handler.events.start(ctx, cfg.DatabaseURL, log)
 	if err != nil {
-		return fmt.Errorf("events: %w", err)
+		return nil, fmt.Errorf("events: %w", err)
 	}
-	defer stopEvents()
-	srv := &http.Server{
+	stops.push(stopEvents)
+	return handler, nil
+}
+
+// announce logs what serve listens on and prints the playground's
+// address, with the demo token when there is one.
+func announce(stdout io.Writer, log *slog.Logger, ln net.Listener, loc storage.Location, cfg *config.Config) {
+	build := buildinfo.Read()
+	log.Info("listening", "addr", ln.Addr().String(), "database", database.Redact(cfg.DatabaseURL), "public_url", cfg.PublicURL, "storage", loc,
+		"rate_limits", limiterName(cfg), "trusted_documents", cfg.Trusted.Len(), "trusted_only", cfg.PersistedOnly,
+		"version", build.Version, "revision", build.Revision)
+	fmt.Fprintf(stdout, "GraphQL playground: %s/playground\n", cfg.PublicURL)
+	if t := cfg.DemoToken; t != "" {
+		fmt.Fprintf(stdout, "Demo token (Open API), paste it into the playground's headers as\n  {\"Authorization\": \"Bearer %s\"}\nor open %s/playground#token=%s\n", t, cfg.PublicURL, t)
+	}
+}
+
+// startSidecars serves pprof and /metrics on their own addresses when
+// they are set.
+func startSidecars(cfg *config.Config, metrics http.Handler, log *slog.Logger, stops *stack) error {
+	if cfg.PprofAddr != "" {
+		stop, err := servePprof(cfg.PprofAddr, log)
+		if err != nil {
+			return err
+		}
+		stops.push(stop)
+	}
+	if cfg.MetricsAddr != "" {
+		stop, err := serveMetrics(cfg.MetricsAddr, metrics, log)
+		if err != nil {
+			return err
+		}
+		stops.push(stop)
+	}
+	return nil
+}
+
+// newServer is the public HTTP server of handler, with the timeouts of
+// the request deadline.
+func newServer(handler http.Handler, cfg *config.Config, log *slog.Logger) *http.Server {
+	readTimeout, writeTimeout, _ := serverTimeouts(cfg.RequestTimeout)
+	return &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
@@ -182,30 +291,11 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	build := buildinfo.Read()
-	log.Info("listening", "addr", ln.Addr().String(), "database", database.Redact(cfg.DatabaseURL), "public_url", cfg.PublicURL, "storage", loc,
-		"rate_limits", limiterName(&cfg), "trusted_documents", cfg.Trusted.Len(), "trusted_only", cfg.PersistedOnly,
-		"version", build.Version, "revision", build.Revision)
-	fmt.Fprintf(stdout, "GraphQL playground: %s/playground\n", cfg.PublicURL)
-	if demoToken != "" {
-		fmt.Fprintf(stdout, "Demo token (Open API), paste it into the playground's headers as\n  {\"Authorization\": \"Bearer %s\"}\nor open %s/playground#token=%s\n", demoToken, cfg.PublicURL, demoToken)
-	}
+}
 
-	if cfg.PprofAddr != "" {
-		stopPprof, err := servePprof(cfg.PprofAddr, log)
-		if err != nil {
-			return err
-		}
-		defer stopPprof()
-	}
-	if cfg.MetricsAddr != "" {
-		stopMetrics, err := serveMetrics(cfg.MetricsAddr, handler.metrics.Handler(), log)
-		if err != nil {
-			return err
-		}
-		defer stopMetrics()
-	}
-
+// serveUntil serves on ln until ctx ends, then stops accepting, lets the
+// requests in flight finish within the shutdown grace, and returns nil.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, cfg *config.Config, log *slog.Logger) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -213,9 +303,9 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	// Stop accepting, let in-flight requests finish, then exit 0.
 	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	_, _, grace := serverTimeouts(cfg.RequestTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)

@@ -19,7 +19,6 @@ import (
 	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/testkit"
-	"github.com/configurator/catalogue/internal/viewer"
 )
 
 // fixture is one owner with a configurator, the operations over a memory
@@ -33,17 +32,12 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, c *ent.Client) *fixture {
-	sys := privacy.DecisionContext(context.Background(), privacy.Allow)
-	a := dbtest.Must(c.Owner.Create().SetName("A").Save(sys))
-	b := dbtest.Must(c.Owner.Create().SetName("B").Save(sys))
-	conf := dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(a.ID).Save(sys))
+	a, b := dbtest.NewTenant(t, c, "A", "Sofa"), dbtest.NewTenant(t, c, "B")
 	store := storage.NewMemory()
 	files := &storage.Files{Store: store, BaseURL: "http://files.test/"}
 	return &fixture{
-		c: c, app: app.New(c, files, share.New("")), store: store, conf: conf.ID,
-		open: viewer.NewContext(context.Background(), &viewer.Viewer{OwnerID: a.ID, Kind: viewer.KindOpenAPI, ConfiguratorID: conf.ID, TokenID: 1}),
-		dash: viewer.NewContext(context.Background(), &viewer.Viewer{OwnerID: a.ID, Kind: viewer.KindDashboard, TokenID: 2}),
-		peer: viewer.NewContext(context.Background(), &viewer.Viewer{OwnerID: b.ID, Kind: viewer.KindDashboard, TokenID: 3}),
+		c: c, app: app.New(c, files, share.New("")), store: store, conf: a.Confs[0].ID,
+		open: a.Open(0, 1), dash: a.Dash(2), peer: b.Dash(3),
 	}
 }
 

@@ -8,13 +8,11 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/event"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/app"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/share"
-	"github.com/configurator/catalogue/internal/viewer"
 )
 
 // failing is a notifier that fails, so that the write it belongs to
@@ -31,10 +29,9 @@ func (failing) Notify(context.Context, *database.Tx, events.Event) error {
 // neither is. A deletion's data is its id; others carry the record.
 func TestEventsCommitWithTheWrite(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
-		sys := privacy.DecisionContext(context.Background(), privacy.Allow)
-		o := dbtest.Must(c.Owner.Create().SetName("A").Save(sys))
-		other := dbtest.Must(c.Owner.Create().SetName("B").Save(sys))
-		ctx := viewer.NewContext(context.Background(), &viewer.Viewer{OwnerID: o.ID, Kind: viewer.KindDashboard, TokenID: 1})
+		sys := dbtest.Sys
+		o, other := dbtest.NewTenant(t, c, "A"), dbtest.NewTenant(t, c, "B")
+		ctx := o.Dash(1)
 		hub := events.NewHub(nil)
 		heard, stop := hub.Subscribe(o.ID, nil)
 		defer stop()

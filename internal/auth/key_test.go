@@ -10,7 +10,6 @@ import (
 	jwtlib "github.com/golang-jwt/jwt/v5"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/ent/setting"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
@@ -37,7 +36,7 @@ func kidOf(t *testing.T, jwt string) string {
 func TestKeyRotation(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		ctx := context.Background()
-		conf := newConfigurator(t, c)
+		conf := dbtest.NewTenant(t, c, "O", "Sofa").Confs[0]
 		legacy, err := auth.SigningKey(ctx, c, "")
 		if err != nil {
 			t.Fatal(err)
@@ -52,10 +51,7 @@ func TestKeyRotation(t *testing.T) {
 		}
 		tokens := auth.NewTokens(c, server)
 		// A token of before key sets: no kid.
-		_, rec, err := tokens.CreateOpenAPI(ctx, conf.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, rec := dbtest.OpenAPI(t, tokens, conf.ID)
 		old, err := jwtlib.NewWithClaims(jwtlib.SigningMethodHS256, auth.Claims{Kind: viewer.KindOpenAPI,
 			RegisteredClaims: jwtlib.RegisteredClaims{Issuer: auth.Issuer, Subject: strconv.Itoa(rec.ID)}}).SignedString(legacy)
 		if err != nil {
@@ -64,10 +60,7 @@ func TestKeyRotation(t *testing.T) {
 		if refused(t, tokens, old) {
 			t.Fatal("a token without kid, signed with the settings key, was refused")
 		}
-		first, _, err := tokens.CreateOpenAPI(ctx, conf.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		first, _ := dbtest.OpenAPI(t, tokens, conf.ID)
 		if kid := kidOf(t, first); kid != keys[0].ID {
 			t.Errorf("kid %q; want %q", kid, keys[0].ID)
 		}
@@ -84,10 +77,7 @@ func TestKeyRotation(t *testing.T) {
 		if n := len(cli.Keys()); n != 2 {
 			t.Fatalf("%d keys after a rotation; want 2", n)
 		}
-		second, _, err := auth.NewTokens(c, cli).CreateOpenAPI(ctx, conf.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		second, _ := dbtest.OpenAPI(t, auth.NewTokens(c, cli), conf.ID)
 		if kid := kidOf(t, second); kid != added.ID {
 			t.Fatalf("a token created after the rotation has kid %q; want the new key %q", kid, added.ID)
 		}
@@ -119,8 +109,7 @@ func TestKeyRotation(t *testing.T) {
 			t.Error("a token of the remaining key is refused")
 		}
 		// The retired key left the settings too, and is not imported again.
-		sys := privacy.DecisionContext(ctx, privacy.Allow)
-		if n := dbtest.Must(c.Setting.Query().Where(setting.Key(auth.SigningKeySetting)).Count(sys)); n != 0 {
+		if n := dbtest.Must(c.Setting.Query().Where(setting.Key(auth.SigningKeySetting)).Count(dbtest.Sys)); n != 0 {
 			t.Errorf("the retired settings key is still stored")
 		}
 		again, err := auth.Keys(ctx, c)
@@ -134,19 +123,15 @@ func TestKeyRotation(t *testing.T) {
 // reloads the set at most once every KeysEvery, so a flood of forged kids
 // costs the database one query per interval.
 func TestUnknownKidReloadIsRateLimited(t *testing.T) {
-	b := dbtest.Backends()[0]
-	c, stmts := openCounted(t, b.URL(t))
+	c, stmts := openCounted(t, dbtest.SQLite(t))
 	ctx := context.Background()
-	conf := newConfigurator(t, c)
+	conf := dbtest.NewTenant(t, c, "O", "Sofa").Confs[0]
 	signer, err := auth.OpenSigner(ctx, c, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tokens := auth.NewTokens(c, signer)
-	_, rec, err := tokens.CreateOpenAPI(ctx, conf.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rec := dbtest.OpenAPI(t, tokens, conf.ID)
 	forge := func(kid string) string {
 		tok := jwtlib.NewWithClaims(jwtlib.SigningMethodHS256, auth.Claims{Kind: viewer.KindOpenAPI,
 			RegisteredClaims: jwtlib.RegisteredClaims{Issuer: auth.Issuer, Subject: strconv.Itoa(rec.ID)}})
@@ -181,7 +166,7 @@ func TestUnknownKidReloadIsRateLimited(t *testing.T) {
 func TestTokenTTL(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		ctx := context.Background()
-		conf := newConfigurator(t, c)
+		conf := dbtest.NewTenant(t, c, "O", "Sofa").Confs[0]
 		signer, err := auth.OpenSigner(ctx, c, "")
 		if err != nil {
 			t.Fatal(err)
@@ -189,10 +174,7 @@ func TestTokenTTL(t *testing.T) {
 		tokens := auth.NewTokens(c, signer)
 		now := time.Now()
 		tokens.SetClock(func() time.Time { return now })
-		jwt, rec, err := tokens.CreateOpenAPI(ctx, conf.ID, auth.TTL(time.Hour))
-		if err != nil {
-			t.Fatal(err)
-		}
+		jwt, rec := dbtest.OpenAPI(t, tokens, conf.ID, auth.TTL(time.Hour))
 		exp := now.Add(time.Hour).Truncate(time.Second)
 		if rec.ExpiresAt == nil || !rec.ExpiresAt.Equal(exp) {
 			t.Fatalf("record expires_at %v; want %v", rec.ExpiresAt, exp)
@@ -217,10 +199,7 @@ func TestTokenTTL(t *testing.T) {
 		if _, err := tokens.Resolve(ctx, jwt); err == nil || !strings.Contains(err.Error(), "expired") {
 			t.Errorf("at exp+leeway: %v; want token expired", err)
 		}
-		forever, rec2, err := tokens.CreateDashboard(ctx, conf.OwnerID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		forever, rec2 := dbtest.Dashboard(t, tokens, conf.OwnerID)
 		now = now.Add(24 * 365 * time.Hour)
 		v, err = tokens.Resolve(ctx, forever)
 		if err != nil || rec2.ExpiresAt != nil || !v.Expires.IsZero() {
@@ -234,11 +213,10 @@ func TestTokenTTL(t *testing.T) {
 // KeysEvery): a cached token of the retired key stops resolving, and the
 // new key signs the demo's and any other token it mints.
 func TestRetireReachesServer(t *testing.T) {
-	b := postgresBackend(t)
-	url := b.URL(t)
+	url := dbtest.Postgres(t)
 	c := dbtest.Open(t, url)
 	ctx := context.Background()
-	conf := newConfigurator(t, c)
+	conf := dbtest.NewTenant(t, c, "O", "Sofa").Confs[0]
 	signer, err := auth.OpenSigner(ctx, c, "")
 	if err != nil {
 		t.Fatal(err)
@@ -246,10 +224,7 @@ func TestRetireReachesServer(t *testing.T) {
 	tokens := auth.NewTokens(c, signer)
 	serve(t, tokens, url)
 	waitLive(t, tokens)
-	jwt, _, err := tokens.CreateOpenAPI(ctx, conf.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	jwt, _ := dbtest.OpenAPI(t, tokens, conf.ID)
 	if refused(t, tokens, jwt) || refused(t, tokens, jwt) {
 		t.Fatal("a fresh token was refused")
 	}
@@ -273,10 +248,7 @@ func TestRetireReachesServer(t *testing.T) {
 	if d := time.Since(start); d >= auth.KeysEvery {
 		t.Errorf("the server took %v to hear the key changes; want at once (under %v)", d, auth.KeysEvery)
 	}
-	fresh, _, err := tokens.CreateOpenAPI(ctx, conf.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh, _ := dbtest.OpenAPI(t, tokens, conf.ID)
 	if kidOf(t, fresh) != added.ID || refused(t, tokens, fresh) {
 		t.Errorf("a token minted after the rotation: kid %s, refused %v; want %s, resolving", kidOf(t, fresh), refused(t, tokens, fresh), added.ID)
 	}

@@ -11,7 +11,6 @@ import (
 	jwtlib "github.com/golang-jwt/jwt/v5"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
@@ -44,9 +43,8 @@ func TestProviderTokens(t *testing.T) {
 	other := oidctest.Start(t, providerClients)
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		ctx := context.Background()
-		conf := newConfigurator(t, c)
-		sys := privacy.DecisionContext(ctx, privacy.Allow)
-		dbtest.Must(c.Owner.Create().SetName("Other").Save(sys))
+		conf := dbtest.NewTenant(t, c, "O", "Sofa").Confs[0]
+		dbtest.NewTenant(t, c, "Other")
 		if conf.ID != 1 || conf.OwnerID != 1 {
 			t.Fatalf("configurator %d of owner %d; want 1 of 1", conf.ID, conf.OwnerID)
 		}
@@ -54,7 +52,7 @@ func TestProviderTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tokens := auth.NewTokens(c, auth.NewSigner(testKey))
+		tokens := dbtest.Tokens(c)
 		tokens.SetProvider(p)
 		resolve := func(jwt string) (*viewer.Viewer, error) { return tokens.Resolve(ctx, jwt) }
 
@@ -135,7 +133,7 @@ func TestProviderTokens(t *testing.T) {
 		sameKid := jwtlib.NewWithClaims(jwtlib.SigningMethodRS256, claims)
 		sameKid.Header["kid"] = kidOf(t, after)
 		ss, _ := sameKid.SignedString(key)
-		hs, _ := jwtlib.NewWithClaims(jwtlib.SigningMethodHS256, claims).SignedString(testKey)
+		hs, _ := jwtlib.NewWithClaims(jwtlib.SigningMethodHS256, claims).SignedString(dbtest.Key)
 		for name, jwt := range map[string]string{"forged kid": fs, "the provider's kid, another key": ss, "HS256": hs} {
 			if _, err := resolve(jwt); apperr.KindOf(err) != apperr.Unauthenticated {
 				t.Errorf("%s: %v; want Unauthenticated", name, err)

@@ -15,15 +15,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
-	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/viewer"
 )
-
-var testKey = []byte("0123456789abcdef0123456789abcdef")
 
 // statements records the SQL statements of a client opened by openCounted.
 type statements struct {
@@ -98,10 +94,7 @@ func waitLive(t *testing.T, tok *auth.Tokens) {
 // newConfigurator creates an owner with a configurator and returns the
 // configurator.
 func newConfigurator(t *testing.T, c *ent.Client) *ent.Configurator {
-	t.Helper()
-	ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
-	o := dbtest.Must(c.Owner.Create().SetName("O").Save(ctx))
-	return dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o.ID).Save(ctx))
+	return dbtest.NewTenant(t, c, "O", "Sofa").Confs[0]
 }
 
 // mint creates Open API tokens of conf through tok.
@@ -110,10 +103,7 @@ func mint(t *testing.T, tok *auth.Tokens, conf *ent.Configurator, n int) ([]stri
 	var jwts []string
 	var recs []*ent.APIToken
 	for range n {
-		jwt, rec, err := tok.CreateOpenAPI(context.Background(), conf.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		jwt, rec := dbtest.OpenAPI(t, tok, conf.ID)
 		jwts, recs = append(jwts, jwt), append(recs, rec)
 	}
 	return jwts, recs
@@ -130,16 +120,6 @@ func refused(t *testing.T, tok *auth.Tokens, jwt string) bool {
 	return err != nil
 }
 
-func postgresBackend(t *testing.T) dbtest.Backend {
-	for _, b := range dbtest.Backends() {
-		if b.Name == "postgres" {
-			return b
-		}
-	}
-	t.Skipf("needs PostgreSQL: set %s", dbtest.EnvPostgres)
-	return dbtest.Backend{}
-}
-
 // TestResolveFromCache: once a JWT has resolved, resolving it again on
 // PostgreSQL issues no SQL at all; on SQLite (no cache, see Tokens) it
 // reads the token record and nothing else. Neither writes.
@@ -149,12 +129,12 @@ func TestResolveFromCache(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			url := b.URL(t)
 			c, stmts := openCounted(t, url)
-			tok := auth.NewTokens(c, auth.NewSigner(testKey))
+			tok := dbtest.Tokens(c)
 			serve(t, tok, url)
 			if b.Name == "postgres" {
 				waitLive(t, tok)
 			}
-			conf := newConfigurator(t, c)
+			conf := dbtest.NewTenant(t, c, "O", "Sofa").Confs[0]
 			jwts, recs := mint(t, tok, conf, 1)
 			want := viewer.Viewer{OwnerID: conf.OwnerID, Kind: viewer.KindOpenAPI, ConfiguratorID: conf.ID, TokenID: recs[0].ID}
 
@@ -210,9 +190,8 @@ func TestResolveFromCache(t *testing.T) {
 // `server token revoke` is) or through either one is refused by both.
 // Revocations in another schema of the same database do not evict.
 func TestRevokeReachesReplicas(t *testing.T) {
-	b := postgresBackend(t)
-	url := b.URL(t)
-	signer := auth.NewSigner(testKey)
+	url := dbtest.Postgres(t)
+	signer := auth.NewSigner(dbtest.Key)
 	cA := dbtest.Open(t, url)
 	a := auth.NewTokens(cA, signer)
 	cB, stmtsB := openCounted(t, url)
@@ -223,7 +202,7 @@ func TestRevokeReachesReplicas(t *testing.T) {
 	waitLive(t, a)
 	waitLive(t, bb)
 
-	conf := newConfigurator(t, cA)
+	conf := dbtest.NewTenant(t, cA, "O", "Sofa").Confs[0]
 	jwts, recs := mint(t, cli, conf, 4)
 	for _, tok := range []*auth.Tokens{a, bb} {
 		for _, jwt := range jwts {
@@ -260,11 +239,7 @@ func TestRevokeReachesReplicas(t *testing.T) {
 	// The same id revoked in another schema: B keeps its entry. A later
 	// revocation of its own is delivered after it, so once B has
 	// handled that one it has handled the foreign one too.
-	db, _, err := database.OpenSQL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := dbtest.SQL(t, url)
 	if _, err := db.Exec(`SELECT pg_notify($1, $2)`, auth.RevokeChannel, fmt.Sprintf("someone_else:%d", recs[2].ID)); err != nil {
 		t.Fatal(err)
 	}
@@ -286,9 +261,8 @@ func TestRevokeReachesReplicas(t *testing.T) {
 // once; when it is back the cache starts empty (the revocation of a token
 // cached before the loss went unheard) and then works again.
 func TestListenerReconnect(t *testing.T) {
-	b := postgresBackend(t)
-	url := b.URL(t)
-	signer := auth.NewSigner(testKey)
+	url := dbtest.Postgres(t)
+	signer := auth.NewSigner(dbtest.Key)
 	c, stmts := openCounted(t, url)
 	tok := auth.NewTokens(c, signer)
 	var hold atomic.Bool
@@ -308,18 +282,14 @@ func TestListenerReconnect(t *testing.T) {
 	serve(t, tok, url)
 	waitLive(t, tok)
 	cli := auth.NewTokens(dbtest.Open(t, url), signer)
-	jwts, recs := mint(t, cli, newConfigurator(t, c), 4)
+	jwts, recs := mint(t, cli, dbtest.NewTenant(t, c, "O", "Sofa").Confs[0], 4)
 	for _, jwt := range jwts {
 		if refused(t, tok, jwt) {
 			t.Fatal("a fresh token was refused")
 		}
 	}
 
-	db, _, err := database.OpenSQL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := dbtest.SQL(t, url)
 	hold.Store(true)
 	pid := tok.ListenerPID()
 	if _, err := db.Exec(`SELECT pg_terminate_backend($1)`, int64(pid)); err != nil {
@@ -378,12 +348,12 @@ func TestListenerReconnect(t *testing.T) {
 // the token from its very next request.
 func TestSQLiteRevokeFromAnotherClient(t *testing.T) {
 	url := dbtest.Backends()[0].URL(t)
-	signer := auth.NewSigner(testKey)
+	signer := auth.NewSigner(dbtest.Key)
 	c := dbtest.Open(t, url)
 	tok := auth.NewTokens(c, signer)
 	serve(t, tok, url)
 	cli := auth.NewTokens(dbtest.Open(t, url), signer)
-	jwts, recs := mint(t, cli, newConfigurator(t, c), 1)
+	jwts, recs := mint(t, cli, dbtest.NewTenant(t, c, "O", "Sofa").Confs[0], 1)
 	for range 2 {
 		if refused(t, tok, jwts[0]) {
 			t.Fatal("a fresh token was refused")
@@ -405,7 +375,7 @@ func TestLastUsed(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			url := b.URL(t)
 			c, stmts := openCounted(t, url)
-			tok := auth.NewTokens(c, auth.NewSigner(testKey))
+			tok := dbtest.Tokens(c)
 			t0 := time.Now().Truncate(time.Second)
 			now := t0
 			tok.SetClock(func() time.Time { return now })
@@ -418,11 +388,10 @@ func TestLastUsed(t *testing.T) {
 				return <-done
 			})
 			defer stop()
-			jwts, recs := mint(t, tok, newConfigurator(t, c), 2)
+			jwts, recs := mint(t, tok, dbtest.NewTenant(t, c, "O", "Sofa").Confs[0], 2)
 			lastUsed := func(i int) *time.Time {
 				t.Helper()
-				sys := privacy.DecisionContext(context.Background(), privacy.Allow)
-				return dbtest.Must(c.APIToken.Get(sys, recs[i].ID)).LastUsedAt
+				return dbtest.Must(c.APIToken.Get(dbtest.Sys, recs[i].ID)).LastUsedAt
 			}
 			same := func(got *time.Time, want time.Time) bool { return got != nil && got.Equal(want) }
 
@@ -458,7 +427,7 @@ func TestLastUsed(t *testing.T) {
 			}
 
 			// An older use, flushed later (another replica's), is ignored.
-			other := auth.NewTokens(c, auth.NewSigner(testKey))
+			other := dbtest.Tokens(c)
 			other.SetClock(func() time.Time { return t0 })
 			if refused(t, other, jwts[0]) {
 				t.Fatal("a fresh token was refused")
@@ -488,16 +457,15 @@ func TestLastUsed(t *testing.T) {
 // TestCachedExpiry: a cached JWT with an exp stops resolving exactly when
 // verifying it would fail (exp plus the leeway), without SQL either way.
 func TestCachedExpiry(t *testing.T) {
-	b := postgresBackend(t)
-	url := b.URL(t)
+	url := dbtest.Postgres(t)
 	c, stmts := openCounted(t, url)
-	tok := auth.NewTokens(c, auth.NewSigner(testKey))
+	tok := dbtest.Tokens(c)
 	t0 := time.Now().Truncate(time.Second)
 	now := t0
 	tok.SetClock(func() time.Time { return now })
 	serve(t, tok, url)
 	waitLive(t, tok)
-	_, recs := mint(t, tok, newConfigurator(t, c), 1)
+	_, recs := mint(t, tok, dbtest.NewTenant(t, c, "O", "Sofa").Confs[0], 1)
 	exp := t0.Add(time.Minute)
 	jwt, err := jwtlib.NewWithClaims(jwtlib.SigningMethodHS256, auth.Claims{
 		Kind: viewer.KindOpenAPI,
@@ -506,7 +474,7 @@ func TestCachedExpiry(t *testing.T) {
 			Subject:   strconv.Itoa(recs[0].ID),
 			ExpiresAt: jwtlib.NewNumericDate(exp),
 		},
-	}).SignedString(testKey)
+	}).SignedString(dbtest.Key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 )
@@ -73,25 +72,18 @@ func newOrder(ctx context.Context, c *ent.Client, owner, conf int) (*ent.Order, 
 func TestOrderCountsExact(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+			ctx := dbtest.Sys
 			url := b.URL(t)
 			c := dbtest.Open(t, url)
-			db, _, err := database.OpenSQL(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := dbtest.SQL(t, url)
 			exec := func(q string) {
 				t.Helper()
 				if _, err := db.Exec(q); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}
 			}
-			o1 := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx)).ID
-			o2 := dbtest.Must(c.Owner.Create().SetName("B").Save(ctx)).ID
-			a := dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o1).Save(ctx)).ID
-			b2 := dbtest.Must(c.Configurator.Create().SetName("Chair").SetOwnerID(o1).Save(ctx)).ID
-			x := dbtest.Must(c.Configurator.Create().SetName("Lamp").SetOwnerID(o2).Save(ctx)).ID
+			A, B := dbtest.NewTenant(t, c, "A", "Sofa", "Chair"), dbtest.NewTenant(t, c, "B", "Lamp")
+			o1, o2, a, b2, x := A.ID, B.ID, A.Confs[0].ID, A.Confs[1].ID, B.Confs[0].ID
 
 			var ids []int
 			for range 3 {
@@ -148,19 +140,12 @@ func TestOrderCountsExact(t *testing.T) {
 // (with one counter row per configurator it waited on its row lock until
 // lock_timeout). Both are counted once they commit, in two slots.
 func TestOrderCountsDoNotSerialiseOrders(t *testing.T) {
-	if !hasPostgres() {
-		t.Skip("PostgreSQL only (SQLite has one writer at a time): set " + dbtest.EnvPostgres)
-	}
-	ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
-	url := postgresBackend().URL(t)
+	url := dbtest.Postgres(t) // SQLite has one writer at a time
+	ctx := dbtest.Sys
 	c := dbtest.Open(t, url)
-	db, _, err := database.OpenSQL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	o := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx)).ID
-	conf := dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o).Save(ctx)).ID
+	db := dbtest.SQL(t, url)
+	A := dbtest.NewTenant(t, c, "A", "Sofa")
+	o, conf := A.ID, A.Confs[0].ID
 	dbtest.Must(newOrder(ctx, c, o, conf)) // the key's first row, committed
 
 	first := dbtest.Must(c.Tx(ctx))
@@ -200,19 +185,12 @@ func TestOrderCountsDoNotSerialiseOrders(t *testing.T) {
 func TestOrderCountsParallelWriters(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+			ctx := dbtest.Sys
 			url := b.URL(t)
 			c := dbtest.Open(t, url)
-			db, _, err := database.OpenSQL(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			o := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx)).ID
-			confs := []int{
-				dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o).Save(ctx)).ID,
-				dbtest.Must(c.Configurator.Create().SetName("Chair").SetOwnerID(o).Save(ctx)).ID,
-			}
+			db := dbtest.SQL(t, url)
+			A := dbtest.NewTenant(t, c, "A", "Sofa", "Chair")
+			o, confs := A.ID, []int{A.Confs[0].ID, A.Confs[1].ID}
 			writers, rounds := 12, 25
 			if b.Name == "sqlite" {
 				writers, rounds = 4, 10
@@ -304,19 +282,13 @@ func busy(err error) bool {
 func TestMigrateOrderCounts(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
 			url := b.URL(t)
 			c := dbtest.Open(t, url)
-			o := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx)).ID
-			a := dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o).Save(ctx)).ID
-			b2 := dbtest.Must(c.Configurator.Create().SetName("Chair").SetOwnerID(o).Save(ctx)).ID
+			A := dbtest.NewTenant(t, c, "A", "Sofa", "Chair")
+			o, a, b2 := A.ID, A.Confs[0].ID, A.Confs[1].ID
 			c.Close()
 
-			db, _, err := database.OpenSQL(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := dbtest.SQL(t, url)
 			old := oldPostgresCounts
 			var first []string
 			if b.Name == "sqlite" {
@@ -434,16 +406,3 @@ CREATE TRIGGER IF NOT EXISTS order_counts_update AFTER UPDATE OF owner_id, confi
   ON CONFLICT (owner_id, configurator_id) DO UPDATE SET orders = orders + 1;
 END;`}
 )
-
-// hasPostgres reports whether the PostgreSQL backend runs.
-func hasPostgres() bool { return postgresBackend().URL != nil }
-
-// postgresBackend is the PostgreSQL backend, or a zero Backend.
-func postgresBackend() dbtest.Backend {
-	for _, b := range dbtest.Backends() {
-		if b.Name == "postgres" {
-			return b
-		}
-	}
-	return dbtest.Backend{}
-}

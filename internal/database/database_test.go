@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 )
@@ -21,20 +19,17 @@ import (
 func TestMigrateExistingDatabase(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+			ctx := dbtest.Sys
 			url := b.URL(t)
 			c := dbtest.Open(t, url)
-			o := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx))
-			conf := dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o.ID).Save(ctx))
+			o := dbtest.NewTenant(t, c, "A", "Sofa")
+			conf := o.Confs[0]
 			dbtest.Must(c.Order.Create().SetOwnerID(o.ID).SetConfiguratorID(conf.ID).SetPrice(12.5).
 				SetCustomerDetails(json.RawMessage(`{"name":"Ann"}`)).SetConfiguratorSummary(json.RawMessage("{}")).Save(ctx))
 			c.Close()
 
 			// An older release had no order_storefront column.
-			db, _, err := database.OpenSQL(url)
-			if err != nil {
-				t.Fatal(err)
-			}
+			db := dbtest.SQL(t, url)
 			if _, err := db.Exec(`ALTER TABLE orders DROP COLUMN order_storefront`); err != nil {
 				t.Fatalf("simulate the old schema: %v", err)
 			}
@@ -81,25 +76,18 @@ func TestOpenRejectsUnknownURLs(t *testing.T) {
 // release, whose JSON columns were json (text kept as sent), to jsonb:
 // the rows keep their values, in jsonb's form.
 func TestMigrateJSONToJSONB(t *testing.T) {
-	if os.Getenv(dbtest.EnvPostgres) == "" {
-		t.Skip(dbtest.EnvPostgres + " is not set")
-	}
-	ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
-	url := dbtest.Backends()[1].URL(t)
+	url := dbtest.Postgres(t)
+	ctx := dbtest.Sys
 	c := dbtest.Open(t, url)
-	o := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx))
-	conf := dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o.ID).Save(ctx))
+	o := dbtest.NewTenant(t, c, "A", "Sofa")
+	conf := o.Confs[0]
 	dbtest.Must(c.Order.Create().SetOwnerID(o.ID).SetConfiguratorID(conf.ID).SetPrice(12.5).
 		SetCustomerDetails(json.RawMessage(`{}`)).SetConfiguratorSummary(json.RawMessage("{}")).Save(ctx))
 	dbtest.Must(c.ConfiguratorOption.Create().SetOwnerID(o.ID).SetConfiguratorID(conf.ID).SetTitle("Color").
 		SetType("select").SetSettings(json.RawMessage(`{}`)).Save(ctx))
 	c.Close()
 
-	db, _, err := database.OpenSQL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := dbtest.SQL(t, url)
 	columns := []string{"orders.customer_details", "orders.configurator_summary", "configurator_options.settings"}
 	for _, col := range columns {
 		table, column, _ := strings.Cut(col, ".")
@@ -116,7 +104,7 @@ func TestMigrateJSONToJSONB(t *testing.T) {
 		}
 	}
 
-	c, err = database.Open(context.Background(), url)
+	c, err := database.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,9 +139,9 @@ func TestMigrateJSONToJSONB(t *testing.T) {
 // DISTINCT, which the json type of PostgreSQL could not answer.
 func TestLazyEdges(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
-		ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
-		o := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx))
-		conf := dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o.ID).Save(ctx))
+		ctx := dbtest.Sys
+		o := dbtest.NewTenant(t, c, "A", "Sofa")
+		conf := o.Confs[0]
 		opt := dbtest.Must(c.ConfiguratorOption.Create().SetOwnerID(o.ID).SetConfiguratorID(conf.ID).SetTitle("Color").
 			SetType("select").SetSettings(json.RawMessage(`{"visible":true}`)).Save(ctx))
 		v := dbtest.Must(c.OptionVariation.Create().SetOwnerID(o.ID).SetConfiguratorOptionID(opt.ID).SetName("Red").Save(ctx))

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 )
@@ -66,9 +65,9 @@ func TestConcurrentMigrations(t *testing.T) {
 			// The schema works: an order is written and counted once by
 			// the triggers.
 			c := dbtest.Open(t, shared)
-			sys := privacy.DecisionContext(ctx, privacy.Allow)
-			o := dbtest.Must(c.Owner.Create().SetName("A").Save(sys))
-			conf := dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o.ID).Save(sys))
+			sys := dbtest.Sys
+			o := dbtest.NewTenant(t, c, "A", "Sofa")
+			conf := o.Confs[0]
 			dbtest.Must(c.Order.Create().SetOwnerID(o.ID).SetConfiguratorID(conf.ID).SetPrice(1).
 				SetCustomerDetails(json.RawMessage(`{}`)).SetConfiguratorSummary(json.RawMessage("{}")).Save(sys))
 			counts := dbtest.Must(c.OrderCount.Query().All(sys))

@@ -63,6 +63,18 @@ func Open(t testing.TB, url string, opts ...ent.Option) *ent.Client {
 	return c
 }
 
+// SQL opens the database at url without ent, for the statements a test
+// runs behind the service's back; it is closed when the test ends.
+func SQL(t testing.TB, url string) *sql.DB {
+	t.Helper()
+	db, _, err := database.OpenSQL(url)
+	if err != nil {
+		t.Fatalf("open %s: %v", database.Redact(url), err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func sqliteURL(t testing.TB) string {
 	return "sqlite://" + filepath.Join(t.TempDir(), "test.db")
 }

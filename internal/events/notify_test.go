@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -20,15 +19,7 @@ import (
 // (several in one statement); and those committed while nothing runs
 // wait for the next Run.
 func TestPostgresNotifiesAfterCommit(t *testing.T) {
-	if os.Getenv(dbtest.EnvPostgres) == "" {
-		t.Skip("PostgreSQL only: set " + dbtest.EnvPostgres)
-	}
-	var url string
-	for _, b := range dbtest.Backends() {
-		if b.Name == "postgres" {
-			url = b.URL(t)
-		}
-	}
+	url := dbtest.Postgres(t)
 	c := dbtest.Open(t, url)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())

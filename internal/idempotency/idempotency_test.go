@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/dbtest"
 )
@@ -95,9 +94,8 @@ func TestMiddleware(t *testing.T) {
 func TestRecordAndReplay(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		ctx := context.Background()
-		sys := privacy.DecisionContext(ctx, privacy.Allow)
-		a := dbtest.Must(c.Owner.Create().SetName("A").Save(sys))
-		b := dbtest.Must(c.Owner.Create().SetName("B").Save(sys))
+		sys := dbtest.Sys
+		a, b := dbtest.NewTenant(t, c, "A"), dbtest.NewTenant(t, c, "B")
 		if id, err := Replay(ctx, c, a.ID, "k", "fp1"); id != 0 || err != nil {
 			t.Fatalf("Replay of a new key = %d, %v; want 0, nil", id, err)
 		}
@@ -144,8 +142,7 @@ func TestRecordAndReplay(t *testing.T) {
 func TestSweeper(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		ctx := context.Background()
-		sys := privacy.DecisionContext(ctx, privacy.Allow)
-		a := dbtest.Must(c.Owner.Create().SetName("A").Save(sys))
+		a := dbtest.NewTenant(t, c, "A")
 		now = func() time.Time { return time.Now().Add(-TTL - time.Hour) }
 		err := Record(ctx, c, a.ID, "old", "fp", 1)
 		now = time.Now
@@ -162,7 +159,7 @@ func TestSweeper(t *testing.T) {
 			Sweeper(sctx, c, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		}()
 		deadline := time.Now().Add(10 * time.Second)
-		for c.IdempotencyKey.Query().CountX(sys) != 1 {
+		for c.IdempotencyKey.Query().CountX(dbtest.Sys) != 1 {
 			if time.Now().After(deadline) {
 				t.Fatal("the sweeper did not delete the expired key")
 			}
@@ -170,7 +167,7 @@ func TestSweeper(t *testing.T) {
 		}
 		stop()
 		<-done
-		if keys := c.IdempotencyKey.Query().AllX(sys); len(keys) != 1 || keys[0].Key != "new" {
+		if keys := c.IdempotencyKey.Query().AllX(dbtest.Sys); len(keys) != 1 || keys[0].Key != "new" {
 			t.Errorf("keys after the sweep: %v; want only the live one", keys)
 		}
 	})

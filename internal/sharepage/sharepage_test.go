@@ -17,8 +17,6 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/configuratoroption"
-	"github.com/configurator/catalogue/ent/privacy"
-	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/browsertest"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/imaging"
@@ -26,7 +24,6 @@ import (
 	"github.com/configurator/catalogue/internal/sharepage"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/testkit"
-	"github.com/configurator/catalogue/internal/viewer"
 )
 
 // fixture is a shared configuration served by the share page and the
@@ -50,7 +47,7 @@ const longName = "Handstitchedfullgrainvegetabletannedsaddleleatherwithcontrastp
 // token would, and serves the share page and the files.
 func newFixture(t *testing.T, c *ent.Client) *fixture {
 	t.Helper()
-	ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+	ctx := dbtest.Sys
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -63,8 +60,8 @@ func newFixture(t *testing.T, c *ent.Client) *fixture {
 
 	saved := dbtest.Must(files.SaveBytes(ctx, testkit.PNG(100, 100, 60), imaging.PNG))
 
-	a := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx))
-	conf := dbtest.Must(c.Configurator.Create().SetName("Oslo Lounge Chair").SetOwnerID(a.ID).Save(ctx))
+	a := dbtest.NewTenant(t, c, "A", "Oslo Lounge Chair")
+	conf := a.Confs[0]
 	cat := dbtest.Must(c.MaterialCategory.Create().SetOwnerID(a.ID).SetTitle("Woods").Save(ctx))
 	grain := dbtest.Must(c.Texture.Create().SetOwnerID(a.ID).SetName("Oak Grain").SetCategoryID(cat.ID).
 		SetTextureThumbnail100(saved.URL).Save(ctx))
@@ -115,18 +112,14 @@ func newFixture(t *testing.T, c *ent.Client) *fixture {
 
 	// The shopper picked Grand, had the long-named variation made in
 	// chrome and the plaque engraved with their name.
-	_, rec, err := auth.NewTokens(c, auth.NewSigner(make([]byte, 32))).CreateOpenAPI(ctx, conf.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rec := dbtest.OpenAPI(t, dbtest.Tokens(c), conf.ID)
 	overrides := map[string]any{
 		fmt.Sprint(f.option["Frame Size"].ID): map[string]any{"id": f.variation["Grand"].ID},
 		fmt.Sprint(f.option["Frame Wood"].ID): map[string]any{"id": f.variation[longName].ID, "material_id": f.chrome.ID},
 		fmt.Sprint(f.option["Engraving"].ID):  map[string]any{"id": f.variation["Backrest Plaque"].ID, "text_value": "Ada <3"},
 	}
 	raw, _ := json.Marshal(overrides)
-	vctx := viewer.NewContext(context.Background(), &viewer.Viewer{OwnerID: a.ID, Kind: viewer.KindOpenAPI, ConfiguratorID: conf.ID, TokenID: rec.ID})
-	link, err := links.Create(vctx, c, raw)
+	link, err := links.Create(a.Open(0, rec.ID), c, raw)
 	if err != nil {
 		t.Fatalf("create share link: %v", err)
 	}

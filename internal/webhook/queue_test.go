@@ -13,13 +13,11 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/ent/webhookdelivery"
 	"github.com/configurator/catalogue/internal/app"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/share"
-	"github.com/configurator/catalogue/internal/viewer"
 	"github.com/configurator/catalogue/internal/webhook"
 )
 
@@ -68,10 +66,7 @@ type world struct {
 }
 
 func newWorld(t *testing.T, c *ent.Client) world {
-	sys := privacy.DecisionContext(context.Background(), privacy.Allow)
-	o := dbtest.Must(c.Owner.Create().SetName("A").Save(sys))
-	ctx := viewer.NewContext(context.Background(), &viewer.Viewer{OwnerID: o.ID, Kind: viewer.KindDashboard, TokenID: 1})
-	return world{c: c, ctx: ctx, sys: sys}
+	return world{c: c, ctx: dbtest.NewTenant(t, c, "A").Dash(1), sys: dbtest.Sys}
 }
 
 // queue is a delivery queue over c, retrying on schedule; it works jobs

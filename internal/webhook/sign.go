@@ -60,7 +60,7 @@ func Sign(secret, id string, timestamp int64, body []byte) (string, error) {
 // Verify reports whether header (one or more space-separated signatures,
 // as a receiver gets them during a secret rotation) holds a valid v1
 // signature of the message. Receivers in Go can use it as they are; the
-// README shows the same in a few lines for other languages.
+// docs/events.md shows the same in a few lines for other languages.
 func Verify(secret, id string, timestamp int64, body []byte, header string) bool {
 	want, err := Sign(secret, id, timestamp, body)
 	if err != nil {
