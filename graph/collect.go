@@ -6,6 +6,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/query"
 )
 
 // Read is what the caller of a read will present, so that the read loads
@@ -81,27 +82,30 @@ type collector[Q any] interface {
 	CollectFields(ctx context.Context, satisfies ...string) (Q, error)
 }
 
-// load makes q load what rd presents: the selected fields, or with Edges
-// what v1 loads (the edges the v1 shape of the record shows).
-func load[Q collector[Q]](ctx context.Context, rd Read, q Q, v1 func(Q) Q) (Q, error) {
-	switch {
-	case rd.fields != nil:
-		return q.CollectFields(graphql.WithFieldContext(ctx, rd.fields))
-	case rd.Edges:
+// load makes q load what rd presents: the selected fields (of a query
+// entgql can shape; any other loads its columns), or with Edges what v1
+// loads (the edges the v1 shape of the record shows).
+func load[Q any](ctx context.Context, rd Read, q Q, v1 func(Q) Q) (Q, error) {
+	if c, ok := any(q).(collector[Q]); ok && rd.fields != nil {
+		return c.CollectFields(graphql.WithFieldContext(ctx, rd.fields))
+	}
+	if rd.Edges {
 		return v1(q), nil
 	}
 	return q, nil
 }
 
-// edges is the loader of a page (pageOf) of records whose v1 shape shows
-// what v1 loads.
-func edges[Q collector[Q]](v1 func(Q) Q) func(context.Context, Read, Q) (Q, error) {
-	return func(ctx context.Context, rd Read, q Q) (Q, error) { return load(ctx, rd, q, v1) }
+// one is the record of q, a query by id, loaded as rd says (load), or
+// NotFound naming what was sought.
+func one[T any, Q interface {
+	Only(context.Context) (*T, error)
+}](ctx context.Context, rd Read, q Q, v1 func(Q) Q, what string, id int) (*T, error) {
+	q, err := load(ctx, rd, q, v1)
+	if err != nil {
+		return nil, err
+	}
+	return query.One[T](ctx, q, what, id)
 }
-
-// noLoad is the loader of a page whose records no field collection
-// shapes and whose edges no answer shows.
-func noLoad[Q any](_ context.Context, _ Read, q Q) (Q, error) { return q, nil }
 
 // noEdges is the v1 loader of the types whose v1 shape shows no edge:
 // a material shows category_id and texture_id, not the records.

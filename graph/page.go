@@ -37,18 +37,20 @@ func sortOf[F orderField](field *F, dir *entgql.OrderDirection, def query.Sort) 
 }
 
 // pageIn is what a page query is asked: its page and size, and its sort
-// (sortOf), or the default one; bounded lists refuse perPage -1
-// (query.Args.Bounded).
+// or the fault of its sort arguments (sortOf); bounded lists refuse
+// perPage -1 (query.Args.Bounded).
 type pageIn struct {
 	page, perPage *int
-	sort          func() (query.Sort, error)
+	sort          query.Sort
+	err           error
 	bounded       bool
 }
 
 // paging is the pageIn of a page query's arguments: the sort of field and
 // dir, def without them.
 func paging[F orderField](page, perPage *int, field *F, dir *entgql.OrderDirection, def query.Sort) pageIn {
-	return pageIn{page: page, perPage: perPage, sort: func() (query.Sort, error) { return sortOf(field, dir, def) }}
+	sort, err := sortOf(field, dir, def)
+	return pageIn{page: page, perPage: perPage, sort: sort, err: err}
 }
 
 // pager is what the page recipe needs of an ent query (query.Page's).
@@ -66,22 +68,23 @@ type pager[Q, T any, O ~func(*sql.Selector), S interface {
 
 // pageOf is the recipe of every page query: the sort, the filters one after
 // the other (ent's generated WhereInput.Filter first, whose nil or empty
-// input filters nothing), the page of q loaded as rd says (load), its
-// total counted as total says when rd shows it, and its pagination.
+// input filters nothing), the page of q loaded as rd says (load; v1 loads
+// the edges the v1 shape shows), its total counted as total says when rd
+// shows it, and its pagination.
 func pageOf[T any, O ~func(*sql.Selector), S interface {
 	Int(context.Context) (int, error)
-}, Q pager[Q, T, O, S]](ctx context.Context, q Q, rd Read, in pageIn, total query.Total, load func(context.Context, Read, Q) (Q, error), filters ...func(Q) (Q, error)) ([]*T, *model.Pagination, error) {
-	sort, err := in.sort()
-	if err != nil {
-		return nil, nil, err
+}, Q pager[Q, T, O, S]](ctx context.Context, q Q, rd Read, in pageIn, total query.Total, v1 func(Q) Q, filters ...func(Q) (Q, error)) ([]*T, *model.Pagination, error) {
+	if in.err != nil {
+		return nil, nil, in.err
 	}
+	var err error
 	for _, f := range filters {
 		if q, err = f(q); err != nil {
 			return nil, nil, err
 		}
 	}
-	args := query.Args{Page: in.page, PerPage: in.perPage, Sort: sort, Counted: rd.Total, Total: total, Bounded: in.bounded}
-	data, info, err := query.Page[T, O, S](ctx, q, args, func(q Q) (Q, error) { return load(ctx, rd, q) })
+	args := query.Args{Page: in.page, PerPage: in.perPage, Sort: in.sort, Counted: rd.Total, Total: total, Bounded: in.bounded}
+	data, info, err := query.Page[T, O, S](ctx, q, args, func(q Q) (Q, error) { return load(ctx, rd, q, v1) })
 	if err != nil {
 		return nil, nil, err
 	}

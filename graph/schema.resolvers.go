@@ -206,34 +206,26 @@ func (r *queryResolver) OrdersPage(ctx context.Context, args model.OrdersPageArg
 	}
 	data, p, err := pageOf[ent.Order, order.OrderOption, *ent.OrderSelect](ctx, r.client.Order.Query(), r.read(ctx, "data"),
 		paging(args.Page, args.PerPage, args.OrderBy, args.Order, query.Sort{Column: order.FieldCreatedAt, Desc: true}),
-		query.OrderTotal(ctx, r.client, args.Where, dates), edges(query.WithConfiguratorName), args.Where.Filter, dates.Filter)
+		query.OrderTotal(ctx, r.client, args.Where, dates), query.WithConfiguratorName, args.Where.Filter, dates.Filter)
 	return answer(&model.OrderPage{Data: data, Pagination: p}, err)
 }
 
 // Order is the resolver for the order field.
 func (r *queryResolver) Order(ctx context.Context, id int) (*ent.Order, error) {
-	q, err := load(ctx, r.read(ctx), r.client.Order.Query().Where(order.ID(id)), query.WithConfiguratorName)
-	if err != nil {
-		return nil, err
-	}
-	return query.One[ent.Order](ctx, q, "order", id)
+	return one[ent.Order](ctx, r.read(ctx), r.client.Order.Query().Where(order.ID(id)), query.WithConfiguratorName, "order", id)
 }
 
 // MaterialsPage is the resolver for the materialsPage field.
 func (r *queryResolver) MaterialsPage(ctx context.Context, args model.MaterialsPageArgs) (*model.MaterialPage, error) {
 	data, p, err := pageOf[ent.Material, material.OrderOption, *ent.MaterialSelect](ctx, r.client.Material.Query(), r.read(ctx, "data"),
 		paging(args.Page, args.PerPage, args.OrderBy, args.Order, query.Sort{Column: material.FieldCreatedAt, Desc: true}),
-		query.Total{}, edges(noEdges[*ent.MaterialQuery]), args.Where.Filter)
+		query.Total{}, noEdges, args.Where.Filter)
 	return answer(&model.MaterialPage{Data: data, Pagination: p}, err)
 }
 
 // Material is the resolver for the material field.
 func (r *queryResolver) Material(ctx context.Context, id int) (*ent.Material, error) {
-	q, err := load(ctx, r.read(ctx), r.client.Material.Query().Where(material.ID(id)), noEdges)
-	if err != nil {
-		return nil, err
-	}
-	return query.One[ent.Material](ctx, q, "material", id)
+	return one[ent.Material](ctx, r.read(ctx), r.client.Material.Query().Where(material.ID(id)), noEdges, "material", id)
 }
 
 // MaterialCategoryList is the resolver for the materialCategoryList field.
@@ -256,17 +248,13 @@ func (r *queryResolver) MaterialCategoryList(ctx context.Context, orderBy *ent.M
 func (r *queryResolver) TexturesPage(ctx context.Context, args model.TexturesPageArgs) (*model.TexturePage, error) {
 	data, p, err := pageOf[ent.Texture, texture.OrderOption, *ent.TextureSelect](ctx, r.client.Texture.Query(), r.read(ctx, "data"),
 		paging(args.Page, args.PerPage, args.OrderBy, args.Order, query.Sort{Column: texture.FieldCreatedAt, Desc: true}),
-		query.Total{}, edges(noEdges[*ent.TextureQuery]), args.Where.Filter)
+		query.Total{}, noEdges, args.Where.Filter)
 	return answer(&model.TexturePage{Data: data, Pagination: p}, err)
 }
 
 // Texture is the resolver for the texture field.
 func (r *queryResolver) Texture(ctx context.Context, id int) (*ent.Texture, error) {
-	q, err := load(ctx, r.read(ctx), r.client.Texture.Query().Where(texture.ID(id)), noEdges)
-	if err != nil {
-		return nil, err
-	}
-	return query.One[ent.Texture](ctx, q, "texture", id)
+	return one[ent.Texture](ctx, r.read(ctx), r.client.Texture.Query().Where(texture.ID(id)), noEdges, "texture", id)
 }
 
 // ConfiguratorFormList is the resolver for the configuratorFormList field.
@@ -280,28 +268,20 @@ func (r *queryResolver) ConfiguratorFormList(ctx context.Context) ([]*ent.Config
 
 // ConfiguratorForm is the resolver for the configuratorForm field.
 func (r *queryResolver) ConfiguratorForm(ctx context.Context, id int) (*ent.ConfiguratorForm, error) {
-	q, err := load(ctx, r.read(ctx), r.client.ConfiguratorForm.Query().Where(configuratorform.ID(id)), noEdges)
-	if err != nil {
-		return nil, err
-	}
-	return query.One[ent.ConfiguratorForm](ctx, q, "configurator form", id)
+	return one[ent.ConfiguratorForm](ctx, r.read(ctx), r.client.ConfiguratorForm.Query().Where(configuratorform.ID(id)), noEdges, "configurator form", id)
 }
 
 // FormFieldsPage is the resolver for the formFieldsPage field.
 func (r *queryResolver) FormFieldsPage(ctx context.Context, args model.FormFieldsPageArgs) (*model.FormFieldPage, error) {
 	data, p, err := pageOf[ent.FormField, formfield.OrderOption, *ent.FormFieldSelect](ctx, r.client.FormField.Query(), r.read(ctx, "data"),
 		paging(args.Page, args.PerPage, args.OrderBy, args.Order, query.Sort{Column: formfield.FieldCreatedAt, Desc: true}),
-		query.Total{}, edges(noEdges[*ent.FormFieldQuery]), args.Where.Filter)
+		query.Total{}, noEdges, args.Where.Filter)
 	return answer(&model.FormFieldPage{Data: data, Pagination: p}, err)
 }
 
 // FormField is the resolver for the formField field.
 func (r *queryResolver) FormField(ctx context.Context, id int) (*ent.FormField, error) {
-	q, err := load(ctx, r.read(ctx), r.client.FormField.Query().Where(formfield.ID(id)), noEdges)
-	if err != nil {
-		return nil, err
-	}
-	return query.One[ent.FormField](ctx, q, "configurator form field", id)
+	return one[ent.FormField](ctx, r.read(ctx), r.client.FormField.Query().Where(formfield.ID(id)), noEdges, "configurator form field", id)
 }
 
 // ConfiguratorOptionTypes is the resolver for the configuratorOptionTypes field.
@@ -313,17 +293,13 @@ func (r *queryResolver) ConfiguratorOptionTypes(ctx context.Context) ([]configur
 func (r *queryResolver) ConfiguratorOptionsPage(ctx context.Context, args model.ConfiguratorOptionsPageArgs) (*model.ConfiguratorOptionPage, error) {
 	data, p, err := pageOf[ent.ConfiguratorOption, configuratoroption.OrderOption, *ent.ConfiguratorOptionSelect](ctx, r.client.ConfiguratorOption.Query(), r.read(ctx, "data"),
 		paging(args.Page, args.PerPage, args.OrderBy, args.Order, query.Sort{Column: configuratoroption.FieldPosition}),
-		query.Total{}, edges(restOption), args.Where.Filter)
+		query.Total{}, restOption, args.Where.Filter)
 	return answer(&model.ConfiguratorOptionPage{Data: data, Pagination: p}, err)
 }
 
 // ConfiguratorOption is the resolver for the configuratorOption field.
 func (r *queryResolver) ConfiguratorOption(ctx context.Context, id int) (*ent.ConfiguratorOption, error) {
-	q, err := load(ctx, r.read(ctx), r.client.ConfiguratorOption.Query().Where(configuratoroption.ID(id)), restOption)
-	if err != nil {
-		return nil, err
-	}
-	return query.One[ent.ConfiguratorOption](ctx, q, "configurator option", id)
+	return one[ent.ConfiguratorOption](ctx, r.read(ctx), r.client.ConfiguratorOption.Query().Where(configuratoroption.ID(id)), restOption, "configurator option", id)
 }
 
 // OptionVariationList is the resolver for the optionVariationList field.
@@ -372,9 +348,9 @@ func (r *queryResolver) WebhookDeliveries(ctx context.Context, endpointID *int, 
 	if status != nil {
 		q = q.Where(webhookdelivery.StatusEQ(webhookdelivery.Status(*status)))
 	}
-	newest := func() (query.Sort, error) { return query.Sort{Column: webhookdelivery.FieldID, Desc: true}, nil }
+	newest := pageIn{page: page, perPage: perPage, sort: query.Sort{Column: webhookdelivery.FieldID, Desc: true}, bounded: true}
 	data, p, err := pageOf[ent.WebhookDelivery, webhookdelivery.OrderOption, *ent.WebhookDeliverySelect](ctx, q, r.read(ctx, "data"),
-		pageIn{page: page, perPage: perPage, sort: newest, bounded: true}, query.Total{}, noLoad[*ent.WebhookDeliveryQuery])
+		newest, query.Total{}, noEdges)
 	return answer(&model.WebhookDeliveryPage{Data: data, Pagination: p}, err)
 }
 
@@ -395,11 +371,7 @@ func (r *viewerResolver) Configurator(ctx context.Context, obj *viewer.Viewer) (
 	}
 	// Eager like every other read: an edge loaded lazily below it would
 	// be read with SELECT DISTINCT, which PostgreSQL refuses over json.
-	q, err := load(ctx, r.read(ctx), r.client.Configurator.Query().Where(configurator.ID(obj.ConfiguratorID)), noEdges)
-	if err != nil {
-		return nil, err
-	}
-	return query.One[ent.Configurator](ctx, q, "configurator", obj.ConfiguratorID)
+	return one[ent.Configurator](ctx, r.read(ctx), r.client.Configurator.Query().Where(configurator.ID(obj.ConfiguratorID)), noEdges, "configurator", obj.ConfiguratorID)
 }
 
 // Status is the resolver for the status field.
