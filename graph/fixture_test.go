@@ -2,7 +2,6 @@ package graph_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/configuratoroption"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/auth"
@@ -35,7 +33,6 @@ type world struct {
 	dashA   string // dashboard of A
 	recA    *ent.APIToken
 	idsOf   map[string]map[int]bool // owner name -> ids of every kind, "kind:id"
-	signer  *auth.Signer
 	orderAt []time.Time
 	// files is where mutations store uploads; store counts what it holds.
 	files *storage.Files
@@ -49,19 +46,9 @@ const shareBase = "http://viewer.test/share/"
 
 func newWorld(t *testing.T, c *ent.Client) *world {
 	t.Helper()
-	ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	w := &world{c: c}
-	w.a = dbtest.Must(c.Owner.Create().SetName("A").Save(ctx))
-	w.b = dbtest.Must(c.Owner.Create().SetName("B").Save(ctx))
-	w.a1 = dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(w.a.ID).Save(ctx))
-	w.a2 = dbtest.Must(c.Configurator.Create().SetName("Chair").SetOwnerID(w.a.ID).Save(ctx))
-	w.b1 = dbtest.Must(c.Configurator.Create().SetName("Bike").SetOwnerID(w.b.ID).Save(ctx))
+	ctx := dbtest.Sys
+	A, B := dbtest.NewTenant(t, c, "A", "Sofa", "Chair"), dbtest.NewTenant(t, c, "B", "Bike")
+	w := &world{c: c, a: A.Owner, b: B.Owner, a1: A.Confs[0], a2: A.Confs[1], b1: B.Confs[0]}
 
 	for _, o := range []struct {
 		owner *ent.Owner
@@ -132,16 +119,10 @@ func newWorld(t *testing.T, c *ent.Client) *world {
 			SetName(conf.Name + " set").AddOptions(opts[:2]...).Save(ctx))
 	}
 
-	key := []byte("0123456789abcdef0123456789abcdef")
-	w.signer = auth.NewSigner(key)
-	w.tokens = auth.NewTokens(c, w.signer)
-	var err error
-	w.tokA, w.recA, err = w.tokens.CreateOpenAPI(context.Background(), w.a1.ID)
-	must(err)
-	w.tokB, _, err = w.tokens.CreateOpenAPI(context.Background(), w.b1.ID)
-	must(err)
-	w.dashA, _, err = w.tokens.CreateDashboard(context.Background(), w.a.ID)
-	must(err)
+	w.tokens = dbtest.Tokens(c)
+	w.tokA, w.recA = dbtest.OpenAPI(t, w.tokens, w.a1.ID)
+	w.tokB, _ = dbtest.OpenAPI(t, w.tokens, w.b1.ID)
+	w.dashA, _ = dbtest.Dashboard(t, w.tokens, w.a.ID)
 	w.store = storage.NewMemory()
 	w.files = &storage.Files{Store: w.store, BaseURL: "http://files.test/files/", MaxBytes: 64 << 10}
 	w.h = endpoint.NewHandler(graph.NewResolver(c, graph.WithFiles(w.files), graph.WithShareBase(shareBase)), w.tokens, endpoint.HandlerOptions{})

@@ -17,14 +17,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/apperr"
-	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/problem"
-	"github.com/configurator/catalogue/internal/viewer"
 )
 
 // TestClassifyOutage: the database down, restarting, cut off or too slow
@@ -61,18 +58,12 @@ func TestClassifyOutage(t *testing.T) {
 // request whose deadline passed before it ran (gqlgen's bare null). One
 // with another error, or none, keeps its 200.
 func TestOutage(t *testing.T) {
-	url := dbtest.Backends()[0].URL(t)
+	url := dbtest.SQLite(t)
 	c := dbtest.Open(t, url)
-	sys := privacy.DecisionContext(context.Background(), privacy.Allow)
-	owner := dbtest.Must(c.Owner.Create().SetName("A").Save(sys))
-	conf := dbtest.Must(c.Configurator.Create().SetOwnerID(owner.ID).SetName("C").Save(sys))
-	v := &viewer.Viewer{OwnerID: owner.ID, Kind: viewer.KindDashboard}
+	owner := dbtest.NewTenant(t, c, "A", "C")
+	conf := owner.Confs[0]
 	h := endpoint.Outage(endpoint.NewHandler(graph.NewResolver(c), nil, endpoint.HandlerOptions{}))
-	db, _, err := database.OpenSQL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := dbtest.SQL(t, url)
 	locker, err := db.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +89,7 @@ func TestOutage(t *testing.T) {
 				}
 				defer locker.ExecContext(context.Background(), "ROLLBACK")
 			}
-			ctx, cancel := context.WithDeadline(viewer.NewContext(context.Background(), v), time.Now().Add(tc.deadline))
+			ctx, cancel := context.WithDeadline(owner.Dash(0), time.Now().Add(tc.deadline))
 			defer cancel()
 			body, _ := json.Marshal(map[string]string{"query": tc.query})
 			req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/graphql", bytes.NewReader(body))

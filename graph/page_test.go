@@ -327,7 +327,7 @@ func TestSortColumns(t *testing.T) {
 		"ConfiguratorFormOrderField": configuratorform.ValidColumn, "OptionVariationOrderField": optionvariation.ValidColumn,
 		"OptionSetOrderField": optionset.ValidColumn, "ConfiguratorOrderField": configurator.ValidColumn,
 	}
-	c := dbtest.Open(t, dbtest.Backends()[0].URL(t))
+	c := dbtest.Open(t, dbtest.SQLite(t))
 	w := &world{h: endpoint.NewHandler(graph.NewResolver(c), nil, endpoint.HandlerOptions{PublicIntrospection: true})}
 	var schema struct {
 		Schema struct {

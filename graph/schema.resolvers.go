@@ -73,15 +73,10 @@ func (r *mutationResolver) CreateOrder(ctx context.Context, input model.CreateOr
 
 // UpdateOrder is the resolver for the updateOrder field.
 func (r *mutationResolver) UpdateOrder(ctx context.Context, id int, input model.UpdateOrderInput) (*ent.Order, error) {
-	if err := auth.RequireDashboard(ctx); err != nil {
-		return nil, err
-	}
-	if err := valid.Nulls(&input, explicitNulls(ctx, "input")); err != nil {
-		return nil, err
-	}
 	err := r.app.UpdateOrder(ctx, app.UpdateOrder{
 		ID: id, Status: input.Status, InvoiceURL: input.InvoiceURL, ClearInvoiceURL: isTrue(input.ClearInvoiceURL),
 		OrderStorefront: input.OrderStorefront, ClearOrderStorefront: isTrue(input.ClearOrderStorefront),
+		Nulls: explicitNulls(ctx, "input"),
 	})
 	if err != nil {
 		return nil, err
@@ -100,13 +95,7 @@ func (r *mutationResolver) CreateMaterial(ctx context.Context, input ent.CreateM
 
 // UpdateMaterial is the resolver for the updateMaterial field.
 func (r *mutationResolver) UpdateMaterial(ctx context.Context, id int, input ent.UpdateMaterialInput) (*ent.Material, error) {
-	if err := auth.RequireDashboard(ctx); err != nil {
-		return nil, err
-	}
-	if err := valid.Nulls(&input, explicitNulls(ctx, "input")); err != nil {
-		return nil, err
-	}
-	if err := r.app.UpdateMaterial(ctx, app.UpdateMaterial{ID: id, Input: input}); err != nil {
+	if err := r.app.UpdateMaterial(ctx, app.UpdateMaterial{ID: id, Input: input, Nulls: explicitNulls(ctx, "input")}); err != nil {
 		return nil, err
 	}
 	return r.Query().Material(ctx, id)
@@ -330,7 +319,7 @@ func (r *queryResolver) SharedConfigurator(ctx context.Context, key string) (*sh
 
 // WebhookEndpoints is the resolver for the webhookEndpoints field.
 func (r *queryResolver) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEndpoint, error) {
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.Webhooks); err != nil {
 		return nil, err
 	}
 	return r.client.WebhookEndpoint.Query().Order(webhookendpoint.ByID()).All(ctx)
@@ -338,7 +327,7 @@ func (r *queryResolver) WebhookEndpoints(ctx context.Context) ([]*ent.WebhookEnd
 
 // WebhookDeliveries is the resolver for the webhookDeliveries field.
 func (r *queryResolver) WebhookDeliveries(ctx context.Context, endpointID *int, status *model.WebhookDeliveryStatus, page *int, perPage *int) (*model.WebhookDeliveryPage, error) {
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.Webhooks); err != nil {
 		return nil, err
 	}
 	q := r.client.WebhookDelivery.Query()

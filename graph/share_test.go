@@ -13,7 +13,6 @@ import (
 	"github.com/configurator/catalogue/ent/configuratoroption"
 	"github.com/configurator/catalogue/ent/material"
 	"github.com/configurator/catalogue/ent/optionvariation"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/dbtest"
 )
 
@@ -56,7 +55,7 @@ func (s sharedConf) variations(id int) []sharedVariation {
 func TestOptionOverrides(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
-		ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+		ctx := dbtest.Sys
 		optsOf := func(conf int) map[configuratoroption.Type]*ent.ConfiguratorOption {
 			m := map[configuratoroption.Type]*ent.ConfiguratorOption{}
 			for _, o := range dbtest.Must(c.ConfiguratorOption.Query().Where(configuratoroption.ConfiguratorID(conf)).
@@ -191,7 +190,7 @@ func TestOptionOverrides(t *testing.T) {
 func TestOptionOverridesConcurrent(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
-		ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+		ctx := dbtest.Sys
 		o := dbtest.Must(c.ConfiguratorOption.Query().Where(configuratoroption.ConfiguratorID(w.a1.ID), configuratoroption.TypeEQ(configuratoroption.TypeSelect)).
 			WithVariations().Only(ctx))
 		data := map[string]any{fmt.Sprint(o.ID): map[string]any{"id": o.Edges.Variations[0].ID}}

@@ -113,10 +113,7 @@ func TestSubscriptionProtocol(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		w := newWorld(t, c)
 		srv, hub := streamServer(t, w, endpoint.StreamLimits{})
-		revoked, rec, err := w.tokens.CreateOpenAPI(context.Background(), w.a1.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		revoked, rec := dbtest.OpenAPI(t, w.tokens, w.a1.ID)
 		if err := w.tokens.Revoke(context.Background(), rec.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -335,10 +332,7 @@ func TestRevokedTokenEndsStreams(t *testing.T) {
 			go func() { defer close(done); w.tokens.Run(ctx, dbURL, nil) }()
 			t.Cleanup(func() { cancel(); <-done })
 			srv, hub := streamServer(t, w, endpoint.StreamLimits{})
-			tok, rec, err := w.tokens.CreateOpenAPI(context.Background(), w.a1.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tok, rec := dbtest.OpenAPI(t, w.tokens, w.a1.ID)
 			ws := dialWS(t, srv.URL, tok)
 			ws.sub("1", subEvents, nil)
 			other := dialWS(t, srv.URL, w.tokA)
@@ -347,7 +341,7 @@ func TestRevokedTokenEndsStreams(t *testing.T) {
 			waitFor(t, "three subscribers", func() bool { return hub.Len() == 3 })
 			waitFor(t, "the listener", func() bool { return b.Name != "postgres" || w.tokens.Listening() })
 
-			replica := auth.NewTokens(dbtest.Open(t, dbURL), w.signer)
+			replica := dbtest.Tokens(dbtest.Open(t, dbURL))
 			start := time.Now()
 			if err := replica.Revoke(context.Background(), rec.ID); err != nil {
 				t.Fatal(err)

@@ -1,14 +1,12 @@
 package graph_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/webhook"
@@ -61,7 +59,7 @@ func TestWebhookEndpointLimit(t *testing.T) {
 				break
 			}
 		}
-		if n := c.WebhookEndpoint.Query().CountX(privacy.DecisionContext(context.Background(), privacy.Allow)); n != webhook.DefaultMaxEndpoints {
+		if n := c.WebhookEndpoint.Query().CountX(dbtest.Sys); n != webhook.DefaultMaxEndpoints {
 			t.Errorf("%d endpoints stored; want %d", n, webhook.DefaultMaxEndpoints)
 		}
 		var list struct{ WebhookEndpoints []struct{ ID gid } }
@@ -108,7 +106,7 @@ func TestWebhookEndpointEventTypes(t *testing.T) {
 		if got := strings.Join(upd.UpdateWebhookEndpoint.EventTypes, ","); got != "texture.deleted,material.created" {
 			t.Errorf("updated eventTypes %s; want texture.deleted,material.created", got)
 		}
-		stored := c.WebhookEndpoint.GetX(privacy.DecisionContext(context.Background(), privacy.Allow), int(ep.ID)).EventTypes
+		stored := c.WebhookEndpoint.GetX(dbtest.Sys, int(ep.ID)).EventTypes
 		if strings.Join(stored, ",") != "texture.deleted,material.created" {
 			t.Errorf("stored eventTypes %v", stored)
 		}

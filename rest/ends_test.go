@@ -2,7 +2,6 @@ package rest
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,10 +10,8 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/query"
-	"github.com/configurator/catalogue/internal/viewer"
 )
 
 // TestPagesFromEitherEnd reads every page of lists with ties in their
@@ -146,7 +143,7 @@ func TestPagesFromEitherEnd(t *testing.T) {
 // textures sharing names, form fields sharing titles and positions.
 func tiedRows(t *testing.T, c *ent.Client) {
 	t.Helper()
-	ctx := privacy.DecisionContext(viewer.NewContext(context.Background(), nil), privacy.Allow)
+	ctx := dbtest.Sys
 	at := time.Date(2026, 3, 5, 12, 0, 0, 0, time.UTC)
 	for i := range 23 {
 		dbtest.Must(c.Order.Create().SetOwnerID(1).SetConfiguratorID(1 + i%2).SetPrice(float64(10 * (i % 3))).
@@ -167,7 +164,7 @@ func tiedRows(t *testing.T, c *ent.Client) {
 func TestLongListNearerEnd(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		f := newFixture(t, c)
-		ctx := privacy.DecisionContext(viewer.NewContext(context.Background(), nil), privacy.Allow)
+		ctx := dbtest.Sys
 		for range 3 {
 			var batch []*ent.MaterialCreate
 			for i := range 400 {

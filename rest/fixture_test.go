@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,7 +16,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/auth"
@@ -25,7 +23,6 @@ import (
 	"github.com/configurator/catalogue/internal/demo"
 	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/storage"
-	"github.com/configurator/catalogue/internal/viewer"
 )
 
 var update = flag.Bool("update", false, "rewrite rest/testdata/*.golden from the responses")
@@ -72,17 +69,17 @@ func newFixture(t *testing.T, c *ent.Client) *fixture {
 	if _, err := demo.Seed(ctx, c); err != nil {
 		t.Fatalf("seed demo data: %v", err)
 	}
-	f := &fixture{c: c, tokens: auth.NewTokens(c, auth.NewSigner([]byte("0123456789abcdef0123456789abcdef")))}
-	f.owner1, _ = minted(f.tokens.CreateOpenAPI(ctx, 1))
-	f.owner2, _ = minted(f.tokens.CreateOpenAPI(ctx, 3))
-	f.dash1, _ = minted(f.tokens.CreateDashboard(ctx, 1))
+	f := &fixture{c: c, tokens: dbtest.Tokens(c)}
+	f.owner1, _ = dbtest.OpenAPI(t, f.tokens, 1)
+	f.owner2, _ = dbtest.OpenAPI(t, f.tokens, 3)
+	f.dash1, _ = dbtest.Dashboard(t, f.tokens, 1)
 	var rec *ent.APIToken
-	f.revoked, rec = minted(f.tokens.CreateOpenAPI(ctx, 1))
+	f.revoked, rec = dbtest.OpenAPI(t, f.tokens, 1)
 	if err := f.tokens.Revoke(ctx, rec.ID); err != nil {
 		t.Fatalf("revoke token: %v", err)
 	}
 	other := auth.NewTokens(c, auth.NewSigner([]byte("fedcba9876543210fedcba9876543210")))
-	f.foreign, _ = minted(other.CreateOpenAPI(ctx, 1))
+	f.foreign, _ = dbtest.OpenAPI(t, other, 1)
 
 	f.store = storage.NewMemory()
 	f.files = &storage.Files{Store: f.store, BaseURL: testPublicURL + "/files/", MaxBytes: testMaxFileBytes}
@@ -96,15 +93,6 @@ func newFixture(t *testing.T, c *ent.Client) *fixture {
 	t.Cleanup(f.srv.Close)
 	f.gql = endpoint.NewHandler(res, f.tokens, endpoint.HandlerOptions{})
 	return f
-}
-
-// minted returns a token and its record, or panics (which fails the
-// test) when minting failed.
-func minted(jwt string, rec *ent.APIToken, err error) (string, *ent.APIToken) {
-	if err != nil {
-		panic(fmt.Errorf("fixture: mint token: %w", err))
-	}
-	return jwt, rec
 }
 
 // get sends GET Prefix+path with a bearer token ("" sends none) and
@@ -244,7 +232,7 @@ func golden(t *testing.T, name string, body []byte) {
 // checked on those too. It returns their ids.
 func otherCatalogue(t *testing.T, c *ent.Client) (categoryID, textureID, materialID int) {
 	t.Helper()
-	ctx := privacy.DecisionContext(viewer.NewContext(context.Background(), nil), privacy.Allow)
+	ctx := dbtest.Sys
 	cat := dbtest.Must(c.MaterialCategory.Create().SetOwnerID(2).SetTitle("Paints").Save(ctx))
 	tex := dbtest.Must(c.Texture.Create().SetOwnerID(2).SetName("Carbon Weave").SetCategoryID(cat.ID).Save(ctx))
 	mat := dbtest.Must(c.Material.Create().SetOwnerID(2).SetName("Carbon").SetCategoryID(cat.ID).

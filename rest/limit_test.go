@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/dbtest"
@@ -115,7 +113,7 @@ func TestRateLimitREST(t *testing.T) {
 func TestAllPagesPastTheCeiling(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		f := newFixture(t, c)
-		ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+		ctx := dbtest.Sys
 		bulk := make([]*ent.MaterialCreate, valid.AllPagesCeiling+200)
 		for i := range bulk {
 			bulk[i] = c.Material.Create().SetOwnerID(1).SetName(fmt.Sprintf("bulk %d", i))

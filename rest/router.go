@@ -22,7 +22,6 @@ import (
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/ratelimit"
-	"github.com/configurator/catalogue/internal/share"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -70,12 +69,12 @@ type handler struct {
 // the document itself and share-link reads (whose key is their
 // credential) needs a token, and refuses in its own format: problem+json
 // for most, the spec's {success, message, data} envelope for option sets
-// and overrides. Dashboard writes and overrides check the token's scope
-// (403) before their input is read, so that the answer does not depend on
-// what it names; the resolvers and the privacy rules check it again.
+// and overrides. Writes that need a scope ask auth.Allow, which decides
+// it, before their input is read, so that a 403 does not depend on what
+// the input names; the write itself asks again whoever calls it.
 func (h *handler) routes(r chi.Router) {
 	token, enveloped := h.authenticate(writeProblem), h.authenticate(writeEnvelopeError)
-	dashboard := scoped(auth.RequireDashboard, writeProblem)
+	catalogue, orderUpdate := allowed(auth.WriteCatalogue, writeProblem), allowed(auth.UpdateOrder, writeProblem)
 
 	r.Get("/openapi.json", serveOpenAPI)
 	r.Get("/shared/{key}", h.getShared)
@@ -83,20 +82,20 @@ func (h *handler) routes(r chi.Router) {
 	r.With(token).Get("/orders", h.listOrders)
 	r.With(token, idempotency.Middleware(writeProblem)).Post("/orders", h.createOrder)
 	r.With(token).Get("/orders/{id}", byID(h.res.Query().Order, presentOrder))
-	r.With(token, dashboard).Patch("/orders/{id}", h.updateOrder)
+	r.With(token, orderUpdate).Patch("/orders/{id}", h.updateOrder)
 
 	r.With(token).Get("/materials", h.listMaterials)
-	r.With(token, dashboard).Post("/materials", h.createMaterial)
+	r.With(token, catalogue).Post("/materials", h.createMaterial)
 	r.With(token).Get("/materials/{id}", byID(h.res.Query().Material, presentMaterial))
-	r.With(token, dashboard).Put("/materials/{id}", h.updateMaterial)
-	r.With(token, dashboard).Delete("/materials/{id}", byID(h.res.Mutation().DeleteMaterial, deleted("material")))
+	r.With(token, catalogue).Put("/materials/{id}", h.updateMaterial)
+	r.With(token, catalogue).Delete("/materials/{id}", byID(h.res.Mutation().DeleteMaterial, deleted("material")))
 	r.With(token).Get("/materials-categories/list", h.listMaterialCategories)
 
 	r.With(token).Get("/textures", h.listTextures)
-	r.With(token, dashboard).Post("/textures", h.createTexture)
+	r.With(token, catalogue).Post("/textures", h.createTexture)
 	r.With(token).Get("/textures/{id}", byID(h.res.Query().Texture, presentTexture))
-	r.With(token, dashboard).Put("/textures/{id}", h.updateTexture)
-	r.With(token, dashboard).Delete("/textures/{id}", byID(h.res.Mutation().DeleteTexture, deleted("texture")))
+	r.With(token, catalogue).Put("/textures/{id}", h.updateTexture)
+	r.With(token, catalogue).Delete("/textures/{id}", byID(h.res.Mutation().DeleteTexture, deleted("texture")))
 
 	r.With(token).Get("/configurator-forms", h.listForms)
 	r.With(token).Get("/configurator-forms/{id}", byID(h.res.Query().ConfiguratorForm, presentForm))
@@ -108,15 +107,15 @@ func (h *handler) routes(r chi.Router) {
 	r.With(token).Get("/configurator-option/{id}", byID(h.res.Query().ConfiguratorOption, presentOption))
 	r.With(token).Get("/configurator-option-variations", h.listVariations)
 	r.With(enveloped).Get("/configurator-option-sets", h.listOptionSets)
-	r.With(enveloped, scoped(share.Scope, writeEnvelopeError)).Post("/configurator-options/set/new-options", h.setOptions)
+	r.With(enveloped, allowed(auth.Overrides, writeEnvelopeError)).Post("/configurator-options/set/new-options", h.setOptions)
 }
 
-// scoped refuses a request whose token may not make the write (check's
-// error, written by fail) before its parameters and body are read.
-func scoped(check func(context.Context) error, fail auth.Reject) func(http.Handler) http.Handler {
+// allowed refuses a request whose token may not run op (auth.Allow's
+// answer, written by fail) before its parameters and body are read.
+func allowed(op auth.Op, fail auth.Reject) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if err := check(r.Context()); err != nil {
+			if err := auth.Allow(r.Context(), op); err != nil {
 				fail(w, r, err)
 				return
 			}

@@ -50,8 +50,19 @@ func main() {
 	db.SetMaxOpenConns(1)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * *conns}, Timeout: 60 * time.Second}
 	l := &load{client: client, base: *base, token: *token, db: db}
+	l.reads(*n)
+	l.creation(*dur, *rounds, *conns)
+	if *sustained > 0 {
+		l.sustain(*sustained, *conns)
+	}
+	var dead, live, pages int64
+	if err := db.QueryRow(`SELECT n_dead_tup, n_live_tup, pg_relation_size('order_counts') / 8192 FROM pg_stat_user_tables WHERE relname = 'order_counts'`).Scan(&dead, &live, &pages); err == nil {
+		fmt.Printf("\norder_counts at the end: %d live rows, %d dead, %d pages\n", live, dead, pages)
+	}
+}
 
-	// Reads, one client.
+// reads times each read with one client: n requests after 5 warm-ups.
+func (l *load) reads(n int) {
 	const list = "/api/open-api/v1/orders?per_page=20&page="
 	var first struct {
 		Pagination struct {
@@ -87,31 +98,35 @@ func main() {
 			l.get(rd.path(r), nil)
 		}
 		var ms []float64
-		for range *n {
+		for range n {
 			start := time.Now()
 			l.get(rd.path(r), nil)
 			ms = append(ms, float64(time.Since(start).Microseconds())/1000)
 		}
 		fmt.Printf("| %s | %.2f | %.2f |\n", rd.name, quantile(ms, 0.5), quantile(ms, 0.9))
 	}
+}
 
-	// Creation.
+// creation measures order creation with one client, then conns clients
+// on one configurator against conns spread over eight, in alternating
+// rounds of dur.
+func (l *load) creation(dur time.Duration, rounds, conns int) {
 	fmt.Println()
 	fmt.Println("| creation | round | orders/s | samples with a lock wait | waiting locks seen, by type |")
 	fmt.Println("|---|---:|---:|---:|---|")
-	single := l.create(*dur, 1, 1)
+	single := l.create(dur, 1, 1)
 	fmt.Printf("| 1 client | 1 | %.0f | %s |\n", single.rate(), single.locks())
 	var one, spread []result
-	for r := 1; r <= *rounds; r++ {
+	for r := 1; r <= rounds; r++ {
 		order := []int{1, 8}
 		if r%2 == 0 {
 			order = []int{8, 1}
 		}
 		for _, confs := range order {
-			res := l.create(*dur, *conns, confs)
-			name := fmt.Sprintf("%d clients on one configurator", *conns)
+			res := l.create(dur, conns, confs)
+			name := fmt.Sprintf("%d clients on one configurator", conns)
 			if confs > 1 {
-				name = fmt.Sprintf("%d clients spread over %d configurators", *conns, confs)
+				name = fmt.Sprintf("%d clients spread over %d configurators", conns, confs)
 				spread = append(spread, res)
 			} else {
 				one = append(one, res)
@@ -121,24 +136,22 @@ func main() {
 	}
 	o, s := sum(one), sum(spread)
 	fmt.Printf("\nover %d rounds: %.0f orders/s on one configurator (%.1f%% of samples with a lock wait, %.1f%% but the sender's), %.0f spread over eight (%.1f%%, %.1f%%): ratio %.2f\n",
-		*rounds, o.rate(), o.lockShare(), o.writesShare(), s.rate(), s.lockShare(), s.writesShare(), o.rate()/s.rate())
+		rounds, o.rate(), o.lockShare(), o.writesShare(), s.rate(), s.lockShare(), s.writesShare(), o.rate()/s.rate())
+}
 
-	if *sustained > 0 {
-		fmt.Printf("\nsustained: %d clients on one configurator for %v, orders/s per 10 s window:\n", *conns, *sustained)
-		res := l.create(*sustained, *conns, 1)
-		var line []string
-		for _, w := range res.windows {
-			line = append(line, fmt.Sprintf("%.0f", float64(w)/10))
-		}
-		fmt.Println(strings.Join(line, " "))
-		if len(res.windows) > 1 {
-			fmt.Printf("last 10 s / first 10 s: %.2f; %.1f%% of samples with a lock wait, %.1f%% but the sender's (%s)\n",
-				float64(res.windows[len(res.windows)-1])/float64(res.windows[0]), res.lockShare(), res.writesShare(), res.kinds())
-		}
+// sustain runs conns clients on one configurator for d and prints their
+// rate per 10 s window.
+func (l *load) sustain(d time.Duration, conns int) {
+	fmt.Printf("\nsustained: %d clients on one configurator for %v, orders/s per 10 s window:\n", conns, d)
+	res := l.create(d, conns, 1)
+	var line []string
+	for _, w := range res.windows {
+		line = append(line, fmt.Sprintf("%.0f", float64(w)/10))
 	}
-	var dead, live, pages int64
-	if err := db.QueryRow(`SELECT n_dead_tup, n_live_tup, pg_relation_size('order_counts') / 8192 FROM pg_stat_user_tables WHERE relname = 'order_counts'`).Scan(&dead, &live, &pages); err == nil {
-		fmt.Printf("\norder_counts at the end: %d live rows, %d dead, %d pages\n", live, dead, pages)
+	fmt.Println(strings.Join(line, " "))
+	if len(res.windows) > 1 {
+		fmt.Printf("last 10 s / first 10 s: %.2f; %.1f%% of samples with a lock wait, %.1f%% but the sender's (%s)\n",
+			float64(res.windows[len(res.windows)-1])/float64(res.windows[0]), res.lockShare(), res.writesShare(), res.kinds())
 	}
 }
 
@@ -241,43 +254,11 @@ func (l *load) create(d time.Duration, conns, confs int) result {
 	res := result{byKind: map[string]int{}}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-sampling:
-	for {
+	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
-			break sampling
 		case <-tick.C:
-		}
-		var waits int
-		if err := l.db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`).Scan(&waits); err != nil {
-			log.Fatal(err)
-		}
-		res.samples++
-		if waits > 0 {
-			res.waiting++
-			// What the waits are for: the lock's type, and for an
-			// object lock its catalog (pg_database: NOTIFY's lock).
-			// And who waits: the order's transaction, or the sender of
-			// notifications (NOTIFY's lock is shared with every database;
-			// before the sender the writes' own COMMIT took it).
-			rows, err := l.db.Query(`SELECT l.locktype || CASE WHEN l.locktype = 'object' THEN ':' || l.classid::regclass::text ELSE '' END
-				|| ' (' || CASE WHEN a.query LIKE '%pg_notify%' THEN 'NOTIFY' WHEN a.query LIKE '%order_counts%' OR a.query ILIKE 'INSERT INTO "orders"%' THEN 'order insert'
-				   WHEN a.query IN ('COMMIT', 'commit') THEN 'commit' ELSE left(a.query, 20) END || ')'
-				FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()`)
-			if err != nil {
-				log.Fatal(err)
-			}
-			writes := false
-			for rows.Next() {
-				var kind string
-				rows.Scan(&kind)
-				res.byKind[kind]++
-				writes = writes || !strings.HasSuffix(kind, "(NOTIFY)")
-			}
-			rows.Close()
-			if writes {
-				res.writesWaiting++
-			}
+			l.sample(&res)
 		}
 	}
 	wg.Wait()
@@ -289,6 +270,43 @@ sampling:
 		}
 	}
 	return res
+}
+
+// sample takes one sample of pg_stat_activity into res: whether some
+// backend of the product's database waits on a heavyweight lock and, if
+// so, which locks those are.
+func (l *load) sample(res *result) {
+	var waits int
+	if err := l.db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`).Scan(&waits); err != nil {
+		log.Fatal(err)
+	}
+	res.samples++
+	if waits == 0 {
+		return
+	}
+	res.waiting++
+	// What the waits are for: the lock's type, and for an object lock its
+	// catalog (pg_database: NOTIFY's lock). And who waits: the order's
+	// transaction, or the sender of notifications (NOTIFY's lock is shared
+	// with every database; before the sender the writes' own COMMIT took it).
+	rows, err := l.db.Query(`SELECT l.locktype || CASE WHEN l.locktype = 'object' THEN ':' || l.classid::regclass::text ELSE '' END
+		|| ' (' || CASE WHEN a.query LIKE '%pg_notify%' THEN 'NOTIFY' WHEN a.query LIKE '%order_counts%' OR a.query ILIKE 'INSERT INTO "orders"%' THEN 'order insert'
+		   WHEN a.query IN ('COMMIT', 'commit') THEN 'commit' ELSE left(a.query, 20) END || ')'
+		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()`)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rows.Close()
+	writes := false
+	for rows.Next() {
+		var kind string
+		rows.Scan(&kind)
+		res.byKind[kind]++
+		writes = writes || !strings.HasSuffix(kind, "(NOTIFY)")
+	}
+	if writes {
+		res.writesWaiting++
+	}
 }
 
 func (l *load) get(path string, v any) {

@@ -94,26 +94,57 @@ func openDB(ctx context.Context, cfg *config.Config) (*ent.Client, error) {
 	return database.Open(ctx, serving)
 }
 
-func migrateCmd(ctx context.Context, args []string, env config.Env, stderr io.Writer) error {
-	var cfg config.Config
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+// dbFlags is the configuration and flag set of an operator command,
+// with --database-url.
+func dbFlags(name string, env config.Env) (*config.Config, *flag.FlagSet) {
+	cfg := new(config.Config)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	cfg.DatabaseFlags(fs, env)
-	if err := parse(fs, args); err != nil {
-		return err
+	return cfg, fs
+}
+
+// noArgs refuses the positional arguments of a command that takes none.
+func noArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
 	}
-	c, err := openDB(ctx, &cfg)
+	return nil
+}
+
+// withDB runs do on the opened, migrated database, and closes it.
+func withDB(ctx context.Context, cfg *config.Config, do func(*ent.Client) error) error {
+	c, err := openDB(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	fmt.Fprintf(stderr, "migrated %s\n", database.Redact(cfg.DatabaseURL))
-	return nil
+	return do(c)
+}
+
+// withTokens runs do with the token service and its signing key.
+func withTokens(ctx context.Context, cfg *config.Config, do func(*auth.Tokens) error) error {
+	return withDB(ctx, cfg, func(c *ent.Client) error {
+		signer, err := auth.OpenSigner(ctx, c, cfg.JWTSecret)
+		if err != nil {
+			return err
+		}
+		return do(auth.NewTokens(c, signer))
+	})
+}
+
+func migrateCmd(ctx context.Context, args []string, env config.Env, stderr io.Writer) error {
+	cfg, fs := dbFlags("migrate", env)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	return withDB(ctx, cfg, func(*ent.Client) error {
+		_, err := fmt.Fprintf(stderr, "migrated %s\n", database.Redact(cfg.DatabaseURL))
+		return err
+	})
 }
 
 func seedCmd(ctx context.Context, args []string, env config.Env, stdout, _ io.Writer) error {
-	var cfg config.Config
-	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
-	cfg.DatabaseFlags(fs, env)
+	cfg, fs := dbFlags("seed", env)
 	demoFlag := fs.Bool("demo", false, "load the demo dataset")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -121,66 +152,77 @@ func seedCmd(ctx context.Context, args []string, env config.Env, stdout, _ io.Wr
 	if !*demoFlag {
 		return usagef("seed: only the demo dataset exists: run seed --demo")
 	}
-	c, err := openDB(ctx, &cfg)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	sum, err := demo.Seed(ctx, c)
-	if err != nil {
-		return err
-	}
-	return json.NewEncoder(stdout).Encode(sum)
+	return withDB(ctx, cfg, func(c *ent.Client) error {
+		sum, err := demo.Seed(ctx, c)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(stdout).Encode(sum)
+	})
 }
 
 func tokenCmd(ctx context.Context, args []string, env config.Env, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usagef("token: want create, list or revoke")
 	}
-	var cfg config.Config
-	fs := flag.NewFlagSet("token "+args[0], flag.ContinueOnError)
-	cfg.DatabaseFlags(fs, env)
+	cfg, fs := dbFlags("token "+args[0], env)
 	switch args[0] {
 	case "create":
-		conf := fs.Int("configurator", 0, "home configurator of an Open API token")
-		dashboard := fs.Bool("dashboard", false, "create a dashboard token")
-		ownerID := fs.Int("owner", 0, "owner of a dashboard token")
-		ttl := fs.Duration("ttl", 0, "lifetime of the token, e.g. 24h; 0: until revoked")
+		return tokenCreate(ctx, cfg, fs, args[1:], stdout, stderr)
+	case "list":
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
-		if *ttl < 0 {
-			return usagef("token create: --ttl %v is negative; give a lifetime such as 24h (0: until revoked)", *ttl)
-		}
-		if fs.NArg() > 0 {
-			return usagef("token create: unexpected argument %q", fs.Arg(0))
-		}
-		switch {
-		case *dashboard && *conf != 0:
-			return usagef("token create: --configurator and --dashboard exclude each other")
-		case *dashboard && *ownerID <= 0:
-			return usagef("token create --dashboard needs --owner ID (a positive integer)")
-		case !*dashboard && *ownerID != 0:
-			return usagef("token create: --owner is for --dashboard tokens")
-		case !*dashboard && *conf <= 0:
-			return usagef("token create needs --configurator ID (a positive integer) or --dashboard --owner ID")
-		}
-		c, tokens, err := openTokens(ctx, &cfg)
-		if err != nil {
+		if err := noArgs(fs); err != nil {
 			return err
 		}
-		defer c.Close()
-		var jwt string
-		var rec *ent.APIToken
+		return withTokens(ctx, cfg, func(tokens *auth.Tokens) error {
+			recs, err := tokens.List(ctx)
+			if err != nil {
+				return err
+			}
+			return writeTokens(stdout, recs)
+		})
+	case "revoke":
+		return tokenRevoke(ctx, cfg, fs, args[1:], stdout)
+	}
+	return usagef("token: want create, list or revoke, not %q", args[0])
+}
+
+// tokenCreate creates an Open API token of a configurator or a dashboard
+// token of an owner. stdout carries only the token, for scripts; the id
+// goes to stderr.
+func tokenCreate(ctx context.Context, cfg *config.Config, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	conf := fs.Int("configurator", 0, "home configurator of an Open API token")
+	dashboard := fs.Bool("dashboard", false, "create a dashboard token")
+	ownerID := fs.Int("owner", 0, "owner of a dashboard token")
+	ttl := fs.Duration("ttl", 0, "lifetime of the token, e.g. 24h; 0: until revoked")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *ttl < 0:
+		return usagef("token create: --ttl %v is negative; give a lifetime such as 24h (0: until revoked)", *ttl)
+	case fs.NArg() > 0:
+		return noArgs(fs)
+	case *dashboard && *conf != 0:
+		return usagef("token create: --configurator and --dashboard exclude each other")
+	case *dashboard && *ownerID <= 0:
+		return usagef("token create --dashboard needs --owner ID (a positive integer)")
+	case !*dashboard && *ownerID != 0:
+		return usagef("token create: --owner is for --dashboard tokens")
+	case !*dashboard && *conf <= 0:
+		return usagef("token create needs --configurator ID (a positive integer) or --dashboard --owner ID")
+	}
+	return withTokens(ctx, cfg, func(tokens *auth.Tokens) error {
+		create := func() (string, *ent.APIToken, error) { return tokens.CreateOpenAPI(ctx, *conf, auth.TTL(*ttl)) }
 		if *dashboard {
-			jwt, rec, err = tokens.CreateDashboard(ctx, *ownerID, auth.TTL(*ttl))
-		} else {
-			jwt, rec, err = tokens.CreateOpenAPI(ctx, *conf, auth.TTL(*ttl))
+			create = func() (string, *ent.APIToken, error) { return tokens.CreateDashboard(ctx, *ownerID, auth.TTL(*ttl)) }
 		}
+		jwt, rec, err := create()
 		if err != nil {
 			return err
 		}
-		// stdout carries only the token, for scripts; the id goes to stderr.
 		expires := "never expires"
 		if rec.ExpiresAt != nil {
 			expires = "expires " + rec.ExpiresAt.UTC().Format(time.RFC3339)
@@ -188,47 +230,28 @@ func tokenCmd(ctx context.Context, args []string, env config.Env, stdout, stderr
 		fmt.Fprintf(stderr, "created %s token %d of owner %d, %s (revoke: server token revoke %d)\n", rec.Kind, rec.ID, rec.OwnerID, expires, rec.ID)
 		_, err = fmt.Fprintln(stdout, jwt)
 		return err
-	case "list":
-		if err := parse(fs, args[1:]); err != nil {
-			return err
-		}
-		if fs.NArg() > 0 {
-			return usagef("token list: unexpected argument %q", fs.Arg(0))
-		}
-		c, tokens, err := openTokens(ctx, &cfg)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		recs, err := tokens.List(ctx)
-		if err != nil {
-			return err
-		}
-		return writeTokens(stdout, recs)
-	case "revoke":
-		if err := parse(fs, args[1:]); err != nil {
-			return err
-		}
-		if fs.NArg() != 1 {
-			return usagef("token revoke needs exactly one token ID")
-		}
-		id, err := strconv.Atoi(fs.Arg(0))
-		if err != nil || id <= 0 {
-			return usagef("token revoke: %q is not a token ID (a positive integer)", fs.Arg(0))
-		}
-		c, tokens, err := openTokens(ctx, &cfg)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
+	})
+}
+
+// tokenRevoke revokes the token of the one ID given.
+func tokenRevoke(ctx context.Context, cfg *config.Config, fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("token revoke needs exactly one token ID")
+	}
+	id, err := strconv.Atoi(fs.Arg(0))
+	if err != nil || id <= 0 {
+		return usagef("token revoke: %q is not a token ID (a positive integer)", fs.Arg(0))
+	}
+	return withTokens(ctx, cfg, func(tokens *auth.Tokens) error {
 		if err := tokens.Revoke(ctx, id); err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(stdout, "revoked token %d\n", id)
 		return err
-	default:
-		return usagef("token: want create, list or revoke, not %q", args[0])
-	}
+	})
 }
 
 // writeTokens prints token records as a table, one a line: a person reads
@@ -269,16 +292,14 @@ func keysCmd(ctx context.Context, args []string, env config.Env, stdout, _ io.Wr
 	if len(args) == 0 {
 		return usagef("keys: want list, rotate or retire")
 	}
-	var cfg config.Config
-	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
-	cfg.DatabaseFlags(fs, env)
+	cfg, fs := dbFlags("keys "+args[0], env)
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
 	switch args[0] {
 	case "list", "rotate":
-		if fs.NArg() > 0 {
-			return usagef("keys %s: unexpected argument %q", args[0], fs.Arg(0))
+		if err := noArgs(fs); err != nil {
+			return err
 		}
 	case "retire":
 		if fs.NArg() != 1 {
@@ -290,26 +311,28 @@ func keysCmd(ctx context.Context, args []string, env config.Env, stdout, _ io.Wr
 	if cfg.JWTSecret != "" {
 		return auth.ErrStaticKey
 	}
-	c, err := openDB(ctx, &cfg)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	switch args[0] {
-	case "rotate":
-		k, err := auth.RotateKey(ctx, c)
-		if err != nil {
+	return withDB(ctx, cfg, func(c *ent.Client) error {
+		switch args[0] {
+		case "rotate":
+			k, err := auth.RotateKey(ctx, c)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(stdout, "added signing key %s; it signs the tokens created from now on\n", k.ID)
+			return err
+		case "retire":
+			if err := auth.RetireKey(ctx, c, fs.Arg(0)); err != nil {
+				return err
+			}
+			_, err := fmt.Fprintf(stdout, "retired signing key %s; the tokens it signed are refused\n", fs.Arg(0))
 			return err
 		}
-		_, err = fmt.Fprintf(stdout, "added signing key %s; it signs the tokens created from now on\n", k.ID)
-		return err
-	case "retire":
-		if err := auth.RetireKey(ctx, c, fs.Arg(0)); err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(stdout, "retired signing key %s; the tokens it signed are refused\n", fs.Arg(0))
-		return err
-	}
+		return writeKeys(ctx, c, stdout)
+	})
+}
+
+// writeKeys prints the key set as a table, the signing key last.
+func writeKeys(ctx context.Context, c *ent.Client, stdout io.Writer) error {
 	keys, err := auth.Keys(ctx, c)
 	if err != nil {
 		return err
@@ -324,20 +347,6 @@ func keysCmd(ctx context.Context, args []string, env config.Env, stdout, _ io.Wr
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.ID, k.CreatedAt.UTC().Format(time.RFC3339), use)
 	}
 	return tw.Flush()
-}
-
-// openTokens opens the database and the token service with its signing key.
-func openTokens(ctx context.Context, cfg *config.Config) (*ent.Client, *auth.Tokens, error) {
-	c, err := openDB(ctx, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	signer, err := auth.OpenSigner(ctx, c, cfg.JWTSecret)
-	if err != nil {
-		c.Close()
-		return nil, nil, err
-	}
-	return c, auth.NewTokens(c, signer), nil
 }
 
 // versionCmd prints the build of this binary, one "key value" line each,

@@ -27,8 +27,8 @@ import (
 	"github.com/configurator/catalogue/internal/telemetry"
 )
 
-// The server's timeouts beside the request deadline (README, "Limits and
-// guarantees").
+// The server's timeouts beside the request deadline (docs/limits.md,
+// "Timeouts, outages and shutdown").
 const (
 	// readHeaderTimeout bounds the request line and headers, so that a
 	// client trickling headers (slowloris) cannot hold a connection.
@@ -174,9 +174,17 @@ func startTokens(ctx context.Context, cfg *config.Config, log *slog.Logger, stop
 		defer close(sweepDone)
 		idempotency.Sweeper(tctx, c, idempotency.SweepEvery, log)
 	}()
+	// The order counts' dead versions are reclaimed every few seconds
+	// (PostgreSQL), whether or not the server runs autovacuum.
+	vacuumDone := make(chan struct{})
+	go func() {
+		defer close(vacuumDone)
+		database.CountsVacuumer(tctx, c, database.VacuumCountsEvery, log)
+	}()
 	stops.push(func() {
 		stop()
 		<-sweepDone
+		<-vacuumDone
 		if err := <-tokensDone; err != nil {
 			log.Warn("could not write token usage at shutdown", "err", err)
 		}

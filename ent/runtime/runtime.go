@@ -333,7 +333,7 @@ func init() {
 		}
 	}()
 	materialMixin := schema.Material{}.Mixin()
-	material.Policy = privacy.NewPolicies(materialMixin[1], materialMixin[3], schema.Material{})
+	material.Policy = privacy.NewPolicies(materialMixin[1], schema.Material{})
 	material.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := material.Policy.EvalMutation(ctx, m); err != nil {
@@ -468,7 +468,7 @@ func init() {
 	// material.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	material.IDValidator = materialDescID.Validators[0].(func(int) error)
 	materialcategoryMixin := schema.MaterialCategory{}.Mixin()
-	materialcategory.Policy = privacy.NewPolicies(materialcategoryMixin[1], materialcategoryMixin[3], schema.MaterialCategory{})
+	materialcategory.Policy = privacy.NewPolicies(materialcategoryMixin[1], schema.MaterialCategory{})
 	materialcategory.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := materialcategory.Policy.EvalMutation(ctx, m); err != nil {
@@ -790,7 +790,7 @@ func init() {
 	// signingkey.DefaultCreatedAt holds the default value on creation for the created_at field.
 	signingkey.DefaultCreatedAt = signingkeyDescCreatedAt.Default.(func() time.Time)
 	textureMixin := schema.Texture{}.Mixin()
-	texture.Policy = privacy.NewPolicies(textureMixin[1], textureMixin[3], schema.Texture{})
+	texture.Policy = privacy.NewPolicies(textureMixin[1], schema.Texture{})
 	texture.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := texture.Policy.EvalMutation(ctx, m); err != nil {
@@ -882,7 +882,7 @@ func init() {
 	// webhookdelivery.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	webhookdelivery.IDValidator = webhookdeliveryDescID.Validators[0].(func(int) error)
 	webhookendpointMixin := schema.WebhookEndpoint{}.Mixin()
-	webhookendpoint.Policy = privacy.NewPolicies(webhookendpointMixin[1], webhookendpointMixin[3], schema.WebhookEndpoint{})
+	webhookendpoint.Policy = privacy.NewPolicies(webhookendpointMixin[1], schema.WebhookEndpoint{})
 	webhookendpoint.Hooks[0] = func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
 			if err := webhookendpoint.Policy.EvalMutation(ctx, m); err != nil {

@@ -18,7 +18,7 @@ import (
 type MaterialCategory struct{ ent.Schema }
 
 // Mixin of the MaterialCategory.
-func (MaterialCategory) Mixin() []ent.Mixin { return append(tenant(), DashboardMixin{}) }
+func (MaterialCategory) Mixin() []ent.Mixin { return tenant() }
 
 // Fields of the MaterialCategory.
 func (MaterialCategory) Fields() []ent.Field {
@@ -47,7 +47,7 @@ func (MaterialCategory) Indexes() []ent.Index { return sortIndexes("id", "update
 type Material struct{ ent.Schema }
 
 // Mixin of the Material.
-func (Material) Mixin() []ent.Mixin { return append(tenant(), DashboardMixin{}) }
+func (Material) Mixin() []ent.Mixin { return tenant() }
 
 // Fields of the Material.
 func (Material) Fields() []ent.Field {
@@ -94,7 +94,7 @@ func (Material) Annotations() []schema.Annotation {
 type Texture struct{ ent.Schema }
 
 // Mixin of the Texture.
-func (Texture) Mixin() []ent.Mixin { return append(tenant(), DashboardMixin{}) }
+func (Texture) Mixin() []ent.Mixin { return tenant() }
 
 // Fields of the Texture.
 func (Texture) Fields() []ent.Field {

@@ -49,9 +49,9 @@ func (Event) Annotations() []schema.Annotation { return hidden() }
 // subscribed to, signed with its secret (Standard Webhooks).
 type WebhookEndpoint struct{ ent.Schema }
 
-// Mixin of the WebhookEndpoint: an owner's record, written with a
-// dashboard token only.
-func (WebhookEndpoint) Mixin() []ent.Mixin { return append(tenant(), DashboardMixin{}) }
+// Mixin of the WebhookEndpoint: an owner's record (read and written with
+// a dashboard token only, auth.Webhooks).
+func (WebhookEndpoint) Mixin() []ent.Mixin { return tenant() }
 
 // Fields of the WebhookEndpoint.
 func (WebhookEndpoint) Fields() []ent.Field {

@@ -102,11 +102,3 @@ func (OwnerMixin) Policy() ent.Policy {
 func (OwnerMixin) Hooks() []ent.Hook {
 	return []ent.Hook{rule.SetOwner(), rule.ValidText()}
 }
-
-// DashboardMixin makes writes of a type need a dashboard token.
-type DashboardMixin struct{ mixin.Schema }
-
-// Policy of the DashboardMixin.
-func (DashboardMixin) Policy() ent.Policy {
-	return privacy.Policy{Mutation: privacy.MutationPolicy{rule.DashboardOnly()}}
-}

@@ -21,7 +21,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/fast"
 	"github.com/configurator/catalogue/graph/generated"
@@ -43,7 +42,7 @@ type pair struct {
 
 func newPair(t *testing.T, c *ent.Client) *pair {
 	t.Helper()
-	sum, err := demo.Seed(privacy.DecisionContext(context.Background(), privacy.Allow), c)
+	sum, err := demo.Seed(dbtest.Sys, c)
 	if err != nil {
 		t.Fatal(err)
 	}

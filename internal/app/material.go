@@ -11,6 +11,7 @@ import (
 	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/query"
 	"github.com/configurator/catalogue/internal/share"
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // CreateMaterial is a new material: ent's generated input of its
@@ -20,7 +21,7 @@ type CreateMaterial struct{ Input ent.CreateMaterialInput }
 // CreateMaterial stores a material and returns its id. It needs a
 // dashboard token.
 func (a *App) CreateMaterial(ctx context.Context, cmd CreateMaterial) (id int, err error) {
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.WriteCatalogue); err != nil {
 		return 0, err
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
@@ -39,15 +40,21 @@ func (a *App) CreateMaterial(ctx context.Context, cmd CreateMaterial) (id int, e
 	return id, nil
 }
 
-// UpdateMaterial changes the fields Input sets of material ID.
+// UpdateMaterial changes the fields Input sets of material ID; Nulls
+// are the fields the client set to null (domain names), which clear what
+// can be cleared and are refused otherwise (valid.Nulls).
 type UpdateMaterial struct {
 	ID    int
 	Input ent.UpdateMaterialInput
+	Nulls []string
 }
 
 // UpdateMaterial updates a material. It needs a dashboard token.
 func (a *App) UpdateMaterial(ctx context.Context, cmd UpdateMaterial) error {
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.WriteCatalogue); err != nil {
+		return err
+	}
+	if err := valid.Nulls(&cmd.Input, cmd.Nulls); err != nil {
 		return err
 	}
 	return a.withTx(ctx, func(t *database.Tx) error {
@@ -65,7 +72,7 @@ type DeleteMaterial struct{ ID int }
 
 // DeleteMaterial deletes a material. It needs a dashboard token.
 func (a *App) DeleteMaterial(ctx context.Context, cmd DeleteMaterial) error {
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.WriteCatalogue); err != nil {
 		return err
 	}
 	return a.withTx(ctx, func(t *database.Tx) error {
@@ -83,8 +90,12 @@ func (a *App) DeleteMaterial(ctx context.Context, cmd DeleteMaterial) error {
 type CreateShare struct{ Options json.RawMessage }
 
 // CreateShare stores the override data and answers its share link
-// (share.Links.Create), in one transaction.
+// (share.Links.Create), in one transaction. It needs the Open API token
+// of a configurator.
 func (a *App) CreateShare(ctx context.Context, cmd CreateShare) (link *share.Link, err error) {
+	if err := auth.Allow(ctx, auth.Overrides); err != nil {
+		return nil, err
+	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
 		c := t.Client
 		link, err = a.links.Create(ctx, c, cmd.Options)

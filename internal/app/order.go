@@ -48,64 +48,20 @@ func (a *App) CreateOrder(ctx context.Context, cmd CreateOrder) (id int, err err
 	}
 	files, done := a.batch(ctx, &err)
 	defer done()
-	snapshot, err := image(ctx, files, "configurator_snapshot", cmd.Snapshot)
+	snapshot, printMap, err := orderImages(ctx, files, cmd)
 	if err != nil {
 		return 0, err
-	}
-	printMap := make([]string, len(cmd.PrintMap))
-	for i, f := range cmd.PrintMap {
-		u, err := image(ctx, files, fmt.Sprintf("configurator_print_map[%d]", i), f)
-		if err != nil {
-			return 0, err
-		}
-		printMap[i] = *u
 	}
 	once := a.orderOnce(ctx, cmd, files)
 	if id, err := once.replay(ctx); err != nil || id != 0 {
 		return replayed(ctx, files, id, err)
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
-		c := t.Client
-		rec := a.recorder(t)
-		// The configurator's name is read before the insert (the payload
-		// shows it). On PostgreSQL the order's id is taken first and the
-		// insert comes last, after its event and idempotency record: the
-		// order-count trigger holds a counter row of the configurator
-		// until the commit (concurrent orders take other rows,
-		// internal/database/counts.go), so the less follows the insert,
-		// the fewer rows a configurator needs (bench/RESULTS.md, events).
-		conf, err := c.Configurator.Query().Where(configurator.ID(cmd.ConfiguratorID)).Select(configurator.FieldName).Only(ctx)
-		if err != nil {
-			return err
-		}
-		now := time.Now()
-		create := c.Order.Create().SetConfiguratorID(cmd.ConfiguratorID).SetPrice(cmd.Price).
+		create := t.Client.Order.Create().SetConfiguratorID(cmd.ConfiguratorID).SetPrice(cmd.Price).
 			SetCustomerDetails(cmd.CustomerDetails).SetConfiguratorSummary(cmd.ConfiguratorSummary).
-			SetNillableConfiguratorSnapshot(snapshot).SetConfiguratorPrintMap(printMap).
-			SetCreatedAt(now).SetUpdatedAt(now)
-		if id, err = t.NextID(ctx, order.Table); err != nil {
-			return err
-		}
-		recorded := func(o *ent.Order) error {
-			if err := once.record(ctx, c, o.ID); err != nil {
-				return err
-			}
-			o.Edges.Configurator = conf
-			return rec.emit(ctx, events.OrderCreated, o.ID, o)
-		}
-		if id == 0 {
-			o, err := create.Save(ctx)
-			if err != nil {
-				return err
-			}
-			id = o.ID
-			return recorded(o)
-		}
-		o := create.SetID(id).Mutation()
-		if err := recorded(newOrder(id, o)); err != nil {
-			return err
-		}
-		return create.Exec(ctx)
+			SetNillableConfiguratorSnapshot(snapshot).SetConfiguratorPrintMap(printMap)
+		id, err = a.insertOrder(ctx, t, create, cmd.ConfiguratorID, once)
+		return err
 	})
 	if errors.Is(err, idempotency.ErrRace) {
 		id, err := once.replay(ctx)
@@ -115,6 +71,64 @@ func (a *App) CreateOrder(ctx context.Context, cmd CreateOrder) (id int, err err
 		return 0, fmt.Errorf("create order: %w", err)
 	}
 	return id, nil
+}
+
+// orderImages stores the snapshot (nil URL when there is none) and the
+// print map of an order in files and returns their URLs.
+func orderImages(ctx context.Context, files *upload.Batch, cmd CreateOrder) (snapshot *string, printMap []string, err error) {
+	snapshot, err = image(ctx, files, "configurator_snapshot", cmd.Snapshot)
+	if err != nil {
+		return nil, nil, err
+	}
+	printMap = make([]string, len(cmd.PrintMap))
+	for i, f := range cmd.PrintMap {
+		u, err := image(ctx, files, fmt.Sprintf("configurator_print_map[%d]", i), f)
+		if err != nil {
+			return nil, nil, err
+		}
+		printMap[i] = *u
+	}
+	return snapshot, printMap, nil
+}
+
+// insertOrder runs create, the new order of configuratorID, in t with its
+// event and its idempotency record, and returns its id. The
+// configurator's name is read before the insert (the payload shows it).
+// On PostgreSQL the order's id is taken first and the insert comes last,
+// after its event and idempotency record: the order-count trigger holds a
+// counter row of the configurator until the commit (concurrent orders
+// take other rows, internal/database/counts.go), so the less follows the
+// insert, the fewer rows a configurator needs (bench/RESULTS.md, events).
+func (a *App) insertOrder(ctx context.Context, t *database.Tx, create *ent.OrderCreate, configuratorID int, once orderOnce) (int, error) {
+	c, rec := t.Client, a.recorder(t)
+	conf, err := c.Configurator.Query().Where(configurator.ID(configuratorID)).Select(configurator.FieldName).Only(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now := time.Now()
+	create.SetCreatedAt(now).SetUpdatedAt(now)
+	recorded := func(o *ent.Order) error {
+		if err := once.record(ctx, c, o.ID); err != nil {
+			return err
+		}
+		o.Edges.Configurator = conf
+		return rec.emit(ctx, events.OrderCreated, o.ID, o)
+	}
+	id, err := t.NextID(ctx, order.Table)
+	if err != nil {
+		return 0, err
+	}
+	if id == 0 {
+		o, err := create.Save(ctx)
+		if err != nil {
+			return 0, err
+		}
+		return o.ID, recorded(o)
+	}
+	if err := recorded(newOrder(id, create.SetID(id).Mutation())); err != nil {
+		return 0, err
+	}
+	return id, create.Exec(ctx)
 }
 
 // orderOnce is the Idempotency-Key of an order creation, if it has one,
@@ -182,7 +196,9 @@ func canonical(raw json.RawMessage) string {
 }
 
 // UpdateOrder moves order ID on: the fields it sets change, the others
-// stay, and the Clear flags empty the optional ones.
+// stay, and the Clear flags empty the optional ones, as do Nulls, the
+// fields the client set to null (domain names; valid.Nulls refuses the
+// others).
 type UpdateOrder struct {
 	ID                   int
 	Status               *string
@@ -190,12 +206,16 @@ type UpdateOrder struct {
 	ClearInvoiceURL      bool
 	OrderStorefront      *string
 	ClearOrderStorefront bool
+	Nulls                []string
 }
 
 // UpdateOrder validates and applies an order update. It needs a dashboard
 // token (Forbidden otherwise); another owner's order is NotFound.
 func (a *App) UpdateOrder(ctx context.Context, cmd UpdateOrder) error {
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.UpdateOrder); err != nil {
+		return err
+	}
+	if err := valid.Nulls(&cmd, cmd.Nulls); err != nil {
 		return err
 	}
 	if err := valid.OrderUpdate(cmd.Status, cmd.InvoiceURL, cmd.OrderStorefront); err != nil {

@@ -30,7 +30,7 @@ func (a *App) CreateTexture(ctx context.Context, cmd CreateTexture) (id int, err
 	if err := valid.Name("name", cmd.Name); err != nil {
 		return 0, err
 	}
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.WriteCatalogue); err != nil {
 		return 0, err
 	}
 	files, done := a.batch(ctx, &err)
@@ -80,7 +80,7 @@ func (a *App) UpdateTexture(ctx context.Context, cmd UpdateTexture) (err error) 
 	if err := valid.TextureUpdate(cmd.Name, cmd.CategoryID != nil, cmd.ClearCategory, cmd.BumpFile != nil, cmd.ClearBumpFile); err != nil {
 		return err
 	}
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.WriteCatalogue); err != nil {
 		return err
 	}
 	old, err := query.One[ent.Texture](ctx, a.client.Texture.Query().Where(texture.ID(cmd.ID)), "texture", cmd.ID)
@@ -136,7 +136,7 @@ type DeleteTexture struct{ ID int }
 // DeleteTexture deletes the texture and then its files. It needs a
 // dashboard token.
 func (a *App) DeleteTexture(ctx context.Context, cmd DeleteTexture) error {
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.WriteCatalogue); err != nil {
 		return err
 	}
 	old, err := query.One[ent.Texture](ctx, a.client.Texture.Query().Where(texture.ID(cmd.ID)), "texture", cmd.ID)

@@ -42,7 +42,7 @@ type CreateWebhookEndpoint struct {
 // creations of one owner are counted one after the other; SQLite runs
 // its write transactions one at a time anyway.
 func (a *App) CreateWebhookEndpoint(ctx context.Context, cmd CreateWebhookEndpoint) (*EndpointSecret, error) {
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.Webhooks); err != nil {
 		return nil, err
 	}
 	types, err := a.checkEndpoint(ctx, &cmd.URL, cmd.EventTypes, cmd.Description)
@@ -144,7 +144,7 @@ type UpdateWebhookEndpoint struct {
 // UpdateWebhookEndpoint checks and applies the change. It needs a
 // dashboard token; another owner's endpoint is NotFound.
 func (a *App) UpdateWebhookEndpoint(ctx context.Context, cmd UpdateWebhookEndpoint) error {
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.Webhooks); err != nil {
 		return err
 	}
 	var types []string
@@ -166,7 +166,7 @@ func (a *App) UpdateWebhookEndpoint(ctx context.Context, cmd UpdateWebhookEndpoi
 // DeleteWebhookEndpoint deletes endpoint id and its deliveries. It needs
 // a dashboard token.
 func (a *App) DeleteWebhookEndpoint(ctx context.Context, id int) error {
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.Webhooks); err != nil {
 		return err
 	}
 	// The deliveries go by the foreign key's ON DELETE CASCADE.
@@ -176,7 +176,7 @@ func (a *App) DeleteWebhookEndpoint(ctx context.Context, id int) error {
 // RotateWebhookSecret gives endpoint id a new secret, which signs every
 // attempt from now on. It needs a dashboard token.
 func (a *App) RotateWebhookSecret(ctx context.Context, id int) (*EndpointSecret, error) {
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.Webhooks); err != nil {
 		return nil, err
 	}
 	secret := webhook.NewSecret()
@@ -193,7 +193,7 @@ func (a *App) RotateWebhookSecret(ctx context.Context, id int) (*EndpointSecret,
 // was) makes it pending, so that of concurrent redeliveries one makes a
 // job and the others are refused. It needs a dashboard token.
 func (a *App) RedeliverWebhook(ctx context.Context, id int) error {
-	if err := auth.RequireDashboard(ctx); err != nil {
+	if err := auth.Allow(ctx, auth.Webhooks); err != nil {
 		return err
 	}
 	if a.events.Queue == nil {

@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"context"
 	"net/http"
 	"strings"
 
@@ -39,19 +38,4 @@ func Middleware(t *Tokens, reject Reject) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(viewer.NewContext(r.Context(), v)))
 		})
 	}
-}
-
-// RequireDashboard checks the dashboard scope of catalogue writes before
-// anything else (REST before it reads the body, resolvers before any
-// lookup or stored file), so an Open API token is answered 403 whatever
-// its input names; the privacy rules check it again on the write itself.
-func RequireDashboard(ctx context.Context) error {
-	v := viewer.FromContext(ctx)
-	if v == nil {
-		return apperr.ErrNoToken
-	}
-	if !v.Dashboard() {
-		return apperr.E(apperr.Forbidden, "this write needs a dashboard token")
-	}
-	return nil
 }

@@ -3,11 +3,11 @@
 package config
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -140,9 +140,9 @@ type Config struct {
 	OIDCIssuer, OIDCAudience              string
 	OIDCOwnerClaim, OIDCConfiguratorClaim string
 
-	// badBool names a boolean variable whose value is not one, for
+	// badEnv says which variable has a value its flag cannot take, for
 	// Validate to report.
-	badBool string
+	badEnv string
 
 	// DemoToken is no setting: serve fills it with the token it minted for
 	// the demo data (empty without), which the playground pre-fills on a
@@ -163,121 +163,145 @@ func (c *Config) WebhookSchedule() []time.Duration {
 // Env looks up an environment variable; os.Getenv in production.
 type Env func(string) string
 
-func or(v, def string) string {
-	if v != "" {
-		return v
-	}
-	return def
+// DatabaseFlags registers --database-url on fs, preset from the
+// environment.
+func (c *Config) DatabaseFlags(fs *flag.FlagSet, env Env) {
+	c.databaseFlags(fs, env)
+	c.fromEnv(fs, env)
 }
 
-// DatabaseFlags registers --database-url on fs.
-func (c *Config) DatabaseFlags(fs *flag.FlagSet, env Env) {
-	fs.StringVar(&c.DatabaseURL, "database-url", or(env("DATABASE_URL"), DefaultDatabaseURL),
-		"database: postgres://... or sqlite://PATH (env DATABASE_URL)")
+// ServeFlags registers the flags of serve on fs, database flags included,
+// preset from the environment.
+func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
+	c.databaseFlags(fs, env)
+	c.serveFlags(fs)
+	c.fromEnv(fs, env)
+}
+
+func (c *Config) databaseFlags(fs *flag.FlagSet, env Env) {
+	fs.StringVar(&c.DatabaseURL, "database-url", DefaultDatabaseURL, "database: postgres://... or sqlite://PATH (env DATABASE_URL)")
 	c.JWTSecret = env("JWT_SECRET")
 }
 
-// ServeFlags registers the flags of serve on fs, database flags included.
-func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
-	c.DatabaseFlags(fs, env)
-	fs.StringVar(&c.Addr, "addr", or(env("ADDR"), DefaultAddr), "listen address (env ADDR)")
-	fs.StringVar(&c.PublicURL, "public-url", env("PUBLIC_URL"),
+func (c *Config) serveFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "addr", DefaultAddr, "listen address (env ADDR)")
+	fs.StringVar(&c.PublicURL, "public-url", "",
 		"base of absolute URLs, e.g. https://api.example.com (env PUBLIC_URL; default http://localhost:PORT)")
-	fs.StringVar(&c.StorageURL, "storage-url", env("STORAGE_URL"),
+	fs.StringVar(&c.StorageURL, "storage-url", "",
 		"where uploaded images are kept: file://PATH or s3://BUCKET?endpoint=URL&region=REGION (env STORAGE_URL; default "+DefaultStorageURL+")")
-	fs.StringVar(&c.UploadDir, "upload-dir", env("UPLOAD_DIR"),
-		"alias of --storage-url file://DIR (env UPLOAD_DIR)")
-	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", envInt(env, "MAX_UPLOAD_BYTES", DefaultMaxUploadBytes),
-		"largest accepted image file in bytes (env MAX_UPLOAD_BYTES)")
-	fs.StringVar(&c.ViewerURL, "viewer-url", env("VIEWER_URL"),
+	fs.StringVar(&c.UploadDir, "upload-dir", "", "alias of --storage-url file://DIR (env UPLOAD_DIR)")
+	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", DefaultMaxUploadBytes, "largest accepted image file in bytes (env MAX_UPLOAD_BYTES)")
+	fs.StringVar(&c.ViewerURL, "viewer-url", "",
 		"start of share links, the key is appended (env VIEWER_URL; default PUBLIC_URL"+SharePath+")")
-	fs.StringVar(&c.Demo, "demo", or(env("DEMO"), "auto"),
-		"load demo data into an empty database: auto (SQLite only), true or false (env DEMO)")
-	fs.StringVar(&c.GraphQLIntrospection, "graphql-introspection", or(env("GRAPHQL_INTROSPECTION"), "token"),
+	fs.StringVar(&c.Demo, "demo", "auto", "load demo data into an empty database: auto (SQLite only), true or false (env DEMO)")
+	fs.StringVar(&c.GraphQLIntrospection, "graphql-introspection", "token",
 		"who may introspect the GraphQL schema: token (a valid token is needed) or public (env GRAPHQL_INTROSPECTION)")
-	fs.StringVar(&c.PprofAddr, "pprof-addr", env("PPROF_ADDR"),
-		"serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (env PPROF_ADDR; default off)")
-	fs.Int64Var(&c.RateLimit, "rate-limit-per-minute", envInt(env, "RATE_LIMIT_PER_MINUTE", DefaultRateLimit),
+	fs.StringVar(&c.PprofAddr, "pprof-addr", "", "serve net/http/pprof on this address, e.g. 127.0.0.1:6060 (env PPROF_ADDR; default off)")
+	fs.Int64Var(&c.RateLimit, "rate-limit-per-minute", DefaultRateLimit,
 		"each token's budget in cost units a minute, REST and GraphQL together; 0 turns it off (env RATE_LIMIT_PER_MINUTE)")
-	fs.IntVar(&c.SubscriptionsPerConnection, "subscriptions-per-connection", int(envInt(env, "SUBSCRIPTIONS_PER_CONNECTION", DefaultSubscriptionsPerConnection)),
+	fs.IntVar(&c.SubscriptionsPerConnection, "subscriptions-per-connection", DefaultSubscriptionsPerConnection,
 		"operations one WebSocket may have open at once (env SUBSCRIPTIONS_PER_CONNECTION)")
-	fs.IntVar(&c.StreamsPerToken, "streams-per-token", int(envInt(env, "STREAMS_PER_TOKEN", DefaultStreamsPerToken)),
+	fs.IntVar(&c.StreamsPerToken, "streams-per-token", DefaultStreamsPerToken,
 		"subscriptions (WebSocket and SSE) one token may have open on this server at once (env STREAMS_PER_TOKEN)")
-	fs.StringVar(&c.RedisURL, "redis-url", env("REDIS_URL"),
+	fs.StringVar(&c.RedisURL, "redis-url", "",
 		"keep the rate-limit budgets and persisted queries (APQ) in this Redis, shared by every replica: redis://[:PASSWORD@]HOST:PORT[/DB] (env REDIS_URL; default: in memory)")
-	fs.DurationVar(&c.RequestTimeout, "request-timeout", envDuration(env, "REQUEST_TIMEOUT", DefaultRequestTimeout),
-		"deadline of one request, answered 503 when it passes (env REQUEST_TIMEOUT)")
-	fs.DurationVar(&c.StatementTimeout, "db-statement-timeout", envDuration(env, "DB_STATEMENT_TIMEOUT", DefaultStatementTimeout),
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", DefaultRequestTimeout, "deadline of one request, answered 503 when it passes (env REQUEST_TIMEOUT)")
+	fs.DurationVar(&c.StatementTimeout, "db-statement-timeout", DefaultStatementTimeout,
 		"PostgreSQL statement_timeout of the service's connections, 0 leaves the server's (env DB_STATEMENT_TIMEOUT)")
-	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("METRICS_ADDR"),
-		"serve /metrics on this address only, e.g. :9090 (env METRICS_ADDR; default: on the public address)")
-	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", env("WEBHOOK_ALLOW_PRIVATE") == "true",
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve /metrics on this address only, e.g. :9090 (env METRICS_ADDR; default: on the public address)")
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", false,
 		"let webhook endpoints be plain http and loopback or private addresses, for development (env WEBHOOK_ALLOW_PRIVATE=true)")
-	fs.StringVar(&c.WebhookRetry, "webhook-retry-schedule", env("WEBHOOK_RETRY_SCHEDULE"),
+	fs.StringVar(&c.WebhookRetry, "webhook-retry-schedule", "",
 		"waits before the retries of a failed webhook delivery (env WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
-	fs.Int64Var(&c.WebhookMaxEndpoints, "webhook-max-endpoints", envInt(env, "WEBHOOK_MAX_ENDPOINTS", webhook.DefaultMaxEndpoints),
+	fs.Int64Var(&c.WebhookMaxEndpoints, "webhook-max-endpoints", webhook.DefaultMaxEndpoints,
 		"how many webhook endpoints one owner may keep (env WEBHOOK_MAX_ENDPOINTS)")
-	fs.StringVar(&c.PersistedDocuments, "persisted-documents", env("PERSISTED_DOCUMENTS"),
+	fs.StringVar(&c.PersistedDocuments, "persisted-documents", "",
 		"manifest of trusted GraphQL documents, {\"<sha256>\": \"<document>\"} as graphql-codegen's client preset writes it (env PERSISTED_DOCUMENTS)")
-	fs.BoolVar(&c.PersistedOnly, "persisted-only", c.envBool(env, "PERSISTED_ONLY"),
-		"accept only the manifest's documents, except from dashboard tokens (env PERSISTED_ONLY=true)")
-	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", env("OIDC_ISSUER"),
+	fs.BoolVar(&c.PersistedOnly, "persisted-only", false, "accept only the manifest's documents, except from dashboard tokens (env PERSISTED_ONLY=true)")
+	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "",
 		"accept the access tokens of this OpenID provider, e.g. https://id.example.com/realms/shop (env OIDC_ISSUER; default: own tokens only)")
-	fs.StringVar(&c.OIDCAudience, "oidc-audience", env("OIDC_AUDIENCE"),
-		"the aud the provider's tokens must carry (env OIDC_AUDIENCE; required with --oidc-issuer)")
-	fs.StringVar(&c.OIDCOwnerClaim, "oidc-owner-claim", env("OIDC_OWNER_CLAIM"),
-		"claim of a provider token holding the owner id (env OIDC_OWNER_CLAIM; default owner_id)")
-	fs.StringVar(&c.OIDCConfiguratorClaim, "oidc-configurator-claim", env("OIDC_CONFIGURATOR_CLAIM"),
+	fs.StringVar(&c.OIDCAudience, "oidc-audience", "", "the aud the provider's tokens must carry (env OIDC_AUDIENCE; required with --oidc-issuer)")
+	fs.StringVar(&c.OIDCOwnerClaim, "oidc-owner-claim", "", "claim of a provider token holding the owner id (env OIDC_OWNER_CLAIM; default owner_id)")
+	fs.StringVar(&c.OIDCConfiguratorClaim, "oidc-configurator-claim", "",
 		"claim of an Open API provider token holding its configurator id (env OIDC_CONFIGURATOR_CLAIM; default configurator_id)")
 }
 
-// envBool reads a boolean variable as the flag package reads a boolean
-// flag (true, false, 1, 0, ...); a security setting such as
-// PERSISTED_ONLY=yes must not be read as false in silence, so another
-// value is noted for Validate to report.
-func (c *Config) envBool(env Env, name string) bool {
-	v := env(name)
-	if v == "" {
-		return false
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		c.badBool = fmt.Sprintf("%s must be true or false, not %q", name, v)
-	}
-	return b
+// fromEnv presets every flag of fs from its variable, the flag's name in
+// upper case with underscores (--max-upload-bytes: MAX_UPLOAD_BYTES), so
+// that a flag given on the command line wins over its variable, which
+// wins over the flag's default. A value that does not parse (such as
+// PERSISTED_ONLY=yes, a security setting that must not be read as false
+// in silence) is noted for Validate to report.
+func (c *Config) fromEnv(fs *flag.FlagSet, env Env) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name := strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := env(name); v != "" && f.Value.Set(v) != nil && c.badEnv == "" {
+			want := "a whole number"
+			switch f.Value.(flag.Getter).Get().(type) {
+			case bool:
+				want = "true or false"
+			case time.Duration:
+				want = "a duration such as 30s, 0 or more"
+			}
+			c.badEnv = fmt.Sprintf("%s must be %s, not %q", name, want, v)
+		}
+	})
 }
 
-// Validate checks the values and fills in the derived ones.
+// Validate checks the values, then fills in the ones that derive from
+// others and loads the manifest of trusted documents, so that a bad
+// setting stops the server at start.
 func (c *Config) Validate() error {
-	if !strings.HasPrefix(c.DatabaseURL, "sqlite://") && !strings.HasPrefix(c.DatabaseURL, "postgres://") &&
-		!strings.HasPrefix(c.DatabaseURL, "postgresql://") {
-		return fmt.Errorf("--database-url must start with postgres:// or sqlite://")
+	if err := c.check(); err != nil {
+		return err
 	}
-	switch c.Demo {
-	case "", "auto", "true", "false":
-	default:
-		return fmt.Errorf("--demo must be auto, true or false, not %q", c.Demo)
-	}
-	switch c.GraphQLIntrospection {
-	case "", "token", "public":
-	default:
-		return fmt.Errorf("--graphql-introspection must be token or public, not %q", c.GraphQLIntrospection)
-	}
-	if c.Addr != "" {
-		if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-			return fmt.Errorf("--addr %q: %v", c.Addr, err)
+	c.fillDefaults()
+	return c.loadTrusted()
+}
+
+// check reports the first value that is not allowed, naming its flag.
+func (c *Config) check() error {
+	for _, err := range []error{
+		errIf(c.badEnv != "", "%s", c.badEnv),
+		errIf(!strings.HasPrefix(c.DatabaseURL, "sqlite://") && !strings.HasPrefix(c.DatabaseURL, "postgres://") &&
+			!strings.HasPrefix(c.DatabaseURL, "postgresql://"), "--database-url must start with postgres:// or sqlite://"),
+		errIf(!slices.Contains([]string{"", "auto", "true", "false"}, c.Demo), "--demo must be auto, true or false, not %q", c.Demo),
+		errIf(!slices.Contains([]string{"", "token", "public"}, c.GraphQLIntrospection),
+			"--graphql-introspection must be token or public, not %q", c.GraphQLIntrospection),
+		hostPort("--addr", c.Addr), hostPort("--pprof-addr", c.PprofAddr), hostPort("--metrics-addr", c.MetricsAddr),
+		absoluteURL("--public-url", c.PublicURL), absoluteURL("--viewer-url", c.ViewerURL),
+		errIf(c.StorageURL != "" && c.UploadDir != "",
+			"--storage-url (STORAGE_URL) and --upload-dir (UPLOAD_DIR) name the same setting: give only --storage-url"),
+		errIf(c.StorageURL != "" && !strings.HasPrefix(c.StorageURL, "file://") && !strings.HasPrefix(c.StorageURL, "s3://"),
+			"--storage-url %q must start with file:// or s3://", c.StorageURL),
+		ifSet("--oidc-issuer", c.OIDCIssuer, auth.CheckIssuer),
+		errIf(c.OIDCIssuer != "" && c.OIDCAudience == "",
+			"--oidc-issuer needs --oidc-audience (OIDC_AUDIENCE): the aud its tokens must carry for this service"),
+		errIf(c.OIDCIssuer == "" && c.OIDCAudience != "", "--oidc-audience needs --oidc-issuer (OIDC_ISSUER)"),
+		errIf(c.MaxUploadBytes < 0, "--max-upload-bytes must be positive, got %d", c.MaxUploadBytes),
+		errIf(c.RateLimit < 0, "--rate-limit-per-minute must be 0 (off) or more, got %d", c.RateLimit),
+		errIf(c.SubscriptionsPerConnection < 0, "--subscriptions-per-connection must be 1 or more (0: the default, %d), got %d",
+			DefaultSubscriptionsPerConnection, c.SubscriptionsPerConnection),
+		errIf(c.StreamsPerToken < 0, "--streams-per-token must be 1 or more (0: the default, %d), got %d", DefaultStreamsPerToken, c.StreamsPerToken),
+		ifSet("--redis-url", c.RedisURL, func(v string) error { _, err := ratelimit.RedisOptions(v); return err }),
+		errIf(c.RequestTimeout < 0, "--request-timeout must be a duration such as 30s, 0 or more"),
+		errIf(c.StatementTimeout < 0, "--db-statement-timeout must be a duration such as 10s, 0 or more"),
+		ifSet("--webhook-retry-schedule", c.WebhookRetry, func(v string) error { _, err := webhook.ParseSchedule(v); return err }),
+		errIf(c.WebhookMaxEndpoints < 0, "--webhook-max-endpoints (WEBHOOK_MAX_ENDPOINTS) must be a whole number, 1 or more, got %d", c.WebhookMaxEndpoints),
+		errIf(c.PersistedOnly && c.PersistedDocuments == "",
+			"--persisted-only (PERSISTED_ONLY) needs --persisted-documents (PERSISTED_DOCUMENTS), the manifest of the documents it accepts"),
+	} {
+		if err != nil {
+			return err
 		}
 	}
-	if c.PprofAddr != "" {
-		if _, _, err := net.SplitHostPort(c.PprofAddr); err != nil {
-			return fmt.Errorf("--pprof-addr %q: %v", c.PprofAddr, err)
-		}
-	}
-	if c.MetricsAddr != "" {
-		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
-			return fmt.Errorf("--metrics-addr %q: %v", c.MetricsAddr, err)
-		}
-	}
+	return nil
+}
+
+// fillDefaults fills in the values derived from others, and the defaults
+// of the settings where 0 or empty means "the default". check has
+// accepted the values, so the derived ones are valid too.
+func (c *Config) fillDefaults() {
 	if c.PublicURL == "" && c.Addr != "" {
 		host, port, _ := net.SplitHostPort(c.Addr)
 		if host == "" || host == "0.0.0.0" || host == "::" {
@@ -285,94 +309,67 @@ func (c *Config) Validate() error {
 		}
 		c.PublicURL = "http://" + net.JoinHostPort(host, port)
 	}
-	if c.PublicURL != "" {
-		u, err := url.Parse(c.PublicURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("--public-url %q must be an absolute http(s) URL", c.PublicURL)
-		}
-		c.PublicURL = strings.TrimRight(c.PublicURL, "/")
-	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	if c.ViewerURL == "" && c.PublicURL != "" {
 		c.ViewerURL = c.PublicURL + SharePath
 	}
-	if c.ViewerURL != "" {
-		u, err := url.Parse(c.ViewerURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("--viewer-url %q must be an absolute http(s) URL", c.ViewerURL)
-		}
-	}
 	switch {
-	case c.StorageURL != "" && c.UploadDir != "":
-		return fmt.Errorf("--storage-url (STORAGE_URL) and --upload-dir (UPLOAD_DIR) name the same setting: give only --storage-url")
 	case c.UploadDir != "":
 		c.StorageURL = "file://" + c.UploadDir
 	case c.StorageURL == "":
 		c.StorageURL = DefaultStorageURL
 	}
-	if !strings.HasPrefix(c.StorageURL, "file://") && !strings.HasPrefix(c.StorageURL, "s3://") {
-		return fmt.Errorf("--storage-url %q must start with file:// or s3://", c.StorageURL)
-	}
-	if c.OIDCIssuer != "" {
-		if err := auth.CheckIssuer(c.OIDCIssuer); err != nil {
-			return fmt.Errorf("--oidc-issuer: %v", err)
-		}
-		if c.OIDCAudience == "" {
-			return fmt.Errorf("--oidc-issuer needs --oidc-audience (OIDC_AUDIENCE): the aud its tokens must carry for this service")
-		}
-	} else if c.OIDCAudience != "" {
-		return fmt.Errorf("--oidc-audience needs --oidc-issuer (OIDC_ISSUER)")
-	}
-	if c.MaxUploadBytes < 0 {
-		return fmt.Errorf("--max-upload-bytes must be positive, got %d", c.MaxUploadBytes)
-	}
-	if c.RateLimit < 0 {
-		return fmt.Errorf("--rate-limit-per-minute must be 0 (off) or more, got %d", c.RateLimit)
-	}
-	if c.SubscriptionsPerConnection < 0 {
-		return fmt.Errorf("--subscriptions-per-connection must be 1 or more (0: the default, %d), got %d", DefaultSubscriptionsPerConnection, c.SubscriptionsPerConnection)
-	}
-	if c.StreamsPerToken < 0 {
-		return fmt.Errorf("--streams-per-token must be 1 or more (0: the default, %d), got %d", DefaultStreamsPerToken, c.StreamsPerToken)
-	}
-	if c.RedisURL != "" {
-		if _, err := ratelimit.RedisOptions(c.RedisURL); err != nil {
-			return fmt.Errorf("--redis-url: %v", err)
-		}
-	}
-	if c.RequestTimeout < 0 {
-		return fmt.Errorf("--request-timeout must be a duration such as 30s, 0 or more")
-	}
-	if c.StatementTimeout < 0 {
-		return fmt.Errorf("--db-statement-timeout must be a duration such as 10s, 0 or more")
-	}
 	if c.MaxUploadBytes == 0 {
 		c.MaxUploadBytes = DefaultMaxUploadBytes
 	}
-	if c.WebhookRetry != "" {
-		if _, err := webhook.ParseSchedule(c.WebhookRetry); err != nil {
-			return fmt.Errorf("--webhook-retry-schedule: %v", err)
-		}
-	}
-	switch {
-	case c.WebhookMaxEndpoints < 0:
-		return fmt.Errorf("--webhook-max-endpoints (WEBHOOK_MAX_ENDPOINTS) must be a whole number, 1 or more, got %d", c.WebhookMaxEndpoints)
-	case c.WebhookMaxEndpoints == 0:
+	if c.WebhookMaxEndpoints == 0 {
 		c.WebhookMaxEndpoints = webhook.DefaultMaxEndpoints
 	}
-	if c.badBool != "" {
-		return errors.New(c.badBool)
+}
+
+// loadTrusted reads and checks the manifest of PersistedDocuments into
+// Trusted, once.
+func (c *Config) loadTrusted() error {
+	if c.PersistedDocuments == "" || c.Trusted != nil {
+		return nil
 	}
-	if c.PersistedOnly && c.PersistedDocuments == "" {
-		return fmt.Errorf("--persisted-only (PERSISTED_ONLY) needs --persisted-documents (PERSISTED_DOCUMENTS), the manifest of the documents it accepts")
+	m, err := persisted.LoadManifest(c.PersistedDocuments)
+	if err != nil {
+		return fmt.Errorf("--persisted-documents %s: %v", c.PersistedDocuments, err)
 	}
-	if c.PersistedDocuments != "" && c.Trusted == nil {
-		m, err := persisted.LoadManifest(c.PersistedDocuments)
-		if err != nil {
-			return fmt.Errorf("--persisted-documents %s: %v", c.PersistedDocuments, err)
-		}
-		c.Trusted = m
+	c.Trusted = m
+	return nil
+}
+
+// errIf is the error of format when bad holds.
+func errIf(bad bool, format string, args ...any) error {
+	if !bad {
+		return nil
+	}
+	return fmt.Errorf(format, args...)
+}
+
+// ifSet checks v, when it is set, with ok, naming flag in the error.
+func ifSet(flag, v string, ok func(string) error) error {
+	if v == "" {
+		return nil
+	}
+	if err := ok(v); err != nil {
+		return fmt.Errorf("%s: %v", flag, err)
 	}
 	return nil
+}
+
+// hostPort checks that v, when set, is a listen address such as :8080.
+func hostPort(flag, v string) error {
+	return ifSet(flag+" "+strconv.Quote(v), v, func(v string) error { _, _, err := net.SplitHostPort(v); return err })
+}
+
+// absoluteURL checks that v, when set, is an absolute http(s) URL.
+func absoluteURL(flag, v string) error {
+	u, err := url.Parse(v)
+	return errIf(v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == ""),
+		"%s %q must be an absolute http(s) URL", flag, v)
 }
 
 // DefaultMaxUploadBytes is the default limit of one uploaded image: print
@@ -397,37 +394,9 @@ const (
 // selections) with the price of cheap ones.
 const DefaultRateLimit = 1_200_000
 
-// envInt reads an integer variable; an unparsable value is kept as -1 so
-// that Validate reports it.
-func envInt(env Env, name string, def int64) int64 {
-	v := env(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return -1
-	}
-	return n
-}
-
 // PublicIntrospection reports whether anyone may introspect the GraphQL
 // schema, without a token.
 func (c *Config) PublicIntrospection() bool { return c.GraphQLIntrospection == "public" }
-
-// envDuration reads a duration variable (such as 30s or 1m); an
-// unparsable or negative value is kept as -1 so that Validate reports it.
-func envDuration(env Env, name string, def time.Duration) time.Duration {
-	v := env(name)
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return -1
-	}
-	return d
-}
 
 // SeedDemo reports whether serve should load the demo data into an empty
 // database.

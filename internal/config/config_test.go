@@ -256,3 +256,17 @@ func TestOIDCSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestBadVariableNamed: a variable whose value its flag cannot take stops
+// the server with an error naming the variable and what it wants.
+func TestBadVariableNamed(t *testing.T) {
+	for name, tc := range map[string]struct{ value, want string }{
+		"MAX_UPLOAD_BYTES":      {"ten", `MAX_UPLOAD_BYTES must be a whole number, not "ten"`},
+		"REQUEST_TIMEOUT":       {"30", `REQUEST_TIMEOUT must be a duration such as 30s, 0 or more, not "30"`},
+		"WEBHOOK_ALLOW_PRIVATE": {"yes", `WEBHOOK_ALLOW_PRIVATE must be true or false, not "yes"`},
+	} {
+		if _, err := serveConfig(map[string]string{name: tc.value}); err == nil || err.Error() != tc.want {
+			t.Errorf("%s=%s: %v; want %q", name, tc.value, err, tc.want)
+		}
+	}
+}

@@ -25,7 +25,6 @@ import (
 	"github.com/configurator/catalogue/ent/optionvariation"
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/owner"
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/ent/schema"
 	"github.com/configurator/catalogue/ent/setting"
 	"github.com/configurator/catalogue/ent/texture"
@@ -35,7 +34,7 @@ import (
 
 // sys is the system context the tests read with: every row, no tenancy.
 func sys() context.Context {
-	return privacy.DecisionContext(context.Background(), privacy.Allow)
+	return dbtest.Sys
 }
 
 func seed(t *testing.T, c *ent.Client) *Summary {

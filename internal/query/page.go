@@ -96,6 +96,15 @@ type Args struct {
 	Bounded bool
 }
 
+// valid checks the page number and size (valid.Page, or
+// valid.BoundedPage when the list is Bounded).
+func (a Args) valid() (page, perPage int, err error) {
+	if a.Bounded {
+		return valid.BoundedPage(a.Page, a.PerPage)
+	}
+	return valid.Page(a.Page, a.PerPage)
+}
+
 // Info is a page's arithmetic as REST v1 presents it: PerPage is
 // valid.AllPages when every record was asked for, and Total and LastPage
 // are only known when the page was Counted.
@@ -119,11 +128,7 @@ type Info struct {
 // when the page skips at least farOffset rows, below which the extra
 // round trip costs more than the rows it saves.
 func Page[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx context.Context, q Q, a Args, load func(Q) (Q, error)) ([]*T, Info, error) {
-	check := valid.Page
-	if a.Bounded {
-		check = valid.BoundedPage
-	}
-	p, pp, err := check(a.Page, a.PerPage)
+	p, pp, err := a.valid()
 	if err != nil {
 		return nil, Info{}, err
 	}
@@ -139,17 +144,8 @@ func Page[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx
 	}
 	info := Info{Page: p, PerPage: pp, LastPage: 1}
 	if pp != valid.AllPages && (a.Counted || count.stored) && readsFromEnd(p, pp) {
-		total, err := count.run(ctx)
-		if err != nil {
-			return nil, Info{}, fmt.Errorf("count: %w", err)
-		}
-		if a.Counted {
-			info.Total, info.LastPage = total, max(1, (total+pp-1)/pp)
-		}
-		if skip := (p - 1) * pp; skip >= total {
-			return []*T{}, info, nil
-		} else if end := total - skip - pp; end < skip || pageEnds.Load() == int32(FromEnd) {
-			items, err := fromEnd(ctx, q, a.Sort, end, pp)
+		items, done, err := far(ctx, q, a, count, &info)
+		if done || err != nil {
 			return items, info, err
 		}
 		// Nearer to the start after all: read as below, the total known.
@@ -187,6 +183,28 @@ func Page[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx
 		info.LastPage = max(1, (info.Total+pp-1)/pp)
 	}
 	return items, info, nil
+}
+
+// far reads a page that may be nearer to the end of its list: it counts
+// the list first (filling info when the total is wanted) and reads the
+// page from the end when that is nearer, or answers no rows past the end.
+// done is false when the page is nearer to the start after all.
+func far[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx context.Context, q Q, a Args, count Total, info *Info) (items []*T, done bool, err error) {
+	total, err := count.run(ctx)
+	if err != nil {
+		return nil, true, fmt.Errorf("count: %w", err)
+	}
+	pp := info.PerPage
+	if a.Counted {
+		info.Total, info.LastPage = total, max(1, (total+pp-1)/pp)
+	}
+	if skip := (info.Page - 1) * pp; skip >= total {
+		return []*T{}, true, nil
+	} else if end := total - skip - pp; end < skip || pageEnds.Load() == int32(FromEnd) {
+		items, err := fromEnd(ctx, q, a.Sort, end, pp)
+		return items, true, err
+	}
+	return nil, false, nil
 }
 
 // fromEnd reads a page from the other end of its list: in the reverse

@@ -1,7 +1,8 @@
-// Package rule holds the ent privacy rules and hooks that enforce tenancy and
-// scopes below both transports, so that no resolver or handler can forget
-// them. A context made with privacy.DecisionContext(ctx, privacy.Allow)
-// (system work: migrations, seeding, token checks) bypasses them.
+// Package rule holds the ent privacy rules and hooks that enforce tenancy
+// below both transports, so that no resolver or handler can forget it;
+// what a token's scope allows is decided by internal/auth's Allow. A
+// context made with privacy.DecisionContext(ctx, privacy.Allow) (system
+// work: migrations, seeding, token checks) bypasses them.
 package rule
 
 import (
@@ -53,21 +54,6 @@ func FilterOwnerID() privacy.QueryRule {
 			return privacy.Denyf("no id filter on %T", f)
 		}
 		of.WhereID(entql.IntEQ(v.OwnerID))
-		return privacy.Skip
-	})
-}
-
-// DashboardOnly refuses writes made with a token that lacks the dashboard
-// scope. It answers Forbidden, not NotFound: the caller may read the data.
-func DashboardOnly() privacy.MutationRule {
-	return privacy.MutationRuleFunc(func(ctx context.Context, _ ent.Mutation) error {
-		v := viewer.FromContext(ctx)
-		if v == nil {
-			return apperr.ErrNoToken
-		}
-		if !v.Dashboard() {
-			return apperr.E(apperr.Forbidden, "this write needs a dashboard token")
-		}
 		return privacy.Skip
 	})
 }

@@ -62,32 +62,15 @@ func newKey() string {
 	return hex.EncodeToString(b)
 }
 
-// Scope is the scope overrides need: the Open API token of a
-// configurator (Forbidden otherwise). REST checks it before it reads the
-// body, Create again.
-func Scope(ctx context.Context) error {
-	v := viewer.FromContext(ctx)
-	if v == nil {
-		return apperr.ErrNoToken
-	}
-	if v.Kind != viewer.KindOpenAPI || v.ConfiguratorID == 0 {
-		return apperr.E(apperr.Forbidden, "overrides need the Open API token of a configurator")
-	}
-	return nil
-}
-
 // Create validates override data (keyed by option id, see
 // internal/override) against the options of the caller's home
 // configurator, stores it on the caller's token record (the spec's
 // storage) and as an immutable snapshot, and returns the snapshot's link.
 // The same content sent again by the same token returns the same link. c
-// is the client of the write's transaction. It needs the Open API token
-// of a configurator (Forbidden otherwise); bad data is Invalid about
-// options.
+// is the client of the write's transaction. Its caller has made sure
+// that ctx holds the Open API token of a configurator (auth.Overrides);
+// bad data is Invalid about options.
 func (l *Links) Create(ctx context.Context, c *ent.Client, raw json.RawMessage) (*Link, error) {
-	if err := Scope(ctx); err != nil {
-		return nil, err
-	}
 	if err := valid.JSON("options", raw); err != nil {
 		return nil, err
 	}

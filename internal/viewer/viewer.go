@@ -33,9 +33,6 @@ type Viewer struct {
 	Expires time.Time
 }
 
-// Dashboard reports whether the viewer may make dashboard-only writes.
-func (v *Viewer) Dashboard() bool { return v != nil && v.Kind == KindDashboard }
-
 type ctxKey struct{}
 
 // NewContext returns a copy of ctx that carries v.
