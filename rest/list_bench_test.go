@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/configurator/catalogue/graph"
-	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
 )
@@ -22,8 +21,8 @@ func BenchmarkList(b *testing.B) {
 	if _, err := demo.Seed(ctx, c); err != nil {
 		b.Fatal(err)
 	}
-	tokens := auth.NewTokens(c, auth.NewSigner([]byte("0123456789abcdef0123456789abcdef")))
-	token, _ := minted(tokens.CreateOpenAPI(ctx, 1))
+	tokens := dbtest.Tokens(c)
+	token, _ := dbtest.OpenAPI(b, tokens, 1)
 	h := New(graph.NewResolver(c), tokens, Options{PublicURL: testPublicURL})
 	for _, path := range []string{"/orders", "/orders?page=2&per_page=5", "/materials", "/configurator-options", "/orders/1"} {
 		b.Run(path, func(b *testing.B) {
