@@ -31,7 +31,6 @@ import (
 	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/query"
 	"github.com/configurator/catalogue/internal/share"
-	"github.com/configurator/catalogue/internal/valid"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -119,12 +118,10 @@ func (r *mutationResolver) CreateTexture(ctx context.Context, input model.Create
 
 // UpdateTexture is the resolver for the updateTexture field.
 func (r *mutationResolver) UpdateTexture(ctx context.Context, id int, input model.UpdateTextureInput) (*ent.Texture, error) {
-	if err := valid.Nulls(&input, explicitNulls(ctx, "input")); err != nil {
-		return nil, err
-	}
 	err := r.app.UpdateTexture(ctx, app.UpdateTexture{
 		ID: id, Name: input.Name, CategoryID: input.CategoryID, ClearCategory: isTrue(input.ClearCategory),
 		File: file(input.File), BumpFile: file(input.BumpFile), ClearBumpFile: isTrue(input.ClearBumpFile),
+		Nulls: explicitNulls(ctx, "input"),
 	})
 	if err != nil {
 		return nil, err

@@ -194,8 +194,19 @@ func TestUpdateOrder(t *testing.T) {
 		fault(t, "another owner's order", f.app.UpdateOrder(f.peer, app.UpdateOrder{ID: id, Status: &other}), apperr.NotFound, "")
 		fault(t, "a 65-character status", f.app.UpdateOrder(f.dash, app.UpdateOrder{ID: id, Status: &long}), apperr.Invalid, "status")
 		fault(t, "an ftp invoice", f.app.UpdateOrder(f.dash, app.UpdateOrder{ID: id, InvoiceURL: &ftp}), apperr.Invalid, "invoice_url")
+		// An explicit null clears what can be cleared and is refused
+		// otherwise, after the scope: an Open API token is Forbidden first.
+		nullStatus := app.UpdateOrder{ID: id, Nulls: []string{"status"}}
+		fault(t, "a null status", f.app.UpdateOrder(f.dash, nullStatus), apperr.Invalid, "status")
+		fault(t, "a null status from an Open API token", f.app.UpdateOrder(f.open, nullStatus), apperr.Forbidden, "")
 		if got := c.Order.GetX(f.dash, id).Status; got != "shipped" {
 			t.Errorf("status after refused updates = %q; want shipped", got)
+		}
+		if err := f.app.UpdateOrder(f.dash, app.UpdateOrder{ID: id, Nulls: []string{"invoice_url"}}); err != nil {
+			t.Fatal(err)
+		}
+		if o := c.Order.GetX(f.dash, id); o.InvoiceURL != nil {
+			t.Errorf("invoice after a null invoice_url = %q; want none", *o.InvoiceURL)
 		}
 	})
 }

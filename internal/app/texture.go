@@ -62,8 +62,10 @@ func (a *App) CreateTexture(ctx context.Context, cmd CreateTexture) (id int, err
 }
 
 // UpdateTexture changes the fields it sets of texture ID: nil fields
-// stay, the Clear flags clear the category and the bump map, and a new
-// File replaces the image and its thumbnails.
+// stay, the Clear flags clear the category and the bump map, as do
+// Nulls, the fields the client set to null (domain names; valid.Nulls
+// refuses the others), and a new File replaces the image and its
+// thumbnails.
 type UpdateTexture struct {
 	ID            int
 	Name          *string
@@ -72,11 +74,15 @@ type UpdateTexture struct {
 	File          io.Reader
 	BumpFile      io.Reader
 	ClearBumpFile bool
+	Nulls         []string
 }
 
 // UpdateTexture stores the new files, updates the texture and then
 // removes the files it replaced. It needs a dashboard token.
 func (a *App) UpdateTexture(ctx context.Context, cmd UpdateTexture) (err error) {
+	if err := valid.Nulls(&cmd, cmd.Nulls); err != nil {
+		return err
+	}
 	if err := valid.TextureUpdate(cmd.Name, cmd.CategoryID != nil, cmd.ClearCategory, cmd.BumpFile != nil, cmd.ClearBumpFile); err != nil {
 		return err
 	}

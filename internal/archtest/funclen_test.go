@@ -23,14 +23,6 @@ const maxServeLines = 40
 var longFuncs = map[string]string{
 	"internal/auth/listen.go:Tokens.listenOnce": "plumbing",
 
-	"internal/webhook/batch.go:Queue.recordBatch": "serve",
-	"internal/webhook/dispatch.go:Queue.dispatch": "serve",
-	"internal/override/override.go:setField":      "serve",
-	"internal/valid/jsonb.go:storer.string":       "serve",
-	"internal/valid/jsonb.go:storer.number":       "serve",
-	"internal/valid/jsonb.go:storer.object":       "serve",
-	"internal/webhook/queue.go:NewQueue":          "serve",
-	"internal/oidctest/oidctest.go:Start":         "serve",
 }
 
 // generators are the programs that write generated code, and demo data; both

@@ -51,34 +51,9 @@ func dir() string {
 // must install them.
 func Start(t testing.TB, clients map[string]Client) *Provider {
 	t.Helper()
-	missing := func(what string) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s; CI must install Node and run npm ci in internal/oidctest", what)
-		}
-		t.Skipf("%s: install Node (>= 20.19) and run npm ci in internal/oidctest", what)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node not found")
-	}
-	if _, err := os.Stat(filepath.Join(dir(), "node_modules", "oidc-provider")); err != nil {
-		missing("oidc-provider not installed")
-	}
-	type wire struct {
-		Client
-		TTL int `json:"ttl,omitempty"`
-	}
-	cs := map[string]wire{}
-	for id, c := range clients {
-		cs[id] = wire{Client: c, TTL: int(c.TTL / time.Second)}
-	}
-	cfg, err := json.Marshal(cs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, "provider.mjs")
+	cmd := exec.Command(findNode(t), "provider.mjs")
 	cmd.Dir = dir()
-	cmd.Env = append(os.Environ(), "OIDCTEST_AUDIENCE="+Audience, "OIDCTEST_CLIENTS="+string(cfg))
+	cmd.Env = append(os.Environ(), "OIDCTEST_AUDIENCE="+Audience, "OIDCTEST_CLIENTS="+clientsJSON(t, clients))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +86,43 @@ func Start(t testing.TB, clients map[string]Client) *Provider {
 		t.Fatalf("the OpenID provider did not start within 60 s: %s", stderr.String())
 	}
 	return nil
+}
+
+// findNode returns the path of node, with oidc-provider installed beside
+// this package; without them the test is skipped, or fails on CI.
+func findNode(t testing.TB) string {
+	t.Helper()
+	missing := func(what string) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s; CI must install Node and run npm ci in internal/oidctest", what)
+		}
+		t.Skipf("%s: install Node (>= 20.19) and run npm ci in internal/oidctest", what)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node not found")
+	}
+	if _, err := os.Stat(filepath.Join(dir(), "node_modules", "oidc-provider")); err != nil {
+		missing("oidc-provider not installed")
+	}
+	return node
+}
+
+// clientsJSON is clients as provider.mjs reads them, lifetimes in seconds.
+func clientsJSON(t testing.TB, clients map[string]Client) string {
+	type wire struct {
+		Client
+		TTL int `json:"ttl,omitempty"`
+	}
+	cs := map[string]wire{}
+	for id, c := range clients {
+		cs[id] = wire{Client: c, TTL: int(c.TTL / time.Second)}
+	}
+	cfg, err := json.Marshal(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(cfg)
 }
 
 // Token returns an access token for client with scope (none when empty), for resource

@@ -109,6 +109,11 @@ func (k kind) String() string {
 	}
 }
 
+// json is the kind jsonKind names for a value of kind k.
+func (k kind) json() string {
+	return [...]string{kindInt: "a number", kindBool: "a boolean", kindString: "a string", kindStrings: "an array"}[k]
+}
+
 // fieldKinds lists every override field and its JSON kind.
 var fieldKinds = map[string]kind{
 	"id":                     kindInt,
@@ -380,68 +385,36 @@ func parseEntry(path string, id int, raw json.RawMessage, typ string, fields []s
 
 // setField checks the value of field name and stores it in e.
 func setField(e *Entry, path string, id int, name string, raw json.RawMessage) error {
-	want := fieldKinds[name]
-	got := jsonKind(raw)
+	want, got := fieldKinds[name], jsonKind(raw)
 	wrong := func() error {
 		return refuse(path, "%s of option %d must be %s, got %s", name, id, want, got)
 	}
+	if got != want.json() {
+		return wrong()
+	}
 	switch want {
 	case kindInt:
-		if got != "a number" {
-			return wrong()
-		}
 		n, err := parseInt(raw)
-		if err != nil {
+		switch {
+		case err != nil:
 			return refuse(path, "%s of option %d must be %s, got %s", name, id, want, err.Error())
-		}
-		switch name {
-		case "id":
-			if n <= 0 {
-				return refuse(path, "id of option %d must be a positive integer, got %d", id, n)
-			}
+		case name != "id":
+			*e.field(name).(**int) = &n
+		case n <= 0:
+			return refuse(path, "id of option %d must be a positive integer, got %d", id, n)
+		default:
 			e.ID = n
-		case "model_id":
-			e.ModelID = &n
-		case "material_id":
-			e.MaterialID = &n
-		case "material_category_id":
-			e.MaterialCategoryID = &n
-		case "text_color_category_id":
-			e.TextColorCategoryID = &n
-		case "numerical_default":
-			e.NumericalDefault = &n
 		}
 	case kindBool:
-		if got != "a boolean" {
-			return wrong()
-		}
 		b := bytes.HasPrefix(bytes.TrimLeft(raw, " \t\r\n"), []byte("true"))
-		switch name {
-		case "selected":
-			e.Selected = &b
-		case "custom_color":
-			e.CustomColor = &b
-		}
+		*e.field(name).(**bool) = &b
 	case kindString:
-		if got != "a string" {
-			return wrong()
-		}
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return wrong()
 		}
-		switch name {
-		case "text_value":
-			e.TextValue = &s
-		case "text_font_size":
-			e.TextFontSize = &s
-		case "text_font_family":
-			e.TextFontFamily = &s
-		}
+		*e.field(name).(**string) = &s
 	case kindStrings:
-		if got != "an array" {
-			return wrong()
-		}
 		var items []json.RawMessage
 		if err := json.Unmarshal(raw, &items); err != nil {
 			return wrong()
@@ -459,6 +432,34 @@ func setField(e *Entry, path string, id int, name string, raw json.RawMessage) e
 			parts = append(parts, s)
 		}
 		e.SelectedParts = parts
+	}
+	return nil
+}
+
+// field is where the optional field name of fieldKinds goes in e: a
+// **int, **bool or **string, as its kind says.
+func (e *Entry) field(name string) any {
+	switch name {
+	case "selected":
+		return &e.Selected
+	case "model_id":
+		return &e.ModelID
+	case "material_id":
+		return &e.MaterialID
+	case "material_category_id":
+		return &e.MaterialCategoryID
+	case "text_value":
+		return &e.TextValue
+	case "custom_color":
+		return &e.CustomColor
+	case "text_font_size":
+		return &e.TextFontSize
+	case "text_font_family":
+		return &e.TextFontFamily
+	case "text_color_category_id":
+		return &e.TextColorCategoryID
+	case "numerical_default":
+		return &e.NumericalDefault
 	}
 	return nil
 }

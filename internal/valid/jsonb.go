@@ -116,51 +116,18 @@ func (s *storer) value(out *[]byte) error {
 	return errSyntax
 }
 
+// member is a key of an object with its stored value.
+type member struct {
+	key   string
+	value []byte
+}
+
 // object writes the object at s.i: its members in jsonb's key order, the
 // last of each key.
 func (s *storer) object(out *[]byte) error {
-	type member struct {
-		key   string
-		value []byte
-	}
-	var members []member
-	s.i++
-	s.space()
-	if s.i < len(s.in) && s.in[s.i] == '}' {
-		s.i++
-	} else {
-		for {
-			s.space()
-			if s.i >= len(s.in) || s.in[s.i] != '"' {
-				return errSyntax
-			}
-			key, err := s.string()
-			if err != nil {
-				return err
-			}
-			s.space()
-			if s.i >= len(s.in) || s.in[s.i] != ':' {
-				return errSyntax
-			}
-			s.i++
-			s.space()
-			var v []byte
-			if err := s.value(&v); err != nil {
-				return err
-			}
-			members = append(members, member{key, v})
-			s.space()
-			if s.i >= len(s.in) {
-				return errSyntax
-			}
-			s.i++
-			if s.in[s.i-1] == '}' {
-				break
-			}
-			if s.in[s.i-1] != ',' {
-				return errSyntax
-			}
-		}
+	members, err := s.members()
+	if err != nil {
+		return err
 	}
 	// A stable sort keeps duplicates in their order; the last one wins.
 	slices.SortStableFunc(members, func(a, b member) int {
@@ -187,6 +154,49 @@ func (s *storer) object(out *[]byte) error {
 	return nil
 }
 
+// members reads the members of the object at s.i, in their order.
+func (s *storer) members() ([]member, error) {
+	var members []member
+	s.i++
+	s.space()
+	if s.i < len(s.in) && s.in[s.i] == '}' {
+		s.i++
+		return nil, nil
+	}
+	for {
+		s.space()
+		if s.i >= len(s.in) || s.in[s.i] != '"' {
+			return nil, errSyntax
+		}
+		key, err := s.string()
+		if err != nil {
+			return nil, err
+		}
+		s.space()
+		if s.i >= len(s.in) || s.in[s.i] != ':' {
+			return nil, errSyntax
+		}
+		s.i++
+		s.space()
+		var v []byte
+		if err := s.value(&v); err != nil {
+			return nil, err
+		}
+		members = append(members, member{key, v})
+		s.space()
+		if s.i >= len(s.in) {
+			return nil, errSyntax
+		}
+		s.i++
+		if s.in[s.i-1] == '}' {
+			return members, nil
+		}
+		if s.in[s.i-1] != ',' {
+			return nil, errSyntax
+		}
+	}
+}
+
 // string reads the string at s.i and returns its text.
 func (s *storer) string() (string, error) {
 	s.i++
@@ -200,50 +210,9 @@ func (s *storer) string() (string, error) {
 		case c < 0x20:
 			return "", errSyntax
 		case c == '\\':
-			if s.i+1 >= len(s.in) {
-				return "", errSyntax
-			}
-			e := s.in[s.i+1]
-			s.i += 2
-			switch e {
-			case '"', '\\', '/':
-				b = append(b, e)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r, err := s.hex()
-				if err != nil {
-					return "", err
-				}
-				switch {
-				case r == 0:
-					return "", errors.New(`\u0000 cannot be stored`)
-				case utf16.IsSurrogate(r) && r < 0xDC00:
-					if s.i+1 >= len(s.in) || s.in[s.i] != '\\' || s.in[s.i+1] != 'u' {
-						return "", errors.New("a high surrogate must be followed by a low surrogate")
-					}
-					s.i += 2
-					lo, err := s.hex()
-					if err != nil {
-						return "", err
-					}
-					if r = utf16.DecodeRune(r, lo); r == utf8.RuneError {
-						return "", errors.New("a high surrogate must be followed by a low surrogate")
-					}
-				case utf16.IsSurrogate(r):
-					return "", errors.New("a low surrogate must follow a high surrogate")
-				}
-				b = utf8.AppendRune(b, r)
-			default:
-				return "", errSyntax
+			var err error
+			if b, err = s.escape(b); err != nil {
+				return "", err
 			}
 		case c < utf8.RuneSelf:
 			b = append(b, c)
@@ -258,6 +227,60 @@ func (s *storer) string() (string, error) {
 		}
 	}
 	return "", errSyntax
+}
+
+// escape appends to b the character of the escape at s.i.
+func (s *storer) escape(b []byte) ([]byte, error) {
+	if s.i+1 >= len(s.in) {
+		return b, errSyntax
+	}
+	e := s.in[s.i+1]
+	s.i += 2
+	switch e {
+	case '"', '\\', '/':
+		return append(b, e), nil
+	case 'b':
+		return append(b, '\b'), nil
+	case 'f':
+		return append(b, '\f'), nil
+	case 'n':
+		return append(b, '\n'), nil
+	case 'r':
+		return append(b, '\r'), nil
+	case 't':
+		return append(b, '\t'), nil
+	case 'u':
+		r, err := s.unicode()
+		return utf8.AppendRune(b, r), err
+	}
+	return b, errSyntax
+}
+
+// unicode reads the rest of a \u escape, and of the \u escape of a low
+// surrogate after a high one, and returns its character.
+func (s *storer) unicode() (rune, error) {
+	r, err := s.hex()
+	switch {
+	case err != nil:
+		return 0, err
+	case r == 0:
+		return 0, errors.New(`\u0000 cannot be stored`)
+	case utf16.IsSurrogate(r) && r < 0xDC00:
+		if s.i+1 >= len(s.in) || s.in[s.i] != '\\' || s.in[s.i+1] != 'u' {
+			return 0, errors.New("a high surrogate must be followed by a low surrogate")
+		}
+		s.i += 2
+		lo, err := s.hex()
+		if err != nil {
+			return 0, err
+		}
+		if r = utf16.DecodeRune(r, lo); r == utf8.RuneError {
+			return 0, errors.New("a high surrogate must be followed by a low surrogate")
+		}
+	case utf16.IsSurrogate(r):
+		return 0, errors.New("a low surrogate must follow a high surrogate")
+	}
+	return r, nil
 }
 
 // hex reads the four hex digits of a \u escape.
@@ -312,21 +335,14 @@ func (s *storer) number(out *[]byte) error {
 	if neg {
 		s.i++
 	}
-	digits := func() []byte {
-		from := s.i
-		for s.i < len(s.in) && s.in[s.i] >= '0' && s.in[s.i] <= '9' {
-			s.i++
-		}
-		return s.in[from:s.i]
-	}
-	whole := digits()
+	whole := s.digits()
 	if len(whole) == 0 || (len(whole) > 1 && whole[0] == '0') {
 		return errSyntax
 	}
 	var frac []byte
 	if s.i < len(s.in) && s.in[s.i] == '.' {
 		s.i++
-		if frac = digits(); len(frac) == 0 {
+		if frac = s.digits(); len(frac) == 0 {
 			return errSyntax
 		}
 	}
@@ -337,7 +353,7 @@ func (s *storer) number(out *[]byte) error {
 		if s.i < len(s.in) && (s.in[s.i] == '+' || s.in[s.i] == '-') {
 			s.i++
 		}
-		if len(digits()) == 0 {
+		if len(s.digits()) == 0 {
 			return errSyntax
 		}
 		e, err := strconv.Atoi(string(s.in[from:s.i]))
@@ -346,6 +362,22 @@ func (s *storer) number(out *[]byte) error {
 		}
 		exp = e
 	}
+	*out = appendPlain(*out, neg, whole, frac, exp)
+	return nil
+}
+
+// digits reads the decimal digits at s.i.
+func (s *storer) digits() []byte {
+	from := s.i
+	for s.i < len(s.in) && s.in[s.i] >= '0' && s.in[s.i] <= '9' {
+		s.i++
+	}
+	return s.in[from:s.i]
+}
+
+// appendPlain appends the number whole.frac × 10^exp (negative if neg)
+// in plain notation, with the scale it was written with.
+func appendPlain(out []byte, neg bool, whole, frac []byte, exp int) []byte {
 	all := append(append([]byte{}, whole...), frac...)
 	point := len(whole) + exp // digits of all before the decimal point
 	scale := max(0, len(frac)-exp)
@@ -371,8 +403,7 @@ func (s *storer) number(out *[]byte) error {
 		}
 	}
 	if neg && bytes.ContainsAny(n, "123456789") {
-		*out = append(*out, '-')
+		out = append(out, '-')
 	}
-	*out = append(*out, n...)
-	return nil
+	return append(out, n...)
 }

@@ -196,64 +196,11 @@ func (q *Queue) recordBatch(ctx context.Context, job *river.Job[batchArgs], as [
 		return fmt.Errorf("webhook batch: %w", err)
 	}
 	defer t.Rollback()
-	// The outcomes, grouped so that one UPDATE records every delivery
-	// with the same outcome (usually one or two statements a batch).
-	type outcome struct {
-		code   int
-		err    string
-		failed bool // no attempt left: the endpoint is disabled
-	}
-	groups := map[outcome][]int{}
-	var handed []int
-	var jobs []river.InsertManyParams
 	now := time.Now()
 	next := now.Add(q.wait(1))
-	for _, a := range as {
-		switch {
-		case !a.enabled:
-			o := outcome{err: "the endpoint is disabled", failed: true}
-			groups[o] = append(groups[o], a.id)
-		case !a.tried:
-			handed = append(handed, a.id)
-			jobs = append(jobs, river.InsertManyParams{Args: deliverArgs{DeliveryID: a.id}})
-		case a.err == nil:
-			groups[outcome{code: a.code}] = append(groups[outcome{code: a.code}], a.id)
-		default:
-			o := outcome{code: a.code, err: a.err.Error()}
-			groups[o] = append(groups[o], a.id)
-			jobs = append(jobs, river.InsertManyParams{
-				Args:       deliverArgs{DeliveryID: a.id, Tried: 1},
-				InsertOpts: &river.InsertOpts{ScheduledAt: next, MaxAttempts: len(q.schedule)},
-			})
-		}
-	}
-	waiting := func(ids []int) *ent.WebhookDeliveryUpdate {
-		return t.Client.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...),
-			webhookdelivery.StatusEQ(webhookdelivery.StatusPENDING), webhookdelivery.Attempts(0), webhookdelivery.NextAttemptAtIsNil())
-	}
-	for o, ids := range groups {
-		up := waiting(ids).SetAttempts(1)
-		if o.code != 0 {
-			up.SetLastStatusCode(o.code)
-		}
-		switch {
-		case o.failed:
-			up.SetStatus(webhookdelivery.StatusFAILED).SetLastError(o.err)
-		case o.err == "":
-			up.SetStatus(webhookdelivery.StatusSUCCEEDED).SetDeliveredAt(now)
-		default:
-			up.SetLastError(o.err).SetNextAttemptAt(next)
-		}
-		if err := up.Exec(sys); err != nil {
-			return fmt.Errorf("webhook batch: outcomes: %w", err)
-		}
-	}
-	// A delivery handed on is due now: the marker keeps a later run of
-	// this job from handing it on again.
-	if len(handed) > 0 {
-		if err := waiting(handed).SetNextAttemptAt(now).Exec(sys); err != nil {
-			return fmt.Errorf("webhook batch: hand on: %w", err)
-		}
+	groups, handed, jobs := q.sortOutcomes(as, next)
+	if err := writeOutcomes(sys, t, groups, handed, now, next); err != nil {
+		return err
 	}
 	if len(jobs) > 0 {
 		if _, err := q.river.InsertManyTx(sys, t.SQL, jobs); err != nil {
@@ -275,14 +222,88 @@ func (q *Queue) recordBatch(ctx context.Context, job *river.Job[batchArgs], as [
 	}
 	for o, ids := range groups {
 		for range ids {
-			switch {
-			case o.failed:
-				q.metrics.outcome("failed")
-			case o.err == "":
-				q.metrics.outcome("succeeded")
-			default:
-				q.metrics.outcome("retried")
-			}
+			q.metrics.outcome(o.metric())
+		}
+	}
+	return nil
+}
+
+// outcome is what one UPDATE records of first attempts: the outcomes are
+// grouped so that every delivery with the same is recorded at once
+// (usually one or two statements a batch).
+type outcome struct {
+	code   int
+	err    string
+	failed bool // no attempt left: the endpoint is disabled
+}
+
+// metric is the outcome's label of webhook_deliveries_total.
+func (o outcome) metric() string {
+	switch {
+	case o.failed:
+		return "failed"
+	case o.err == "":
+		return "succeeded"
+	}
+	return "retried"
+}
+
+// sortOutcomes groups the deliveries of as by outcome, lists the ones not
+// attempted (handed on), and makes their jobs and those of the retries,
+// due at next.
+func (q *Queue) sortOutcomes(as []firstAttempt, next time.Time) (groups map[outcome][]int, handed []int, jobs []river.InsertManyParams) {
+	groups = map[outcome][]int{}
+	for _, a := range as {
+		switch {
+		case !a.enabled:
+			o := outcome{err: "the endpoint is disabled", failed: true}
+			groups[o] = append(groups[o], a.id)
+		case !a.tried:
+			handed = append(handed, a.id)
+			jobs = append(jobs, river.InsertManyParams{Args: deliverArgs{DeliveryID: a.id}})
+		case a.err == nil:
+			groups[outcome{code: a.code}] = append(groups[outcome{code: a.code}], a.id)
+		default:
+			o := outcome{code: a.code, err: a.err.Error()}
+			groups[o] = append(groups[o], a.id)
+			jobs = append(jobs, river.InsertManyParams{
+				Args:       deliverArgs{DeliveryID: a.id, Tried: 1},
+				InsertOpts: &river.InsertOpts{ScheduledAt: next, MaxAttempts: len(q.schedule)},
+			})
+		}
+	}
+	return groups, handed, jobs
+}
+
+// writeOutcomes records the outcomes of groups, and marks the deliveries
+// handed on due now (the marker keeps a later run of the job from handing
+// them on again), on the deliveries still waiting for their first
+// attempt.
+func writeOutcomes(ctx context.Context, t *database.Tx, groups map[outcome][]int, handed []int, now, next time.Time) error {
+	waiting := func(ids []int) *ent.WebhookDeliveryUpdate {
+		return t.Client.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...),
+			webhookdelivery.StatusEQ(webhookdelivery.StatusPENDING), webhookdelivery.Attempts(0), webhookdelivery.NextAttemptAtIsNil())
+	}
+	for o, ids := range groups {
+		up := waiting(ids).SetAttempts(1)
+		if o.code != 0 {
+			up.SetLastStatusCode(o.code)
+		}
+		switch {
+		case o.failed:
+			up.SetStatus(webhookdelivery.StatusFAILED).SetLastError(o.err)
+		case o.err == "":
+			up.SetStatus(webhookdelivery.StatusSUCCEEDED).SetDeliveredAt(now)
+		default:
+			up.SetLastError(o.err).SetNextAttemptAt(next)
+		}
+		if err := up.Exec(ctx); err != nil {
+			return fmt.Errorf("webhook batch: outcomes: %w", err)
+		}
+	}
+	if len(handed) > 0 {
+		if err := waiting(handed).SetNextAttemptAt(now).Exec(ctx); err != nil {
+			return fmt.Errorf("webhook batch: hand on: %w", err)
 		}
 	}
 	return nil

@@ -78,6 +78,35 @@ func (q *Queue) dispatch(ctx context.Context, sel selection) (ids []int, more bo
 		return nil, false, err
 	}
 	defer t.Rollback()
+	evs, err := undispatched(sys, t, sel)
+	if err != nil || len(evs) == 0 {
+		return nil, false, err
+	}
+	// From here on a failure may be an event's.
+	for _, ev := range evs {
+		ids = append(ids, ev.ID)
+	}
+	creates, taken, more, err := deliveriesOf(sys, t, evs)
+	if err != nil {
+		return ids, false, err
+	}
+	ids = ids[:taken]
+	if err := q.insertDeliveries(sys, t, creates); err != nil {
+		return ids, false, err
+	}
+	if err := t.Client.Event.Update().Where(event.IDIn(ids...)).SetDispatchedAt(time.Now()).Exec(sys); err != nil {
+		return ids, false, fmt.Errorf("dispatch: mark: %w", err)
+	}
+	if err := t.Commit(); err != nil {
+		return ids, false, fmt.Errorf("dispatch: commit: %w", err)
+	}
+	return ids, more, nil
+}
+
+// undispatched reads the first dispatchBatch events not dispatched that
+// sel selects, locking them on PostgreSQL (skipping the rows another
+// replica has locked).
+func undispatched(ctx context.Context, t *database.Tx, sel selection) ([]*ent.Event, error) {
 	lock := ""
 	if t.Dialect == dialect.Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
@@ -88,42 +117,38 @@ func (q *Queue) dispatch(ctx context.Context, sel selection) (ids []int, more bo
 	} else if len(sel.skip) > 0 {
 		where = fmt.Sprintf(" AND %s NOT IN (%s)", event.FieldID, idList(sel.skip))
 	}
-	rows, err := t.SQL.QueryContext(sys, fmt.Sprintf(`SELECT %s, %s, %s FROM %s WHERE %s IS NULL%s ORDER BY %s LIMIT %d%s`,
+	rows, err := t.SQL.QueryContext(ctx, fmt.Sprintf(`SELECT %s, %s, %s FROM %s WHERE %s IS NULL%s ORDER BY %s LIMIT %d%s`,
 		event.FieldID, event.FieldOwnerID, event.FieldType, event.Table, event.FieldDispatchedAt, where, event.FieldID, dispatchBatch, lock))
 	if err != nil {
-		return nil, false, fmt.Errorf("dispatch: %w", err)
+		return nil, fmt.Errorf("dispatch: %w", err)
 	}
+	defer rows.Close()
 	var evs []*ent.Event
-	owners := map[int]bool{}
 	for rows.Next() {
 		ev := &ent.Event{}
 		if err := rows.Scan(&ev.ID, &ev.OwnerID, &ev.Type); err != nil {
-			rows.Close()
-			return nil, false, fmt.Errorf("dispatch: %w", err)
+			return nil, fmt.Errorf("dispatch: %w", err)
 		}
 		evs = append(evs, ev)
-		owners[ev.OwnerID] = true
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(evs) == 0 {
-		return nil, false, err
-	}
-	// From here on a failure may be an event's.
+	return evs, rows.Err()
+}
+
+// deliveriesOf makes the deliveries of the first events of evs, one per
+// enabled endpoint of the event's owner that wants its type, as many
+// events as fit in maxDeliveries (at least one). It returns how many
+// events they are, and whether events were left for the next dispatch.
+func deliveriesOf(ctx context.Context, t *database.Tx, evs []*ent.Event) (creates []*ent.WebhookDeliveryCreate, taken int, more bool, err error) {
+	var owners []int
 	for _, ev := range evs {
-		ids = append(ids, ev.ID)
+		owners = append(owners, ev.OwnerID)
 	}
-	ownerIDs := make([]int, 0, len(owners))
-	for o := range owners {
-		ownerIDs = append(ownerIDs, o)
-	}
+	slices.Sort(owners)
 	eps, err := t.Client.WebhookEndpoint.Query().
-		Where(webhookendpoint.OwnerIDIn(ownerIDs...), webhookendpoint.Enabled(true)).All(sys)
+		Where(webhookendpoint.OwnerIDIn(slices.Compact(owners)...), webhookendpoint.Enabled(true)).All(ctx)
 	if err != nil {
-		return ids, false, fmt.Errorf("dispatch: endpoints: %w", err)
+		return nil, 0, false, fmt.Errorf("dispatch: endpoints: %w", err)
 	}
-	more = len(evs) == dispatchBatch
-	var creates []*ent.WebhookDeliveryCreate
-	taken := 0
 	for _, ev := range evs {
 		var wants []*ent.WebhookEndpoint
 		for _, ep := range eps {
@@ -132,8 +157,7 @@ func (q *Queue) dispatch(ctx context.Context, sel selection) (ids []int, more bo
 			}
 		}
 		if taken > 0 && len(creates)+len(wants) > maxDeliveries {
-			more = true
-			break
+			return creates, taken, true, nil
 		}
 		taken++
 		for _, ep := range wants {
@@ -141,11 +165,16 @@ func (q *Queue) dispatch(ctx context.Context, sel selection) (ids []int, more bo
 				SetEndpointID(ep.ID).SetEventID(ev.ID).SetEventType(ev.Type))
 		}
 	}
-	ids = ids[:taken]
+	return creates, taken, len(evs) == dispatchBatch, nil
+}
+
+// insertDeliveries inserts creates, at most maxDeliveries a statement,
+// and a batch job for each batchSize of them.
+func (q *Queue) insertDeliveries(ctx context.Context, t *database.Tx, creates []*ent.WebhookDeliveryCreate) error {
 	for from := 0; from < len(creates); from += maxDeliveries {
-		ds, err := t.Client.WebhookDelivery.CreateBulk(creates[from:min(from+maxDeliveries, len(creates))]...).Save(sys)
+		ds, err := t.Client.WebhookDelivery.CreateBulk(creates[from:min(from+maxDeliveries, len(creates))]...).Save(ctx)
 		if err != nil {
-			return ids, false, fmt.Errorf("dispatch: deliveries: %w", err)
+			return fmt.Errorf("dispatch: deliveries: %w", err)
 		}
 		var params []river.InsertManyParams
 		for b := 0; b < len(ds); b += batchSize {
@@ -155,17 +184,11 @@ func (q *Queue) dispatch(ctx context.Context, sel selection) (ids []int, more bo
 			}
 			params = append(params, river.InsertManyParams{Args: args, InsertOpts: &river.InsertOpts{MaxAttempts: batchMaxAttempts}})
 		}
-		if _, err := q.river.InsertManyTx(sys, t.SQL, params); err != nil {
-			return ids, false, fmt.Errorf("dispatch: jobs: %w", err)
+		if _, err := q.river.InsertManyTx(ctx, t.SQL, params); err != nil {
+			return fmt.Errorf("dispatch: jobs: %w", err)
 		}
 	}
-	if err := t.Client.Event.Update().Where(event.IDIn(ids...)).SetDispatchedAt(time.Now()).Exec(sys); err != nil {
-		return ids, false, fmt.Errorf("dispatch: mark: %w", err)
-	}
-	if err := t.Commit(); err != nil {
-		return ids, false, fmt.Errorf("dispatch: commit: %w", err)
-	}
-	return ids, more, nil
+	return nil
 }
 
 // idList is ids as SQL, for an IN list (integers only).

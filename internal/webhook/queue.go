@@ -136,41 +136,16 @@ func (deliverArgs) Kind() string { return "webhook_delivery" }
 // NewQueue returns the queue over c, whose pool is db of dialect dialectName.
 // It inserts jobs at once; it works them once Start is called.
 func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue, error) {
-	q := &Queue{client: c, db: db, dialect: dialectName, schedule: cfg.Schedule, http: cfg.HTTPClient, log: cfg.Log,
-		stopping: make(chan struct{})}
+	workers := cmp.Or(cfg.Workers, defaultWorkers)
+	q := &Queue{client: c, db: db, dialect: dialectName, schedule: cfg.Schedule, http: cfg.HTTPClient,
+		log: cmp.Or(cfg.Log, slog.Default()), stopping: make(chan struct{}), sending: make(chan struct{}, workers)}
 	if len(q.schedule) == 0 {
 		q.schedule = DefaultSchedule
 	}
-	if q.log == nil {
-		q.log = slog.Default()
-	}
 	if q.http == nil {
-		g := cfg.Guard
-		if g == nil {
-			g = &Guard{}
-		}
-		q.http = &http.Client{
-			Timeout: AttemptTimeout,
-			Transport: &http.Transport{
-				DialContext:         g.Dialer().DialContext,
-				TLSHandshakeTimeout: 5 * time.Second,
-				// As many idle connections to a receiver as attempts at
-				// once, so that a busy endpoint reuses its connections.
-				MaxIdleConnsPerHost: cmp.Or(cfg.Workers, defaultWorkers),
-				IdleConnTimeout:     90 * time.Second,
-			},
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
+		q.http = newHTTPClient(cmp.Or(cfg.Guard, &Guard{}), workers)
 	}
 	q.metrics = newQueueMetrics(cfg.Metrics, q)
-	poll, workers := cfg.PollInterval, cfg.Workers
-	if poll == 0 {
-		poll = 50 * time.Millisecond
-	}
-	if workers == 0 {
-		workers = defaultWorkers
-	}
-	q.sending = make(chan struct{}, workers)
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &worker{q: q})
 	river.AddWorker(ws, &batchWorker{q: q})
@@ -178,7 +153,7 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
 		Workers:           ws,
 		PollOnly:          true,
-		FetchPollInterval: poll,
+		FetchPollInterval: cmp.Or(cfg.PollInterval, 50*time.Millisecond),
 		// A fetch as soon as a worker is free (the default waits 100 ms,
 		// which caps one replica at MaxWorkers deliveries per 100 ms).
 		FetchCooldown: 5 * time.Millisecond,
@@ -198,6 +173,23 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 	}
 	q.river = rc
 	return q, nil
+}
+
+// newHTTPClient is the client that sends the deliveries: it dials through
+// g, follows no redirect and ignores proxy settings.
+func newHTTPClient(g *Guard, workers int) *http.Client {
+	return &http.Client{
+		Timeout: AttemptTimeout,
+		Transport: &http.Transport{
+			DialContext:         g.Dialer().DialContext,
+			TLSHandshakeTimeout: 5 * time.Second,
+			// As many idle connections to a receiver as attempts at once,
+			// so that a busy endpoint reuses its connections.
+			MaxIdleConnsPerHost: workers,
+			IdleConnTimeout:     90 * time.Second,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // quiet passes on the queue library's warnings and errors only.
