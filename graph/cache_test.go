@@ -10,7 +10,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/dbtest"
-	"github.com/configurator/catalogue/internal/httpcache/httpcachetest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // getQuery sends q (with vars, when given) as a GraphQL GET with token,
@@ -46,7 +46,7 @@ func revalidatable(t *testing.T, what string, rec *httptest.ResponseRecorder) st
 	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `"errors"`) {
 		t.Fatalf("%s = %d: %s; want 200 without errors", what, rec.Code, rec.Body)
 	}
-	return httpcachetest.Revalidatable(t, what, rec.Header(), "Accept, Authorization")
+	return testkit.Revalidatable(t, what, rec.Header(), "Accept, Authorization")
 }
 
 // TestConditionalGETQueries: a query sent with GET that answers without
@@ -111,7 +111,7 @@ func TestConditionalGETQueries(t *testing.T) {
 			if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "NOT_FOUND") {
 				t.Errorf("B GET A's material, If-None-Match %s = %d %s; want 200 with NOT_FOUND", inm, rec.Code, rec.Body)
 			}
-			httpcachetest.NoStore(t, "B GET A's material", rec.Header())
+			testkit.NoStore(t, "B GET A's material", rec.Header())
 		}
 		for name, rec := range map[string]*httptest.ResponseRecorder{
 			"no token":        w.getQuery(t, "", "", one, vars, tag),
@@ -121,17 +121,17 @@ func TestConditionalGETQueries(t *testing.T) {
 			if rec.Code == http.StatusOK && !strings.Contains(rec.Body.String(), `"errors"`) || rec.Code == http.StatusNotModified {
 				t.Errorf("GET with %s = %d %s; want an error", name, rec.Code, rec.Body)
 			}
-			httpcachetest.NoStore(t, "GET with "+name, rec.Header())
+			testkit.NoStore(t, "GET with "+name, rec.Header())
 		}
 		_, _, posted := post(t, w.h, w.tokA, "", `query { material(id: `+id+`) { id name } }`)
-		httpcachetest.NoStore(t, "POST query", posted)
+		testkit.NoStore(t, "POST query", posted)
 
 		// A write changes the ETag of what it changed.
 		status, r, h := post(t, w.h, w.dashA, "", `mutation { updateMaterial(id: `+id+`, input: {name: "Renamed"}) { name } }`)
 		if status != http.StatusOK || len(r.Errors) > 0 {
 			t.Fatalf("updateMaterial = %d %+v", status, r.Errors)
 		}
-		httpcachetest.NoStore(t, "updateMaterial", h)
+		testkit.NoStore(t, "updateMaterial", h)
 		rec := w.getQuery(t, w.tokA, "", one, vars, tag)
 		if now := revalidatable(t, "GET material after updateMaterial with its old ETag", rec); now == tag || !strings.Contains(rec.Body.String(), "Renamed") {
 			t.Errorf("GET material after updateMaterial = %s (%s); want the new name and a new ETag", rec.Body, now)

@@ -168,14 +168,22 @@ func (w *world) raw(t *testing.T, header, q string, vars map[string]any) gqlResp
 	if header != "" {
 		req.Header.Set("Authorization", header)
 	}
+	r, _ := serveGQL(t, w.h, req)
+	return r
+}
+
+// serveGQL runs req through h and decodes its GraphQL answer; it returns
+// the answer's headers too.
+func serveGQL(t *testing.T, h http.Handler, req *http.Request) (gqlResponse, http.Header) {
+	t.Helper()
 	rec := httptest.NewRecorder()
-	w.h.ServeHTTP(rec, req)
+	h.ServeHTTP(rec, req)
 	var r gqlResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
 		t.Fatalf("response is not JSON (%d): %s", rec.Code, rec.Body.String())
 	}
 	r.Status = rec.Code
-	return r
+	return r, rec.Header()
 }
 
 // ok runs q and decodes its data into v, failing on any error.

@@ -13,13 +13,13 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph"
-	"github.com/configurator/catalogue/graph/cost/costtest"
 	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/ratelimit"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
-func aliases(n int) string { return costtest.Aliases(n, "__typename") }
+func aliases(n int) string { return testkit.Aliases(n, "__typename") }
 
 // post sends q with the given Accept header and returns the status, the
 // response and its headers.
@@ -32,13 +32,8 @@ func post(t *testing.T, h http.Handler, token, accept, q string) (int, gqlRespon
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	var r gqlResponse
-	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
-		t.Fatalf("response is not JSON (%d): %s", rec.Code, rec.Body.String())
-	}
-	return rec.Code, r, rec.Header()
+	r, header := serveGQL(t, h, req)
+	return r.Status, r, header
 }
 
 // noData reports whether a response has no data: a request error.
@@ -57,8 +52,8 @@ func TestDocumentLimits(t *testing.T) {
 		for _, tc := range []struct {
 			name, query, message string
 		}{
-			{"fragment fan-out, 10 levels of 10 spreads", costtest.FanOut(10, 10), "the query selects more than 1000 fields (fragments expanded)"},
-			{"depth 53 through order -> configurator -> orders", costtest.Cycle(13), "levels deep; the limit is 15"},
+			{"fragment fan-out, 10 levels of 10 spreads", testkit.FanOut(10, 10), "the query selects more than 1000 fields (fragments expanded)"},
+			{"depth 53 through order -> configurator -> orders", testkit.Cycle(13), "levels deep; the limit is 15"},
 			{"1000 aliases", aliases(1000), "more than 100 aliased fields"},
 			{"a document over 64 KiB", "{ viewer { ownerID } }" + strings.Repeat(" ", endpoint.MaxDocumentBytes), "the limit is 65536"},
 			{"a fragment cycle", `{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }`, "spread each other in a cycle"},
@@ -79,8 +74,8 @@ func TestDocumentLimits(t *testing.T) {
 			})
 		}
 		for _, tc := range []struct{ name, query string }{
-			{"fan-out within the limits", costtest.FanOut(2, 10)},
-			{"depth 15", costtest.Cycle(3)},
+			{"fan-out within the limits", testkit.FanOut(2, 10)},
+			{"depth 15", testkit.Cycle(3)},
 			{"100 aliases", aliases(100)},
 			{"perPage -1 of a few fields", `{ materialsPage(perPage: -1) { data { id name category { id title } texture { id name } } } }`},
 			{"first 1000", `{ orders(first: 1000) { edges { node { id price status configurator { id name } } } } }`},

@@ -50,13 +50,7 @@ func (w *world) upload(t *testing.T, token, q string, vars map[string]any, files
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	rec := httptest.NewRecorder()
-	w.h.ServeHTTP(rec, req)
-	var r gqlResponse
-	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
-		t.Fatalf("response is not JSON (%d): %s", rec.Code, rec.Body.String())
-	}
-	r.Status = rec.Code
+	r, _ := serveGQL(t, w.h, req)
 	return r
 }
 

@@ -17,7 +17,6 @@ import (
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/persisted"
 	"github.com/configurator/catalogue/internal/ratelimit"
-	"github.com/configurator/catalogue/internal/ratelimit/redistest"
 	"github.com/configurator/catalogue/internal/requestid"
 	"github.com/configurator/catalogue/internal/testkit"
 )
@@ -78,13 +77,7 @@ func send(t *testing.T, h http.Handler, method, token string, req map[string]any
 		r.Header.Set("Authorization", "Bearer "+token)
 	}
 	r.Header.Set("X-Request-Id", "req-1")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, r)
-	var resp gqlResponse
-	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
-		t.Fatalf("response is not JSON (%d): %s", rec.Code, rec.Body.String())
-	}
-	resp.Status = rec.Code
+	resp, _ := serveGQL(t, h, r)
 	return resp
 }
 
@@ -160,7 +153,7 @@ func TestAPQ(t *testing.T) {
 // cache, and the other answers PERSISTED_QUERY_NOT_FOUND rather than an
 // error of its own: the client sends the text again.
 func TestAPQSharedByRedis(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := testkit.StartRedis(t)
 	opts, err := ratelimit.RedisOptions(srv.URL())
 	if err != nil {
 		t.Fatal(err)

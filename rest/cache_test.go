@@ -10,7 +10,7 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/dbtest"
-	"github.com/configurator/catalogue/internal/httpcache/httpcachetest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // conditional sends GET Prefix+path with token and the If-None-Match
@@ -33,7 +33,7 @@ func checkRevalidatable(t *testing.T, what string, status int, h http.Header, bo
 	if status != http.StatusOK {
 		t.Fatalf("%s = %d; want 200: %s", what, status, body)
 	}
-	return httpcachetest.Revalidatable(t, what, h, "Authorization")
+	return testkit.Revalidatable(t, what, h, "Authorization")
 }
 
 // TestConditionalReads: every read answers 200 with a strong ETag,
@@ -125,7 +125,7 @@ func TestConditionalReadsAcrossCallers(t *testing.T) {
 			for _, inm := range []string{tag, "*"} {
 				status, h, body := f.conditional(t, tc.token, path, inm)
 				problemOf(t, tc.who+" GET "+path+" If-None-Match "+inm, status, h, body, tc.want)
-				httpcachetest.NoStore(t, tc.who+" GET "+path, h)
+				testkit.NoStore(t, tc.who+" GET "+path, h)
 			}
 		}
 	})
@@ -165,7 +165,7 @@ func TestWritesChangeETags(t *testing.T) {
 
 		status, h, body := f.sendJSON(t, http.MethodPut, path, f.dash1, `{"name":"Renamed by REST"}`)
 		jsonObject(t, "PUT "+path, status, h, body, http.StatusOK)
-		httpcachetest.NoStore(t, "PUT "+path, h)
+		testkit.NoStore(t, "PUT "+path, h)
 		read("after PUT", path, list, first)
 		if !bytes.Contains(bodies[path], []byte("Renamed by REST")) {
 			t.Errorf("GET %s after PUT: %s", path, bodies[path])
@@ -182,7 +182,7 @@ func TestWritesChangeETags(t *testing.T) {
 		// body, its X-Total-Count (and so its ETag) changes.
 		status, h, body = f.sendJSON(t, http.MethodPost, "/materials", f.dash1, `{"name":"Teak","color":"#8B5A2B","category_id":1,"opacity":1}`)
 		jsonObject(t, "POST /materials", status, h, body, http.StatusCreated)
-		httpcachetest.NoStore(t, "POST /materials", h)
+		testkit.NoStore(t, "POST /materials", h)
 		before := bodies[first]
 		read("after POST", list, first)
 		if !bytes.Equal(bodies[first], before) {
@@ -193,18 +193,18 @@ func TestWritesChangeETags(t *testing.T) {
 		if status != http.StatusOK {
 			t.Fatalf("DELETE /materials/1 = %d", status)
 		}
-		httpcachetest.NoStore(t, "DELETE /materials/1", h)
+		testkit.NoStore(t, "DELETE /materials/1", h)
 		status, h, body = f.conditional(t, f.dash1, path, tags[path])
 		problemOf(t, "GET "+path+" after DELETE with its old ETag", status, h, body, http.StatusNotFound)
-		httpcachetest.NoStore(t, "GET "+path+" after DELETE", h)
+		testkit.NoStore(t, "GET "+path+" after DELETE", h)
 
 		status, h, body = f.conditional(t, f.owner1, "/materials?page=0", "*")
 		problemOf(t, "GET /materials?page=0", status, h, body, http.StatusBadRequest)
-		httpcachetest.NoStore(t, "GET /materials?page=0", h)
+		testkit.NoStore(t, "GET /materials?page=0", h)
 		status, h, _ = f.conditional(t, f.owner1, fmt.Sprintf("/configurator-option-variations?configurator_option_id=%d", 999999), "*")
 		if status != http.StatusNotFound {
 			t.Errorf("GET variations of an unknown option = %d; want 404", status)
 		}
-		httpcachetest.NoStore(t, "GET variations of an unknown option", h)
+		testkit.NoStore(t, "GET variations of an unknown option", h)
 	})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,8 +16,6 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/privacy"
-	"github.com/configurator/catalogue/graph/cost/costtest"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/testkit"
 )
@@ -93,7 +90,7 @@ func startTarget(t *testing.T, bin, dbURL string) *target {
 		t.Fatalf("seed --demo: exit %d: %s", code, stderr)
 	}
 	c := dbtest.Open(t, dbURL)
-	ctx := privacy.DecisionContext(context.Background(), privacy.Allow)
+	ctx := dbtest.Sys
 	bulk := make([]*ent.MaterialCreate, extraMaterials)
 	for i := range bulk {
 		bulk[i] = c.Material.Create().SetOwnerID(1).SetName(fmt.Sprintf("extra %d", i))
@@ -195,10 +192,10 @@ func (tg *target) expect(name string, a reply, status int, code string) {
 // graphQLDocuments: documents that hung the service or ran unbounded.
 func (tg *target) graphQLDocuments() {
 	for _, tc := range []struct{ name, query, message string }{
-		{"fragment fan-out, 10 levels of 10 spreads", costtest.FanOut(10, 10), "the query selects more than 1000 fields"},
-		{"depth 53 through order -> configurator -> orders", costtest.Cycle(13), "the query nests 53 levels deep; the limit is 15"},
-		{"1,000 aliases of one field", costtest.Aliases(1000, "viewer { ownerID }"), "the query selects more than 1000 fields"},
-		{"1,000 aliases of a leaf", costtest.Aliases(1000, "__typename"), "more than 100 aliased fields"},
+		{"fragment fan-out, 10 levels of 10 spreads", testkit.FanOut(10, 10), "the query selects more than 1000 fields"},
+		{"depth 53 through order -> configurator -> orders", testkit.Cycle(13), "the query nests 53 levels deep; the limit is 15"},
+		{"1,000 aliases of one field", testkit.Aliases(1000, "viewer { ownerID }"), "the query selects more than 1000 fields"},
+		{"1,000 aliases of a leaf", testkit.Aliases(1000, "__typename"), "more than 100 aliased fields"},
 		{"a document of 100 KB", "{ viewer { ownerID } }" + strings.Repeat(" ", 100_000), "the document is 100022 bytes; the limit is 65536"},
 		{"complexity: 1000 orders, each with 100 orders", `{ orders(first: 1000) { edges { node { configurator { orders(first: 100) { edges { node { id } } } } } } } }`,
 			"the operation's complexity is 304001; the limit is 50000"},

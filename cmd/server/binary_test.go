@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/dbtest"
-	"github.com/configurator/catalogue/internal/storage/s3test"
 	"github.com/configurator/catalogue/internal/testkit"
 )
 
@@ -198,7 +197,7 @@ func fetch(t *testing.T, url, token string) (int, string, []byte) {
 // by the other, they live in the bucket and nowhere on the replicas'
 // disks, and a failed write leaves nothing in the bucket.
 func testReplicas(t *testing.T, bin string, version map[string]string) {
-	srv := s3test.Start(t)
+	srv := testkit.StartS3(t)
 	bucket := srv.Bucket(t)
 	backends := dbtest.Backends()
 	db := backends[len(backends)-1] // PostgreSQL when there is one

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/apperr"
-	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/testkit"
 )
@@ -73,11 +72,7 @@ func TestDeadlines(t *testing.T) {
 
 				// PostgreSQL: the orders locked against reads; SQLite:
 				// the write lock taken, so an order creation waits.
-				db, _, err := database.OpenSQL(dbURL)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer db.Close()
+				db := dbtest.SQL(t, dbURL)
 				conn, err := db.Conn(context.Background())
 				if err != nil {
 					t.Fatal(err)
@@ -144,7 +139,7 @@ func TestDeadlines(t *testing.T) {
 // and derives its read and write timeouts and shutdown grace from the
 // request deadline.
 func TestServerLimits(t *testing.T) {
-	base, token := demoServer(t, map[string]string{"DATABASE_URL": dbtest.Backends()[0].URL(t)})
+	base, token := demoServer(t, map[string]string{"DATABASE_URL": dbtest.SQLite(t)})
 	for _, tc := range []struct {
 		extra  int
 		status int

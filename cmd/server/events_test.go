@@ -381,7 +381,7 @@ func TestQueueThatCannotStartStopsTheServer(t *testing.T) {
 				t.Fatal("no webhook queue")
 			}
 			database.Pool(c).Close()
-			stop, err := p.start(context.Background(), url, log)
+			stop, err := p.start(context.Background(), nil, log)
 			if err == nil {
 				stop()
 				t.Fatal("the events started without a database")

@@ -16,7 +16,6 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
-	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
@@ -159,15 +158,9 @@ func TestIdempotencyKey(t *testing.T) {
 		if _, err := demo.Seed(ctx, c); err != nil {
 			t.Fatal(err)
 		}
-		tokens := auth.NewTokens(c, auth.NewSigner([]byte(strings.Repeat("k", 32))))
-		owner1, _, err := tokens.CreateOpenAPI(ctx, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		owner2, _, err := tokens.CreateOpenAPI(ctx, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tokens := dbtest.Tokens(c)
+		owner1, _ := dbtest.OpenAPI(t, tokens, 1)
+		owner2, _ := dbtest.OpenAPI(t, tokens, 3)
 		files := &storage.Files{Store: storage.NewMemory(), BaseURL: "http://localhost/files/"}
 		cfg := &config.Config{PublicURL: "http://localhost", ViewerURL: "http://localhost/share/", RequestTimeout: config.DefaultRequestTimeout}
 		srv := httptest.NewServer(newRouter(c, tokens, cfg, files, slog.New(slog.NewTextHandler(io.Discard, nil))))

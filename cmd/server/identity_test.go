@@ -18,7 +18,6 @@ import (
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/oidctest"
-	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // transportResult is what one transport answered a token.
@@ -106,25 +105,6 @@ func wsInit(t *testing.T, base, token string) transportResult {
 	}
 }
 
-// serveFor runs the server with env until the test ends and returns its
-// base URL.
-func serveFor(t *testing.T, env map[string]string) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, serr testkit.SyncBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &stdout, &serr) }()
-	t.Cleanup(func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve exited %d; want 0\n%s", code, serr.String())
-		}
-	})
-	base := "http://" + env["ADDR"]
-	waitReady(t, base)
-	return base
-}
-
 // TestOwnTokenTTLEveryTransport: a token created with `token create --ttl`
 // carries its exp, `token list` shows it, and a running server accepts
 // it on every transport until exp (plus the 5 s leeway) and refuses it
@@ -132,10 +112,8 @@ func serveFor(t *testing.T, env map[string]string) string {
 func TestOwnTokenTTLEveryTransport(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "false", "ADDR": testkit.FreeAddr(t)}
-			if code, _, stderr := cli(t, env, "seed", "--demo"); code != 0 {
-				t.Fatalf("seed --demo: exit %d: %s", code, stderr)
-			}
+			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "false"}
+			cliOut(t, env, "seed", "--demo")
 			code, tok, stderr := cli(t, env, "token", "create", "--configurator", "1", "--ttl", "2s")
 			if code != 0 || !strings.Contains(stderr, ", expires ") {
 				t.Fatalf("token create --ttl 2s: exit %d, stderr %s", code, stderr)
@@ -153,7 +131,7 @@ func TestOwnTokenTTLEveryTransport(t *testing.T) {
 			if code != 0 || !strings.Contains(list, exp.UTC().Format(time.RFC3339)) {
 				t.Errorf("token list: exit %d\n%s\nwant the expiry %s", code, list, exp.UTC().Format(time.RFC3339))
 			}
-			base := serveFor(t, env)
+			base, _ := serveInProcess(t, env)
 			for name, r := range transports(t, base, tok) {
 				if !r.ok {
 					t.Errorf("%s before exp: %s; want accepted", name, r.detail)
@@ -192,22 +170,19 @@ func kidHeader(t *testing.T, jwt string) string {
 func TestKeysCommands(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "false", "ADDR": testkit.FreeAddr(t)}
-			if code, _, stderr := cli(t, env, "seed", "--demo"); code != 0 {
-				t.Fatalf("seed --demo: exit %d: %s", code, stderr)
-			}
+			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "false"}
+			cliOut(t, env, "seed", "--demo")
 			code, list, stderr := cli(t, env, "keys", "list")
 			keys := kidLineRE.FindAllStringSubmatch(list, -1)
 			if code != 0 || len(keys) != 1 || !strings.Contains(list, "signs") {
 				t.Fatalf("keys list: exit %d %s\n%s\nwant one key that signs", code, stderr, list)
 			}
 			first := keys[0][1]
-			_, oldTok, _ := cli(t, env, "token", "create", "--configurator", "1")
-			oldTok = strings.TrimSpace(oldTok)
+			oldTok := cliOut(t, env, "token", "create", "--configurator", "1")
 			if kidHeader(t, oldTok) != first {
 				t.Fatalf("token kid %q; want %q", kidHeader(t, oldTok), first)
 			}
-			base := serveFor(t, env)
+			base, _ := serveInProcess(t, env)
 			if got := viewerStatus(t, base, oldTok); got != http.StatusOK {
 				t.Fatalf("old token: %d", got)
 			}
@@ -222,8 +197,7 @@ func TestKeysCommands(t *testing.T) {
 				t.Fatalf("keys list after rotate:\n%s", list)
 			}
 			second := keys[1][1]
-			_, newTok, _ := cli(t, env, "token", "create", "--dashboard", "--owner", "1")
-			newTok = strings.TrimSpace(newTok)
+			newTok := cliOut(t, env, "token", "create", "--dashboard", "--owner", "1")
 			if kidHeader(t, newTok) != second {
 				t.Fatalf("token created after rotate has kid %q; want %q", kidHeader(t, newTok), second)
 			}
@@ -291,14 +265,11 @@ func TestProviderTokenEveryTransport(t *testing.T) {
 	})
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "false", "ADDR": testkit.FreeAddr(t),
+			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "false",
 				"OIDC_ISSUER": idp.Issuer, "OIDC_AUDIENCE": oidctest.Audience}
-			if code, _, stderr := cli(t, env, "seed", "--demo"); code != 0 {
-				t.Fatalf("seed --demo: exit %d: %s", code, stderr)
-			}
-			_, own, _ := cli(t, env, "token", "create", "--configurator", "2")
-			own = strings.TrimSpace(own)
-			base := serveFor(t, env)
+			cliOut(t, env, "seed", "--demo")
+			own := cliOut(t, env, "token", "create", "--configurator", "2")
+			base, _ := serveInProcess(t, env)
 			shop := idp.Token(t, "shop", auth.ScopeOpenAPI, "")
 			admin := idp.Token(t, "admin", auth.ScopeDashboard, "")
 			for who, tok := range map[string]string{"provider Open API token": shop, "provider dashboard token": admin, "own token": own} {
@@ -343,13 +314,10 @@ func TestProviderTokenEveryTransport(t *testing.T) {
 func TestStreamsEndAtExpiry(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "false", "ADDR": testkit.FreeAddr(t)}
-			if code, _, stderr := cli(t, env, "seed", "--demo"); code != 0 {
-				t.Fatalf("seed --demo: exit %d: %s", code, stderr)
-			}
-			base := serveFor(t, env)
-			_, tok, _ := cli(t, env, "token", "create", "--configurator", "1", "--ttl", "4s")
-			tok = strings.TrimSpace(tok)
+			env := map[string]string{"DATABASE_URL": b.URL(t), "UPLOAD_DIR": t.TempDir(), "DEMO": "false"}
+			cliOut(t, env, "seed", "--demo")
+			base, _ := serveInProcess(t, env)
+			tok := cliOut(t, env, "token", "create", "--configurator", "1", "--ttl", "4s")
 			var claims jwtlib.RegisteredClaims
 			if _, _, err := jwtlib.NewParser().ParseUnverified(tok, &claims); err != nil || claims.ExpiresAt == nil {
 				t.Fatalf("token without exp: %v", err)

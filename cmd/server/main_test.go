@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/browsertest"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
@@ -38,6 +37,17 @@ func cli(t *testing.T, env map[string]string, args ...string) (int, string, stri
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), args, func(k string) string { return env[k] }, &out, &errOut)
 	return code, out.String(), errOut.String()
+}
+
+// cliOut runs the binary's run function and returns its standard output,
+// trimmed; it fails the test unless the command exits 0.
+func cliOut(t *testing.T, env map[string]string, args ...string) string {
+	t.Helper()
+	code, out, stderr := cli(t, env, args...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	return strings.TrimSpace(out)
 }
 
 var jwtRE = regexp.MustCompile(`^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\n$`)
@@ -329,10 +339,10 @@ func TestSIGTERM(t *testing.T) {
 
 // TestReadyz: readiness follows the database, liveness does not.
 func TestReadyz(t *testing.T) {
-	c := dbtest.Open(t, dbtest.Backends()[0].URL(t))
+	c := dbtest.Open(t, dbtest.SQLite(t))
 	cfg := &config.Config{PublicURL: "http://localhost"}
 	files := &storage.Files{Store: storage.NewMemory(), BaseURL: "http://localhost/files/"}
-	h := newRouter(c, auth.NewTokens(c, auth.NewSigner(make([]byte, 32))), cfg, files, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h := newRouter(c, dbtest.Tokens(c), cfg, files, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	probe := func(path string) int {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
@@ -353,9 +363,9 @@ func TestReadyz(t *testing.T) {
 // TestCORS: browser front-ends on other origins may call both transports
 // with a bearer token; preflights are answered before routing.
 func TestCORS(t *testing.T) {
-	c := dbtest.Open(t, dbtest.Backends()[0].URL(t))
+	c := dbtest.Open(t, dbtest.SQLite(t))
 	files := &storage.Files{Store: storage.NewMemory(), BaseURL: "http://localhost/files/"}
-	h := newRouter(c, auth.NewTokens(c, auth.NewSigner(make([]byte, 32))), &config.Config{PublicURL: "http://localhost"}, files, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h := newRouter(c, dbtest.Tokens(c), &config.Config{PublicURL: "http://localhost"}, files, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for _, path := range []string{"/graphql", "/api/open-api/v1/orders", "/api/open-api/v1/textures/1"} {
 		req := httptest.NewRequest(http.MethodOptions, path, nil)
 		req.Header.Set("Origin", "https://shop.example.com")
@@ -404,11 +414,8 @@ func TestConditionalGETsThroughRouter(t *testing.T) {
 		if _, err := demo.Seed(ctx, c); err != nil {
 			t.Fatal(err)
 		}
-		tokens := auth.NewTokens(c, auth.NewSigner(make([]byte, 32)))
-		token, _, err := tokens.CreateOpenAPI(ctx, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tokens := dbtest.Tokens(c)
+		token, _ := dbtest.OpenAPI(t, tokens, 1)
 		files := &storage.Files{Store: storage.NewMemory(), BaseURL: "http://localhost/files/"}
 		h := newRouter(c, tokens, &config.Config{PublicURL: "http://localhost"}, files, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		for _, target := range []string{"/api/open-api/v1/materials/1", "/graphql?query=%7Bmaterial(id:1)%7Bid%20name%7D%7D"} {
@@ -437,7 +444,7 @@ func TestConditionalGETsThroughRouter(t *testing.T) {
 // TestFlagsAnywhere: every subcommand takes its flags before, between or
 // after its positional arguments, as the usage text writes them.
 func TestFlagsAnywhere(t *testing.T) {
-	url := dbtest.Backends()[0].URL(t)
+	url := dbtest.SQLite(t)
 	for _, args := range [][]string{
 		{"migrate", "--database-url", url},
 		{"seed", "--database-url", url, "--demo"},

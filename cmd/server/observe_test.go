@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
@@ -37,11 +36,8 @@ func newObserved(t *testing.T, c *ent.Client) observed {
 	if _, err := demo.Seed(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	tokens := auth.NewTokens(c, auth.NewSigner([]byte(strings.Repeat("k", 32))))
-	token, _, err := tokens.CreateOpenAPI(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tokens := dbtest.Tokens(c)
+	token, _ := dbtest.OpenAPI(t, tokens, 1)
 	logs := &testkit.SyncBuffer{}
 	log := slog.New(telemetry.LogHandler(slog.NewTextHandler(logs, nil)))
 	files := &storage.Files{Store: storage.NewMemory(), BaseURL: "http://localhost/files/"}

@@ -12,13 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
 	"github.com/configurator/catalogue/internal/persisted"
-	"github.com/configurator/catalogue/internal/ratelimit/redistest"
 	"github.com/configurator/catalogue/internal/storage"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // TestPersistedDocumentsServed: serve wires the persisted documents as
@@ -29,20 +28,14 @@ import (
 // PERSISTED_QUERY_ONLY).
 func TestPersistedDocumentsServed(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.Start(t)
-	c := dbtest.Open(t, dbtest.Backends()[0].URL(t))
+	srv := testkit.StartRedis(t)
+	c := dbtest.Open(t, dbtest.SQLite(t))
 	if _, err := demo.Seed(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	tokens := auth.NewTokens(c, auth.NewSigner([]byte(strings.Repeat("k", 32))))
-	open, _, err := tokens.CreateOpenAPI(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dash, _, err := tokens.CreateDashboard(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tokens := dbtest.Tokens(c)
+	open, _ := dbtest.OpenAPI(t, tokens, 1)
+	dash, _ := dbtest.Dashboard(t, tokens, 1)
 	const trusted, free = "query Me { viewer { tokenKind } }", "query Kinds { configuratorOptionTypes }"
 	manifest, err := persisted.ParseManifest([]byte(`{"` + persisted.Hash(trusted) + `": "` + trusted + `"}`))
 	if err != nil {

@@ -17,7 +17,6 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
@@ -75,11 +74,7 @@ func TestListPlans(t *testing.T) {
 		t.Skip("needs PostgreSQL (TEST_DATABASE_URL)")
 	}
 	url := pg.URL(t)
-	db, _, err := database.OpenSQL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := dbtest.SQL(t, url)
 	rec := &recorder{Driver: entsql.OpenDB(dialect.Postgres, db)}
 	c := ent.NewClient(ent.Driver(rec))
 	ctx := context.Background()
@@ -93,11 +88,8 @@ func TestListPlans(t *testing.T) {
 	if _, err := db.ExecContext(ctx, "VACUUM ANALYZE"); err != nil {
 		t.Fatal(err)
 	}
-	tokens := auth.NewTokens(c, auth.NewSigner([]byte(strings.Repeat("k", 32))))
-	token, _, err := tokens.CreateOpenAPI(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tokens := dbtest.Tokens(c)
+	token, _ := dbtest.OpenAPI(t, tokens, 1)
 	h := newRouter(c, tokens, &config.Config{PublicURL: "http://localhost", ViewerURL: "http://localhost/share/"},
 		&storage.Files{Store: storage.NewMemory(), BaseURL: "http://localhost/files/"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	conn, err := db.Conn(ctx)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/dbtest"
-	"github.com/configurator/catalogue/internal/ratelimit/redistest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // TestRedisRateLimits runs the binary with its rate limits in a Redis the
@@ -21,10 +21,10 @@ import (
 // the unmetered requests in /metrics; once Redis is back the requests are
 // metered again. A replica started while Redis is down serves too.
 func TestRedisRateLimits(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := testkit.StartRedis(t)
 	const budget = 20
 	env := map[string]string{
-		"DATABASE_URL": dbtest.Backends()[0].URL(t), "DEMO": "true",
+		"DATABASE_URL": dbtest.SQLite(t), "DEMO": "true",
 		"REDIS_URL": srv.URL(), "RATE_LIMIT_PER_MINUTE": strconv.Itoa(budget),
 	}
 	p := startBinary(t, env)
@@ -103,7 +103,7 @@ func TestRedisRateLimits(t *testing.T) {
 
 	t.Run("Redis down at start", func(t *testing.T) {
 		srv.Kill()
-		env := map[string]string{"DATABASE_URL": dbtest.Backends()[0].URL(t), "DEMO": "true", "REDIS_URL": srv.URL()}
+		env := map[string]string{"DATABASE_URL": dbtest.SQLite(t), "DEMO": "true", "REDIS_URL": srv.URL()}
 		p := startBinary(t, env)
 		if status, h := apiGet(t, p.base, p.token); status != http.StatusOK || h.Get("RateLimit-Limit") != "" {
 			t.Errorf("a request: %d %v; want 200, unmetered", status, h)

@@ -19,8 +19,6 @@ import (
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/idempotency"
-	"github.com/configurator/catalogue/internal/ratelimit/redistest"
-	"github.com/configurator/catalogue/internal/storage/s3test"
 	"github.com/configurator/catalogue/internal/testkit"
 )
 
@@ -42,9 +40,9 @@ func TestReplicas(t *testing.T) {
 	bin := binary(t)
 	haproxy := haproxyBinary(t)
 	cl := dbtest.NewCluster(t)
-	s3 := s3test.Start(t)
+	s3 := testkit.StartS3(t)
 	bucket := s3.Bucket(t)
-	rds := redistest.Start(t)
+	rds := testkit.StartRedis(t)
 	dbURL, reference := createDatabase(t, cl.URL, "catalogue"), createDatabase(t, cl.URL, "reference")
 	// The balancer's public name: the test reaches it (and the replicas)
 	// by address, as a client behind DNS would.
@@ -332,10 +330,7 @@ func haproxyBinary(t *testing.T) string {
 	if p, err := exec.LookPath("haproxy"); err == nil {
 		return p
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("haproxy is not installed; CI must install it (apt-get install haproxy)")
-	}
-	t.Skip("haproxy is not installed, skipping: apt-get install haproxy")
+	testkit.Missing(t, "haproxy", "apt-get install haproxy")
 	return ""
 }
 

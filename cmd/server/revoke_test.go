@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/testkit"
@@ -31,20 +29,11 @@ func TestRevokeWhileServing(t *testing.T) {
 			if b.Name == "postgres" {
 				// A name of its own, to find this server's listener among
 				// those of the tests running beside it.
-				u, err := url.Parse(dbURL)
-				if err != nil {
-					t.Fatal(err)
-				}
-				q := u.Query()
 				appName = "revoke_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)
-				q.Set("application_name", appName)
-				u.RawQuery = q.Encode()
-				dbURL = u.String()
+				dbURL = withParam(dbURL, "application_name", appName)
 			}
 			env := map[string]string{"DATABASE_URL": dbURL, "UPLOAD_DIR": t.TempDir(), "DEMO": "false", "ADDR": testkit.FreeAddr(t)}
-			if code, _, stderr := cli(t, env, "seed", "--demo"); code != 0 {
-				t.Fatalf("seed --demo: exit %d: %s", code, stderr)
-			}
+			cliOut(t, env, "seed", "--demo")
 			code, tok, stderr := cli(t, env, "token", "create", "--configurator", "1")
 			m := createdRE.FindStringSubmatch(stderr)
 			if code != 0 || m == nil {
@@ -93,7 +82,7 @@ func TestRevokeWhileServing(t *testing.T) {
 			stop()
 			c := dbtest.Open(t, dbURL)
 			n, _ := strconv.Atoi(id)
-			rec, err := c.APIToken.Get(privacy.DecisionContext(context.Background(), privacy.Allow), n)
+			rec, err := c.APIToken.Get(dbtest.Sys, n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +112,7 @@ func waitListening(t *testing.T, dbURL, appName string) {
 	t.Helper()
 	// After LISTEN the listener only sends heartbeats (pgx's "-- ping").
 	waitRows(t, dbURL, "the server's revocation listener to connect", `SELECT count(*) FROM pg_stat_activity
-		WHERE application_name = $1 || ' token listener' AND (query LIKE 'LISTEN %' OR query = '-- ping')`, appName)
+		WHERE application_name = $1 || ' listener' AND (query LIKE 'LISTEN %' OR query = '-- ping')`, appName)
 }
 
 // waitRows waits up to 10 s until query, a count, counts a row in the

@@ -23,6 +23,7 @@ import (
 	"github.com/configurator/catalogue/internal/demo"
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/logbuf"
+	"github.com/configurator/catalogue/internal/pglisten"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/telemetry"
 )
@@ -69,7 +70,7 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	var stops stack
 	defer stops.run()
 	log := startLog(stderr, &stops)
-	tuneGC(env)
+	tuneRuntime(env, cfg.PprofAddr != "")
 	if err := startTracing(ctx, env, log, &stops); err != nil {
 		return err
 	}
@@ -149,8 +150,7 @@ func startTracing(ctx context.Context, env config.Env, log *slog.Logger, stops *
 
 // startTokens opens the database and the token service with its signing
 // key and, with OIDC_ISSUER, the provider's. The token service's
-// background work (the revocation listener that lets it cache, the
-// last-use writes) and the hourly sweep of expired Idempotency-Keys
+// background work (the last-use writes) and the hourly sweep of expired Idempotency-Keys
 // outlive the requests in flight at SIGTERM and stop, writing their last
 // notes, before the database closes.
 func startTokens(ctx context.Context, cfg *config.Config, log *slog.Logger, stops *stack) (*ent.Client, *auth.Tokens, error) {
@@ -169,7 +169,7 @@ func startTokens(ctx context.Context, cfg *config.Config, log *slog.Logger, stop
 	}
 	tctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	tokensDone, sweepDone := make(chan error, 1), make(chan struct{})
-	go func() { tokensDone <- tokens.Run(tctx, cfg.DatabaseURL, log) }()
+	go func() { tokensDone <- tokens.Run(tctx, log) }()
 	go func() {
 		defer close(sweepDone)
 		idempotency.Sweeper(tctx, c, idempotency.SweepEvery, log)
@@ -235,8 +235,10 @@ func listen(ctx context.Context, cfg *config.Config, env config.Env) (net.Listen
 }
 
 // startHandler builds the HTTP surface and starts the events that carry
-// writes to webhooks and subscriptions; the Redis connections of the rate
-// limiter and persisted queries close when serve stops.
+// writes to webhooks and subscriptions, and the PostgreSQL listener that
+// carries events and token revocations across replicas; the Redis
+// connections of the rate limiter and persisted queries close when serve
+// stops.
 func startHandler(ctx context.Context, c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger, stops *stack) (*app, error) {
 	handler := newRouter(c, tokens, cfg, files, log)
 	if handler.redis != nil {
@@ -245,11 +247,17 @@ func startHandler(ctx context.Context, c *ent.Client, tokens *auth.Tokens, cfg *
 	if handler.apq != nil {
 		stops.push(func() { handler.apq.Close() })
 	}
-	stopEvents, err := handler.events.start(ctx, cfg.DatabaseURL, log)
+	lis, err := pglisten.New(cfg.DatabaseURL, log)
+	if err != nil {
+		return nil, err
+	}
+	tokens.Listen(lis, log)
+	stopEvents, err := handler.events.start(ctx, lis, log)
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
 	stops.push(stopEvents)
+	stops.push(lis.Start(context.WithoutCancel(ctx)))
 	return handler, nil
 }
 

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -16,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/configurator/catalogue/internal/browsertest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // postForm sends a multipart form with text fields and files to the
@@ -53,10 +51,7 @@ func postForm(t *testing.T, url, token string, fields map[string]string, files m
 func testWrites(t *testing.T, base, token string) {
 	api := base + "/api/open-api/v1"
 	t.Run("order with a snapshot", func(t *testing.T) {
-		img := image.NewRGBA(image.Rect(0, 0, 30, 20))
-		img.Set(3, 4, color.RGBA{200, 10, 10, 255})
-		var snap bytes.Buffer
-		png.Encode(&snap, img)
+		snap := testkit.PNG(30, 20, 10)
 		var order struct {
 			ID                   int
 			ConfiguratorSnapshot string `json:"configurator_snapshot"`
@@ -64,7 +59,7 @@ func testWrites(t *testing.T, base, token string) {
 		status := postForm(t, api+"/orders", token, map[string]string{
 			"price": "249.90", "configurator_id": "1",
 			"customer_details": `{"name": "Ada"}`, "configurator_summary": `{"Frame Size": "Grand"}`,
-		}, map[string][]byte{"configurator_snapshot": snap.Bytes()}, &order)
+		}, map[string][]byte{"configurator_snapshot": snap}, &order)
 		if status != http.StatusCreated || !strings.HasPrefix(order.ConfiguratorSnapshot, base+"/files/") {
 			t.Fatalf("POST /orders = %d %+v; want 201 and a snapshot URL under %s/files/", status, order, base)
 		}
@@ -74,7 +69,7 @@ func testWrites(t *testing.T, base, token string) {
 		}
 		got, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		if res.StatusCode != 200 || res.Header.Get("Content-Type") != "image/png" || res.Header.Get("X-Content-Type-Options") != "nosniff" || !bytes.Equal(got, snap.Bytes()) {
+		if res.StatusCode != 200 || res.Header.Get("Content-Type") != "image/png" || res.Header.Get("X-Content-Type-Options") != "nosniff" || !bytes.Equal(got, snap) {
 			t.Errorf("GET snapshot = %d %s, %d bytes; want the uploaded PNG with nosniff", res.StatusCode, res.Header.Get("Content-Type"), len(got))
 		}
 	})

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,10 +15,10 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
+	"github.com/configurator/catalogue/internal/pglisten"
 	"github.com/configurator/catalogue/internal/storage"
 )
 
@@ -38,12 +37,8 @@ func TestStatementsPerRead(t *testing.T) {
 			dbURL := b.URL(t)
 			appName := ""
 			if b.Name == "postgres" {
-				u, _ := url.Parse(dbURL)
-				q := u.Query()
 				appName = "statements_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)
-				q.Set("application_name", appName)
-				u.RawQuery = q.Encode()
-				dbURL = u.String()
+				dbURL = withParam(dbURL, "application_name", appName)
 			}
 			var n atomic.Int64
 			c := dbtest.Open(t, dbURL, ent.Log(func(...any) { n.Add(1) }))
@@ -51,16 +46,20 @@ func TestStatementsPerRead(t *testing.T) {
 			if _, err := demo.Seed(ctx, c); err != nil {
 				t.Fatal(err)
 			}
-			tokens := auth.NewTokens(c.Debug(), auth.NewSigner([]byte(strings.Repeat("k", 32))))
-			token, _, err := tokens.CreateOpenAPI(ctx, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tokens := dbtest.Tokens(c.Debug())
+			token, _ := dbtest.OpenAPI(t, tokens, 1)
 			tokenReads := int64(1)
 			if appName != "" {
+				log := slog.New(slog.NewTextHandler(io.Discard, nil))
+				lis, err := pglisten.New(dbURL, log)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tokens.Listen(lis, log)
+				t.Cleanup(lis.Start(ctx))
 				runCtx, stop := context.WithCancel(ctx)
 				done := make(chan error, 1)
-				go func() { done <- tokens.Run(runCtx, dbURL, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+				go func() { done <- tokens.Run(runCtx, log) }()
 				t.Cleanup(func() { stop(); <-done })
 				waitListening(t, dbURL, appName)
 				tokenReads = 0

@@ -6,10 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/configurator/catalogue/internal/testkit"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
-
-	"github.com/configurator/catalogue/graph/cost/costtest"
 )
 
 var limits = Limits{Selections: 1000, Depth: 10, Aliases: 30}
@@ -18,15 +17,15 @@ func nested(depth int) string {
 	return strings.Repeat("{ order(id: 1) { configurator ", depth/2) + "{ id }" + strings.Repeat("} }", depth/2)
 }
 
-func aliases(n int) string { return costtest.Aliases(n, "__typename") }
+func aliases(n int) string { return testkit.Aliases(n, "__typename") }
 
 func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name, query, limit string
 	}{
 		{"small query", `{ ordersPage { data { id configurator { id name } } } }`, ""},
-		{"fan-out of fragments", costtest.FanOut(10, 10), "selections"},
-		{"fan-out within the limit", costtest.FanOut(2, 5), ""},
+		{"fan-out of fragments", testkit.FanOut(10, 10), "selections"},
+		{"fan-out within the limit", testkit.FanOut(2, 5), ""},
 		{"deep nesting", nested(50), "depth"},
 		{"nesting at the limit", nested(10), ""},
 		{"many aliases", aliases(1000), "aliases"},
@@ -35,7 +34,7 @@ func TestCheck(t *testing.T) {
 		// gqlparser validates every operation and fragment, whichever the
 		// request names, so each is measured.
 		{"every operation measured", `query Small { viewer { ownerID } } query Big ` + aliases(100), "aliases"},
-		{"unused fragment measured", "query { viewer { ownerID } }\n" + strings.Replace(costtest.FanOut(10, 10), "query { ...F0 }", "", 1), "selections"},
+		{"unused fragment measured", "query { viewer { ownerID } }\n" + strings.Replace(testkit.FanOut(10, 10), "query { ...F0 }", "", 1), "selections"},
 		{"unused fragment within the limits", `query { viewer { ownerID } } fragment U on Query { a: viewer { ownerID } }`, ""},
 		{"unknown fragment left to validation", `{ ...Nope }`, ""},
 		{"inline fragments", `{ ... on Query { viewer { ownerID } } }`, ""},
@@ -81,7 +80,7 @@ func TestExceededMessage(t *testing.T) {
 // a document it accepts is within every limit when expanded naively.
 func FuzzCheck(f *testing.F) {
 	for _, seed := range []string{
-		`{ a { b { c } } }`, costtest.FanOut(3, 3), nested(12), aliases(40),
+		`{ a { b { c } } }`, testkit.FanOut(3, 3), nested(12), aliases(40),
 		`query { ...A } fragment A on Query { ...B } fragment B on Query { ...A }`,
 		`query A { x } query B { y: x z: x }`, `{ ... on Q { ...F } } fragment F on Q { a: b }`,
 	} {

@@ -16,9 +16,9 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/configurator/catalogue/graph"
-	"github.com/configurator/catalogue/graph/cost/costtest"
 	"github.com/configurator/catalogue/graph/generated"
 	"github.com/configurator/catalogue/internal/ratelimit"
+	"github.com/configurator/catalogue/internal/testkit"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -100,7 +100,7 @@ func TestLimitsBeforeInterceptors(t *testing.T) {
 	srv.SetErrorPresenter(presentError)
 	h := meter(ratelimit.NewMemory(3), srv)
 	for _, tc := range []struct{ name, query, code string }{
-		{"over a document bound", costtest.Aliases(MaxAliases+1, "__typename"), "QUERY_TOO_COMPLEX"},
+		{"over a document bound", testkit.Aliases(MaxAliases+1, "__typename"), "QUERY_TOO_COMPLEX"},
 		{"over the complexity limit", `{ orders(first: 1000) { edges { node { configurator { orders(first: 100) { totalCount } } } } } }`, "QUERY_TOO_COMPLEX"},
 		// 1 + 1000 * (1 + 1 + 1) points: 4 units, over a budget of 3.
 		{"over the token's budget", `{ orders(first: 1000) { edges { node { id } } } }`, "RATE_LIMITED"},

@@ -418,8 +418,8 @@ func TestVacuumCounts(t *testing.T) {
 			ctx := dbtest.Sys
 			url := b.URL(t)
 			c := dbtest.Open(t, url)
-			o := dbtest.Must(c.Owner.Create().SetName("A").Save(ctx)).ID
-			conf := dbtest.Must(c.Configurator.Create().SetName("Sofa").SetOwnerID(o).Save(ctx)).ID
+			A := dbtest.NewTenant(t, c, "A", "Sofa")
+			o, conf := A.ID, A.Confs[0].ID
 			for range 3 {
 				ord := dbtest.Must(newOrder(ctx, c, o, conf))
 				if err := c.Order.DeleteOneID(ord.ID).Exec(ctx); err != nil {

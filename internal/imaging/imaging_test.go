@@ -7,7 +7,6 @@ import (
 	"hash/crc32"
 	"image"
 	"image/color"
-	"image/draw"
 	"image/png"
 	"testing"
 
@@ -246,15 +245,9 @@ func TestThumbnail(t *testing.T) {
 }
 
 func TestThumbnailKeepsColour(t *testing.T) {
-	// One colour throughout (testkit's images are gradients), so that
-	// every pixel of the thumbnail must keep it exactly.
-	flat := image.NewRGBA(image.Rect(0, 0, 400, 200))
-	draw.Draw(flat, flat.Bounds(), image.NewUniform(color.RGBA{R: 200, G: 30, B: 30, A: 255}), image.Point{}, draw.Src)
-	var in bytes.Buffer
-	if err := png.Encode(&in, flat); err != nil {
-		t.Fatal(err)
-	}
-	out, err := Thumbnail(in.Bytes(), 50)
+	// One colour throughout, so that every pixel of the thumbnail must
+	// keep it exactly.
+	out, err := Thumbnail(testkit.SolidPNG(400, 200, color.RGBA{R: 200, G: 30, B: 30, A: 255}), 50)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // Audience is the resource indicator the provider's tokens are for when a
@@ -92,18 +94,13 @@ func Start(t testing.TB, clients map[string]Client) *Provider {
 // this package; without them the test is skipped, or fails on CI.
 func findNode(t testing.TB) string {
 	t.Helper()
-	missing := func(what string) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s; CI must install Node and run npm ci in internal/oidctest", what)
-		}
-		t.Skipf("%s: install Node (>= 20.19) and run npm ci in internal/oidctest", what)
-	}
+	const install = "install Node (>= 20.19) and run npm ci in internal/oidctest"
 	node, err := exec.LookPath("node")
 	if err != nil {
-		missing("node not found")
+		testkit.Missing(t, "node", install)
 	}
 	if _, err := os.Stat(filepath.Join(dir(), "node_modules", "oidc-provider")); err != nil {
-		missing("oidc-provider not installed")
+		testkit.Missing(t, "oidc-provider", install)
 	}
 	return node
 }

@@ -8,13 +8,12 @@ import (
 	"testing"
 
 	"github.com/configurator/catalogue/internal/ratelimit"
-	"github.com/configurator/catalogue/internal/ratelimit/redistest"
 	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // newRedis returns a cache in srv with a Memory of its own, as a replica
 // has, and the buffer its log goes to.
-func newRedis(t *testing.T, srv *redistest.Server) (*Redis, *testkit.SyncBuffer) {
+func newRedis(t *testing.T, srv *testkit.Redis) (*Redis, *testkit.SyncBuffer) {
 	t.Helper()
 	opts, err := ratelimit.RedisOptions(srv.URL())
 	if err != nil {
@@ -30,7 +29,7 @@ func newRedis(t *testing.T, srv *redistest.Server) (*Redis, *testkit.SyncBuffer)
 // the prefix with the TTL.
 func TestRedisShared(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.Start(t)
+	srv := testkit.StartRedis(t)
 	one, _ := newRedis(t, srv)
 	two, _ := newRedis(t, srv)
 	h := Hash(docA)
@@ -60,7 +59,7 @@ func TestRedisShared(t *testing.T) {
 // never served.
 func TestRedisForeignValue(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.Start(t)
+	srv := testkit.StartRedis(t)
 	r, _ := newRedis(t, srv)
 	srv.Do(t, "SET", KeyPrefix+Hash(docA), docB)
 	if doc, ok := r.Get(ctx, Hash(docA)); ok {
@@ -76,7 +75,7 @@ func TestRedisForeignValue(t *testing.T) {
 // logs the outage once, and shares documents again once Redis is back.
 func TestRedisDown(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.Start(t)
+	srv := testkit.StartRedis(t)
 	r, logs := newRedis(t, srv)
 	r.probeEvery = 0 // every call tries Redis: the test needs no clock
 	srv.Kill()
@@ -112,7 +111,7 @@ func TestRedisDown(t *testing.T) {
 // it; the others answer from the process at once.
 func TestRedisProbe(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.Start(t)
+	srv := testkit.StartRedis(t)
 	r, _ := newRedis(t, srv)
 	r.probeEvery = 1 << 62 // no second try within the test
 	srv.Kill()

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/apperr"
-	"github.com/configurator/catalogue/internal/ratelimit/redistest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // clock is a settable time for the limiter.
@@ -37,7 +37,7 @@ func TestLimiters(t *testing.T) {
 		})
 	})
 	t.Run("redis", func(t *testing.T) {
-		srv := redistest.Start(t)
+		srv := testkit.StartRedis(t)
 		testContract(t, false, func(t *testing.T, limit int) (Limiter, *clock) {
 			r, _ := newRedis(t, srv, limit)
 			return r, nil

@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/configurator/catalogue/internal/ratelimit/redistest"
 	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // newRedis returns a Redis limiter on Redis's clock and the buffer its log
 // goes to.
-func newRedis(t *testing.T, srv *redistest.Server, limit int) (*Redis, *testkit.SyncBuffer) {
+func newRedis(t *testing.T, srv *testkit.Redis, limit int) (*Redis, *testkit.SyncBuffer) {
 	t.Helper()
 	opts, err := RedisOptions(srv.URL())
 	if err != nil {
@@ -53,7 +52,7 @@ func TestRedisOptions(t *testing.T) {
 // ours, only as long as its bucket is not full (rounded up to a second).
 func TestRedisKeys(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.Start(t)
+	srv := testkit.StartRedis(t)
 	r, _ := newRedis(t, srv, 60)
 	key := "rate:" + r.prefix + Key(7)
 	if _, err := r.Allow(ctx, Key(7), 2); err != nil {
@@ -69,7 +68,7 @@ func TestRedisKeys(t *testing.T) {
 // passes, a unit every 10 ms at 6,000 a minute.
 func TestRedisRefills(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.Start(t)
+	srv := testkit.StartRedis(t)
 	r, _ := newRedis(t, srv, 6000)
 	if s, err := r.Allow(ctx, "k", 6000); err != nil || !s.Allowed {
 		t.Fatalf("take the whole budget: %+v, %v", s, err)
@@ -91,7 +90,7 @@ func TestRedisRefills(t *testing.T) {
 // fails the calls at its timeouts instead of hanging them.
 func TestRedisOutage(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.Start(t)
+	srv := testkit.StartRedis(t)
 	r, logs := newRedis(t, srv, 60)
 	r.probeEvery, r.logEvery = time.Hour, time.Hour // the test moves them on itself
 	if s, err := r.Allow(ctx, "a", 50); err != nil || !s.Allowed {
@@ -165,7 +164,7 @@ func TestRedisOutage(t *testing.T) {
 // BenchmarkRedisTake is what a request pays the Redis limiter: one
 // EVALSHA round trip on loopback, from one goroutine.
 func BenchmarkRedisTake(b *testing.B) {
-	srv := redistest.Start(b)
+	srv := testkit.StartRedis(b)
 	opts, err := RedisOptions(srv.URL())
 	if err != nil {
 		b.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/configurator/catalogue/internal/storage/s3test"
 	"github.com/configurator/catalogue/internal/testkit"
 )
 
@@ -107,7 +106,7 @@ func TestLocationOpen(t *testing.T) {
 // TestS3 checks what the contract tests cannot see: where the objects land
 // in the bucket, and how a misconfigured or unreachable store is reported.
 func TestS3(t *testing.T) {
-	srv := s3test.Start(t)
+	srv := testkit.StartS3(t)
 	ctx := context.Background()
 	env := srv.Env()
 	getenv := func(k string) string { return env[k] }

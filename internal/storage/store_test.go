@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/configurator/catalogue/internal/storage/s3test"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // storeImpl is one Store implementation under test.
@@ -26,9 +26,9 @@ type storeImpl struct {
 // (one server, a fresh bucket per subtest, keys under a prefix). Without
 // versitygw the S3 subtests skip, or fail under CI=true.
 func stores(t *testing.T) []storeImpl {
-	var srv *s3test.Server
-	if s3test.Available() {
-		srv = s3test.Start(t)
+	var srv *testkit.S3
+	if testkit.S3Available() {
+		srv = testkit.StartS3(t)
 	}
 	return []storeImpl{
 		{"disk", func(t *testing.T) Store {
@@ -41,7 +41,7 @@ func stores(t *testing.T) []storeImpl {
 		{"memory", func(*testing.T) Store { return NewMemory() }},
 		{"s3", func(t *testing.T) Store {
 			if srv == nil {
-				s3test.Binary(t) // skips, or fails under CI=true
+				testkit.S3Binary(t) // skips, or fails under CI=true
 			}
 			return openS3(t, srv, srv.Bucket(t), "uploads")
 		}},
@@ -50,7 +50,7 @@ func stores(t *testing.T) []storeImpl {
 
 // openS3 opens the store of a bucket on srv through its STORAGE_URL, as
 // serve does.
-func openS3(t *testing.T, srv *s3test.Server, bucket, prefix string) Store {
+func openS3(t *testing.T, srv *testkit.S3, bucket, prefix string) Store {
 	t.Helper()
 	loc, err := ParseURL(srv.URL(bucket, prefix))
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
@@ -28,6 +29,14 @@ func Image(w, h int, seed uint8) *image.RGBA {
 // maker, so that a change of what a valid upload is changes once).
 func PNG(w, h int, seed uint8) []byte {
 	return encode(func(b io.Writer) error { return png.Encode(b, Image(w, h, seed)) })
+}
+
+// SolidPNG is a w×h PNG of the one colour c, for a test that every pixel
+// of a transformed image must keep.
+func SolidPNG(w, h int, c color.RGBA) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(img, img.Bounds(), image.NewUniform(c), image.Point{}, draw.Src)
+	return encode(func(b io.Writer) error { return png.Encode(b, img) })
 }
 
 // JPEG is Image encoded as JPEG.

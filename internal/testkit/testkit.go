@@ -1,11 +1,14 @@
-// Package testkit holds the small helpers of the tests that start real
-// servers (the binary, PostgreSQL clusters, Redis, an S3 server): a free
-// loopback address and a buffer a running server and the test share.
+// Package testkit holds the helpers of every package's tests that need no
+// database: the real servers tests start (Redis, an S3 server), free
+// loopback addresses, a buffer a running server and the test share, test
+// images, the GraphQL documents that attack cost bounds, and the checks of
+// caching headers. The helpers over a database are internal/dbtest's.
 package testkit
 
 import (
 	"bytes"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -32,6 +35,17 @@ func FreePort(t testing.TB) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// Missing skips the test for want of what (a server binary, a browser),
+// saying how to install it; under CI=true, where .ci/run installs every
+// tool, it fails the test instead, so that CI cannot pass by skipping.
+func Missing(t testing.TB, what, install string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is missing; CI must install it: %s", what, install)
+	}
+	t.Skipf("%s is missing, skipping: %s", what, install)
 }
 
 // SyncBuffer is an io.Writer that a running server writes its output to

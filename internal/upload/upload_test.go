@@ -5,12 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"image"
-	"image/png"
 	"testing"
 
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/storage"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // downStore is a Store whose server goes down after it stored up files.
@@ -27,10 +26,7 @@ func (d *downStore) Put(ctx context.Context, name string, data []byte) error {
 }
 
 func TestUnavailableStore(t *testing.T) {
-	var img bytes.Buffer
-	if err := png.Encode(&img, image.NewGray(image.Rect(0, 0, 4, 4))); err != nil {
-		t.Fatal(err)
-	}
+	img := testkit.PNG(4, 4, 0)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string
@@ -38,11 +34,11 @@ func TestUnavailableStore(t *testing.T) {
 		store func(*Batch) error
 	}{
 		{"image", 0, func(b *Batch) error {
-			_, err := b.Image(ctx, "configurator_snapshot", bytes.NewReader(img.Bytes()))
+			_, err := b.Image(ctx, "configurator_snapshot", bytes.NewReader(img))
 			return err
 		}},
 		{"texture thumbnail", 1, func(b *Batch) error {
-			_, err := b.Texture(ctx, "file", bytes.NewReader(img.Bytes()))
+			_, err := b.Texture(ctx, "file", bytes.NewReader(img))
 			return err
 		}},
 	} {

@@ -1,6 +1,4 @@
-// Package httpcachetest checks the caching headers of answers, so that the
-// tests of both transports hold them to the same rule.
-package httpcachetest
+package testkit
 
 import (
 	"net/http"

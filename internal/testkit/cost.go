@@ -1,7 +1,4 @@
-// Package costtest writes the GraphQL documents that attack a server's
-// cost bounds, for the tests of graph/cost, of the GraphQL handler and of
-// the binary.
-package costtest
+package testkit
 
 import (
 	"fmt"

@@ -1,9 +1,4 @@
-// Package s3test starts a real S3-compatible server for tests: versitygw
-// serving a temporary directory on a free loopback port, so the S3 store is
-// checked against the protocol as a server speaks it rather than against a
-// mock. CI installs versitygw (.ci/run); elsewhere tests skip with a
-// message when it is missing, and under CI=true they fail instead.
-package s3test
+package testkit
 
 import (
 	"bytes"
@@ -23,23 +18,24 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-
-	"github.com/configurator/catalogue/internal/testkit"
 )
 
-// Install is the command that installs the server, as .ci/run runs it.
-const Install = "go install github.com/versity/versitygw/cmd/versitygw@v1.8.0"
+// S3Install is the command that installs the server, as .ci/run runs it.
+const S3Install = "go install github.com/versity/versitygw/cmd/versitygw@v1.8.0"
 
-// EnvBinary names a variable that may hold the path of versitygw; without
+// S3EnvBinary names a variable that may hold the path of versitygw; without
 // it the binary is looked up in PATH, then in GOPATH/bin, where go install
 // puts it.
-const EnvBinary = "VERSITYGW"
+const S3EnvBinary = "VERSITYGW"
 
-// Region is the region the server and its clients sign with.
-const Region = "us-east-1"
+// S3Region is the region the server and its clients sign with.
+const S3Region = "us-east-1"
 
-// Server is a running versitygw with one root account.
-type Server struct {
+// S3 is a running versitygw, an S3-compatible server, with one root
+// account, serving a temporary directory on a free loopback port: the S3
+// store is checked against the protocol as a server speaks it rather than
+// against a mock.
+type S3 struct {
 	// Endpoint is the server's URL, http://127.0.0.1:PORT.
 	Endpoint string
 	// AccessKey and SecretKey are the root account's credentials.
@@ -47,35 +43,32 @@ type Server struct {
 
 	client *s3.Client
 	cmd    *exec.Cmd
-	out    *testkit.SyncBuffer
+	out    *SyncBuffer
 	once   sync.Once
 }
 
-// Binary returns the path of versitygw, skipping the test when it is
+// S3Binary returns the path of versitygw, skipping the test when it is
 // missing, or failing it under CI=true, where .ci/run must have installed
 // it.
-func Binary(t testing.TB) string {
+func S3Binary(t testing.TB) string {
 	t.Helper()
-	if p, ok := find(); ok {
+	if p, ok := findS3(); ok {
 		return p
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("versitygw is not installed; CI must install it: %s", Install)
-	}
-	t.Skipf("versitygw is not installed, skipping the S3 tests: %s", Install)
+	Missing(t, "versitygw", S3Install)
 	return ""
 }
 
-// Available reports whether versitygw is installed, for tests that start
+// S3Available reports whether versitygw is installed, for tests that start
 // one server for many subtests and let only the S3 ones skip (through
 // Binary) when it is not.
-func Available() bool {
-	_, ok := find()
+func S3Available() bool {
+	_, ok := findS3()
 	return ok
 }
 
-func find() (string, bool) {
-	candidates := []string{os.Getenv(EnvBinary)}
+func findS3() (string, bool) {
+	candidates := []string{os.Getenv(S3EnvBinary)}
 	if p, err := exec.LookPath("versitygw"); err == nil {
 		candidates = append(candidates, p)
 	}
@@ -90,19 +83,19 @@ func find() (string, bool) {
 	return "", false
 }
 
-// Start starts a server over a fresh temporary directory; it is stopped
+// StartS3 starts a server over a fresh temporary directory; it is stopped
 // when the test ends.
-func Start(t testing.TB) *Server {
+func StartS3(t testing.TB) *S3 {
 	t.Helper()
-	bin := Binary(t)
-	addr := testkit.FreeAddr(t)
-	s := &Server{
+	bin := S3Binary(t)
+	addr := FreeAddr(t)
+	s := &S3{
 		Endpoint:  "http://" + addr,
-		AccessKey: "test" + random(8),
-		SecretKey: random(20),
-		out:       &testkit.SyncBuffer{},
+		AccessKey: "test" + randomKey(8),
+		SecretKey: randomKey(20),
+		out:       &SyncBuffer{},
 	}
-	s.cmd = exec.Command(bin, "--port", addr, "--region", Region, "--quiet", "posix", t.TempDir())
+	s.cmd = exec.Command(bin, "--port", addr, "--region", S3Region, "--quiet", "posix", t.TempDir())
 	s.cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s.AccessKey, "ROOT_SECRET_ACCESS_KEY="+s.SecretKey)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
@@ -122,7 +115,7 @@ func Start(t testing.TB) *Server {
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.client = s3.New(s3.Options{
-		Region:       Region,
+		Region:       S3Region,
 		BaseEndpoint: aws.String(s.Endpoint),
 		UsePathStyle: true,
 		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
@@ -133,7 +126,7 @@ func Start(t testing.TB) *Server {
 }
 
 // Stop stops the server (as an outage would); it is safe to call twice.
-func (s *Server) Stop() {
+func (s *S3) Stop() {
 	s.once.Do(func() {
 		_ = s.cmd.Process.Kill()
 		_ = s.cmd.Wait()
@@ -141,9 +134,9 @@ func (s *Server) Stop() {
 }
 
 // Bucket creates an empty bucket with a fresh name and returns the name.
-func (s *Server) Bucket(t testing.TB) string {
+func (s *S3) Bucket(t testing.TB) string {
 	t.Helper()
-	name := "test-" + random(6)
+	name := "test-" + randomKey(6)
 	if _, err := s.client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
 		t.Fatalf("create bucket %s: %v\n%s", name, err, s.out.String())
 	}
@@ -152,22 +145,22 @@ func (s *Server) Bucket(t testing.TB) string {
 
 // URL returns the STORAGE_URL of bucket on this server, with prefix as its
 // key prefix when not empty.
-func (s *Server) URL(bucket, prefix string) string {
+func (s *S3) URL(bucket, prefix string) string {
 	u := "s3://" + bucket
 	if prefix != "" {
 		u += "/" + prefix
 	}
-	return u + "?endpoint=" + s.Endpoint + "&region=" + Region
+	return u + "?endpoint=" + s.Endpoint + "&region=" + S3Region
 }
 
 // Env returns the variables a service needs to reach the server.
-func (s *Server) Env() map[string]string {
+func (s *S3) Env() map[string]string {
 	return map[string]string{"AWS_ACCESS_KEY_ID": s.AccessKey, "AWS_SECRET_ACCESS_KEY": s.SecretKey}
 }
 
 // Keys lists the keys of the objects in bucket, sorted, read through the
 // S3 API (not the directory), so a test sees what any client sees.
-func (s *Server) Keys(t testing.TB, bucket string) []string {
+func (s *S3) Keys(t testing.TB, bucket string) []string {
 	t.Helper()
 	var keys []string
 	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
@@ -185,7 +178,7 @@ func (s *Server) Keys(t testing.TB, bucket string) []string {
 }
 
 // Object returns the content of the object at key in bucket.
-func (s *Server) Object(t testing.TB, bucket, key string) []byte {
+func (s *S3) Object(t testing.TB, bucket, key string) []byte {
 	t.Helper()
 	out, err := s.client.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 	if err != nil {
@@ -200,9 +193,9 @@ func (s *Server) Object(t testing.TB, bucket, key string) []byte {
 }
 
 // Log returns what the server printed, for failure messages.
-func (s *Server) Log() string { return strings.TrimSpace(s.out.String()) }
+func (s *S3) Log() string { return strings.TrimSpace(s.out.String()) }
 
-func random(n int) string {
+func randomKey(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)[:n]

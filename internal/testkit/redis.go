@@ -1,15 +1,9 @@
-// Package redistest starts a real Redis for tests: redis-server on a free
-// loopback port, without persistence, owned by the test, which may kill it
-// (an outage) and start it again on the same port. CI installs
-// redis-server (.ci/run); elsewhere tests skip with a message when it is
-// missing, and under CI=true they fail instead.
-package redistest
+package testkit
 
 import (
 	"bufio"
 	"bytes"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -17,15 +11,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/configurator/catalogue/internal/testkit"
 )
 
-// Install is what installs the server, as .ci/run does it.
-const Install = "apt-get install -y redis-server"
+// RedisInstall is what installs the server, as .ci/run does it.
+const RedisInstall = "apt-get install -y redis-server"
 
-// Server is a redis-server the test started.
-type Server struct {
+// Redis is a redis-server the test started.
+type Redis struct {
 	// Addr is HOST:PORT on loopback.
 	Addr string
 
@@ -38,36 +30,33 @@ type Server struct {
 	out *bytes.Buffer
 }
 
-// Binary returns the path of redis-server, skipping the test when it is
+// RedisBinary returns the path of redis-server, skipping the test when it is
 // missing, or failing it under CI=true.
-func Binary(t testing.TB) string {
+func RedisBinary(t testing.TB) string {
 	t.Helper()
 	if p, err := exec.LookPath("redis-server"); err == nil {
 		return p
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("redis-server is not installed; CI must install it: %s", Install)
-	}
-	t.Skipf("redis-server is not installed, skipping: %s", Install)
+	Missing(t, "redis-server", RedisInstall)
 	return ""
 }
 
-// Start starts a server on a free port; it is killed when the test ends.
-func Start(t testing.TB) *Server {
+// StartRedis starts a server on a free port; it is killed when the test ends.
+func StartRedis(t testing.TB) *Redis {
 	t.Helper()
-	s := &Server{t: t, bin: Binary(t), dir: t.TempDir()}
-	s.Addr = testkit.FreeAddr(t)
+	s := &Redis{t: t, bin: RedisBinary(t), dir: t.TempDir()}
+	s.Addr = FreeAddr(t)
 	s.Start()
 	t.Cleanup(s.Kill)
 	return s
 }
 
 // URL is the server's REDIS_URL.
-func (s *Server) URL() string { return "redis://" + s.Addr }
+func (s *Redis) URL() string { return "redis://" + s.Addr }
 
 // Start starts the server again on its port after Kill (a first start is
 // Start's); it returns once the server answers PING.
-func (s *Server) Start() {
+func (s *Redis) Start() {
 	s.t.Helper()
 	_, port, _ := net.SplitHostPort(s.Addr)
 	s.mu.Lock()
@@ -92,7 +81,7 @@ func (s *Server) Start() {
 
 // Kill kills the server (SIGKILL, as a crash or an outage); its data is
 // gone. It is safe to call when the server is not running.
-func (s *Server) Kill() {
+func (s *Redis) Kill() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd == nil {
@@ -106,12 +95,12 @@ func (s *Server) Kill() {
 // Freeze stops the server's process (SIGSTOP): connections stay open and
 // new ones are accepted by the kernel, but nothing answers, as in a
 // network partition. Thaw resumes it.
-func (s *Server) Freeze() { s.signal(syscall.SIGSTOP) }
+func (s *Redis) Freeze() { s.signal(syscall.SIGSTOP) }
 
 // Thaw resumes a frozen server (SIGCONT).
-func (s *Server) Thaw() { s.signal(syscall.SIGCONT) }
+func (s *Redis) Thaw() { s.signal(syscall.SIGCONT) }
 
-func (s *Server) signal(sig syscall.Signal) {
+func (s *Redis) signal(sig syscall.Signal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd != nil {
@@ -123,7 +112,7 @@ func (s *Server) signal(sig syscall.Signal) {
 // writes it, less the type mark: an integer's digits, a bulk string's
 // value ("" for none), a status or an error's text; for tests that look
 // into the server.
-func (s *Server) Do(t testing.TB, args ...string) string {
+func (s *Redis) Do(t testing.TB, args ...string) string {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", s.Addr, 2*time.Second)
 	if err != nil {
