@@ -95,7 +95,7 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	if err := startSidecars(cfg, handler.metrics.Handler(), log, &stops); err != nil {
 		return err
 	}
-	return serveUntil(ctx, newServer(handler, cfg, log), ln, cfg, log)
+	return serveUntil(ctx, handler, ln, cfg, log)
 }
 
 // stack holds how to stop what serve started, in the order started.
@@ -274,44 +274,45 @@ func announce(stdout io.Writer, log *slog.Logger, ln net.Listener, loc storage.L
 	}
 }
 
-// startSidecars serves pprof and /metrics on their own addresses when
-// they are set.
+// startSidecars serves the runtime profiles (PPROF_ADDR) and /metrics
+// (METRICS_ADDR) each on its own listener when its address is set, so
+// that they are reachable only where the operator binds them (loopback,
+// an admin network) and never through the public address.
 func startSidecars(cfg *config.Config, metrics http.Handler, log *slog.Logger, stops *stack) error {
-	if cfg.PprofAddr != "" {
-		stop, err := servePprof(cfg.PprofAddr, log)
-		if err != nil {
-			return err
+	profiles := http.NewServeMux()
+	profiles.HandleFunc("/debug/pprof/", pprof.Index)
+	profiles.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	profiles.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	profiles.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	profiles.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	alone := http.NewServeMux()
+	alone.Handle("GET /metrics", metrics)
+	for _, side := range []struct {
+		name, addr string
+		handler    http.Handler
+	}{{"pprof", cfg.PprofAddr, profiles}, {"metrics", cfg.MetricsAddr, alone}} {
+		if side.addr == "" {
+			continue
 		}
-		stops.push(stop)
-	}
-	if cfg.MetricsAddr != "" {
-		stop, err := serveMetrics(cfg.MetricsAddr, metrics, log)
+		ln, err := net.Listen("tcp", side.addr)
 		if err != nil {
-			return err
+			return fmt.Errorf("listen on %s address %s: %w", side.name, side.addr, err)
 		}
-		stops.push(stop)
+		srv := &http.Server{Handler: side.handler, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln)
+		stops.push(func() { srv.Close() })
+		log.Info(side.name+" listening", "addr", ln.Addr().String())
 	}
 	return nil
 }
 
-// newServer is the public HTTP server of handler, with the timeouts of
-// the request deadline.
-func newServer(handler http.Handler, cfg *config.Config, log *slog.Logger) *http.Server {
-	readTimeout, writeTimeout, _ := serverTimeouts(cfg.RequestTimeout)
-	return &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-}
-
-// serveUntil serves on ln until ctx ends, then stops accepting, lets the
-// requests in flight finish within the shutdown grace, and returns nil.
-func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, cfg *config.Config, log *slog.Logger) error {
+// serveUntil serves handler on ln, with the timeouts of the request
+// deadline, until ctx ends; then it stops accepting, lets the requests in
+// flight finish within the shutdown grace, and returns nil.
+func serveUntil(ctx context.Context, handler http.Handler, ln net.Listener, cfg *config.Config, log *slog.Logger) error {
+	read, write, grace := serverTimeouts(cfg.RequestTimeout)
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: read, WriteTimeout: write,
+		IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -320,7 +321,6 @@ func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, cfg *con
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
-	_, _, grace := serverTimeouts(cfg.RequestTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -331,41 +331,6 @@ func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, cfg *con
 	}
 	log.Info("stopped")
 	return nil
-}
-
-// servePprof serves the runtime profiles on their own listener, so that
-// they are reachable only where the operator binds them (loopback, an
-// admin network) and never through the public address.
-func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on pprof address %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	log.Info("pprof listening", "addr", ln.Addr().String())
-	return func() { srv.Close() }, nil
-}
-
-// serveMetrics serves /metrics alone on its own listener (METRICS_ADDR),
-// for deployments that keep it off the public address.
-func serveMetrics(addr string, metrics http.Handler, log *slog.Logger) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on metrics address %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metrics)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	log.Info("metrics listening", "addr", ln.Addr().String())
-	return func() { srv.Close() }, nil
 }
 
 // demoSetup loads the demo data into an empty database and returns a

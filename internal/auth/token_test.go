@@ -351,7 +351,7 @@ func TestListenerReconnect(t *testing.T) {
 // connection of its own (in its own process); the serving process refuses
 // the token from its very next request.
 func TestSQLiteRevokeFromAnotherClient(t *testing.T) {
-	url := dbtest.Backends()[0].URL(t)
+	url := dbtest.SQLite(t)
 	signer := auth.NewSigner(dbtest.Key)
 	c := dbtest.Open(t, url)
 	tok := auth.NewTokens(c, signer)

@@ -8,18 +8,18 @@
 package pglisten
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/configurator/catalogue/internal/database"
 )
 
 // The listener's timing.
@@ -79,16 +79,31 @@ type Listener struct {
 }
 
 // New returns the listener of the database at databaseURL, nil when it
-// is not PostgreSQL. Its connection is named "listener" after the URL's
-// application_name (database.ListenConfig).
+// is not PostgreSQL. Without an sslmode in the URL it requires TLS, where
+// pgx would try TLS and fall back to plain text ("prefer", which the
+// pool's connections use): the listener keeps the stricter default that
+// the service's first PostgreSQL driver had. The URL's search_path (as
+// tests set it) is sent as a run-time parameter, so the listener sees the
+// same tables. Its application_name is the URL's (or "catalogue")
+// followed by " listener", so that operators can tell it in
+// pg_stat_activity.
 func New(databaseURL string, log *slog.Logger) (*Listener, error) {
 	if !strings.HasPrefix(databaseURL, "postgres://") && !strings.HasPrefix(databaseURL, "postgresql://") {
 		return nil, nil
 	}
-	cfg, err := database.ListenConfig(databaseURL, "listener")
+	u, err := url.Parse(databaseURL)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("database url: %w", err)
 	}
+	if q := u.Query(); !q.Has("sslmode") {
+		q.Set("sslmode", "require")
+		u.RawQuery = q.Encode()
+	}
+	cfg, err := pgx.ParseConfig(u.String())
+	if err != nil {
+		return nil, fmt.Errorf("database url for the listener: %w", err)
+	}
+	cfg.RuntimeParams["application_name"] = cmp.Or(cfg.RuntimeParams["application_name"], "catalogue") + " listener"
 	return &Listener{cfg: cfg, log: log, Dial: pgx.ConnectConfig}, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -43,10 +42,7 @@ func (h *heard) get() (payloads []string, listening, alive, lost int) {
 // cannot connect, then reconnects on a new backend, tells the part again
 // (Listening) and hears again; Start's stop ends it with a last Lost.
 func TestListenerReconnects(t *testing.T) {
-	if os.Getenv(dbtest.EnvPostgres) == "" {
-		t.Skip("PostgreSQL only: set " + dbtest.EnvPostgres)
-	}
-	url := dbtest.Backends()[1].URL(t) // after SQLite
+	url := dbtest.Postgres(t)
 	db, _, err := database.OpenSQL(url)
 	if err != nil {
 		t.Fatal(err)
