@@ -12,7 +12,9 @@
 # one client, then 8 clients on one configurator and 8 spread over eight in alternating rounds
 # of -d seconds (-r rounds), each with the share of pg_stat_activity samples (every 50 ms) in
 # which a backend of the product's database waits on a heavyweight lock; then -s seconds
-# (default 90) of sustained load on one configurator, in 10 s windows.
+# (default 90) of sustained load on one configurator, in 10 s windows, with the CPU time an order
+# cost in each (the server's and its database backends'), which the machine's other load changes
+# less than the rate.
 # -src DIR builds the server (and takes bench/after-load.sql) from another checkout, for a
 # before/after comparison; the load program is always this checkout's. The product database is
 # dropped at the end, the reference one too unless KEEP_REF=1 (it takes minutes to build).
@@ -52,5 +54,6 @@ TOKEN=$(cd "$work" && ./server token create --configurator 1 --database-url "$ur
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 (cd "$work" && GOMAXPROCS=1 DEMO=false RATE_LIMIT_PER_MINUTE=0 exec taskset -c 1 ./server serve --addr 127.0.0.1:$port \
   --database-url "$url" --public-url http://127.0.0.1:$port >"$work/server.log" 2>&1) & pids+=($!)
+server_pid=$!
 for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.3; done
-taskset -c 0 "$work/load" -base "http://127.0.0.1:$port" -token "$TOKEN" -db "$url" -d "${DUR}s" -r "$ROUNDS" -sustained "${SUST}s"
+taskset -c 0 "$work/load" -base "http://127.0.0.1:$port" -token "$TOKEN" -db "$url" -d "${DUR}s" -r "$ROUNDS" -sustained "${SUST}s" -server-pid "$server_pid"

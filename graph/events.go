@@ -121,6 +121,3 @@ func loadEvent[T any](ctx context.Context, e *events.Event, prefix string, q int
 	}
 	return v, err
 }
-
-// noLoad is the loader of a page whose items carry no edge.
-func noLoad[Q any](q Q) (Q, error) { return q, nil }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"entgo.io/contrib/entgql"
-	"github.com/99designs/gqlgen/graphql"
+	"entgo.io/ent/dialect/sql"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph/model"
@@ -36,45 +36,67 @@ func sortOf[F orderField](field *F, dir *entgql.OrderDirection, def query.Sort) 
 	return s, nil
 }
 
-// pageArgs are the data layer's arguments of a page: its total is counted
-// only when the caller will see it (always on REST, on GraphQL when the
-// selection asks for pagination).
-func pageArgs(ctx context.Context, page, perPage *int, sort query.Sort, total query.Total) query.Args {
-	return query.Args{Page: page, PerPage: perPage, Sort: sort, Counted: selected(ctx, "pagination"), Total: total}
+// pageIn is what a page query is asked: its page and size, and its sort
+// or the fault of its sort arguments (sortOf); bounded lists refuse
+// perPage -1 (query.Args.Bounded).
+type pageIn struct {
+	page, perPage *int
+	sort          query.Sort
+	err           error
+	bounded       bool
 }
 
-// pagination is a page's arithmetic in the graph's type.
-func pagination(i query.Info) *model.Pagination {
-	return &model.Pagination{CurrentPage: i.Page, PerPage: i.PerPage, Total: i.Total, LastPage: i.LastPage}
+// paging is the pageIn of a page query's arguments: the sort of field and
+// dir, def without them.
+func paging[F orderField](page, perPage *int, field *F, dir *entgql.OrderDirection, def query.Sort) pageIn {
+	sort, err := sortOf(field, dir, def)
+	return pageIn{page: page, perPage: perPage, sort: sort, err: err}
 }
 
-// selected reports whether the GraphQL selection of the current field
-// asks for name; outside GraphQL (REST calls the resolvers directly) the
-// whole answer is presented, so it is always true.
-func selected(ctx context.Context, name string) bool {
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || !graphql.HasOperationContext(ctx) {
-		return true
+// pager is what the page recipe needs of an ent query (query.Page's).
+type pager[Q, T any, O ~func(*sql.Selector), S interface {
+	Int(context.Context) (int, error)
+}] interface {
+	Clone() Q
+	Offset(int) Q
+	Limit(int) Q
+	Order(...O) Q
+	All(context.Context) ([]*T, error)
+	Aggregate(...ent.AggregateFunc) S
+	Modify(...func(*sql.Selector)) S
+}
+
+// pageOf is the recipe of every page query: the sort, the filters one after
+// the other (ent's generated WhereInput.Filter first, whose nil or empty
+// input filters nothing), the page of q loaded as rd says (load; v1 loads
+// the edges the v1 shape shows), its total counted as total says when rd
+// shows it, and its pagination.
+func pageOf[T any, O ~func(*sql.Selector), S interface {
+	Int(context.Context) (int, error)
+}, Q pager[Q, T, O, S]](ctx context.Context, q Q, rd Read, in pageIn, total query.Total, v1 func(Q) Q, filters ...func(Q) (Q, error)) ([]*T, *model.Pagination, error) {
+	if in.err != nil {
+		return nil, nil, in.err
 	}
-	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), fc.Field.Selections, nil) {
-		if f.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// filter applies where filters (ent's generated WhereInput.Filter; a nil
-// or empty input filters nothing) one after the other: the client's where
-// argument and the one the other arguments of a page query make.
-func filter[Q any](q Q, filters ...func(Q) (Q, error)) (Q, error) {
 	var err error
 	for _, f := range filters {
 		if q, err = f(q); err != nil {
-			return q, err
+			return nil, nil, err
 		}
 	}
-	return q, nil
+	args := query.Args{Page: in.page, PerPage: in.perPage, Sort: in.sort, Counted: rd.Total, Total: total, Bounded: in.bounded}
+	data, info, err := query.Page[T, O, S](ctx, q, args, func(q Q) (Q, error) { return load(ctx, rd, q, v1) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, &model.Pagination{CurrentPage: info.Page, PerPage: info.PerPage, Total: info.Total, LastPage: info.LastPage}, nil
+}
+
+// answer is a page query's answer: nil with its error.
+func answer[P any](page *P, err error) (*P, error) {
+	if err != nil {
+		return nil, err
+	}
+	return page, nil
 }
 
 // relayLimit bounds Relay connections: without first or last they return

@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -23,8 +24,11 @@ import (
 	"github.com/configurator/catalogue/ent/texture"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/endpoint"
+	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/query"
 	"github.com/configurator/catalogue/internal/valid"
+	"github.com/configurator/catalogue/internal/viewer"
 )
 
 type pagination struct {
@@ -390,4 +394,45 @@ func TestEagerLoading(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPresenting holds reads to what their caller states: a root given
+// graph.V1, as REST's is, counts every page's total and loads the edges
+// the v1 shapes show; the GraphQL root called outside an operation loads
+// neither, since no read takes a missing selection for REST.
+func TestPresenting(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		ctx := viewer.NewContext(context.Background(), &viewer.Viewer{
+			OwnerID: w.a.ID, Kind: viewer.KindOpenAPI, ConfiguratorID: w.a1.ID, TokenID: w.recA.ID,
+		})
+		root := graph.NewResolver(c)
+		for _, tc := range []struct {
+			name string
+			res  *graph.Resolver
+			v1   bool
+		}{{"V1", root.Presenting(graph.V1), true}, {"no selection", root, false}} {
+			t.Run(tc.name, func(t *testing.T) {
+				orders := dbtest.Must(tc.res.Query().OrdersPage(ctx, model.OrdersPageArgs{}))
+				if counted := orders.Pagination.Total > 0; counted != tc.v1 || len(orders.Data) == 0 {
+					t.Errorf("%d orders, total %d; counted %v, want %v", len(orders.Data), orders.Pagination.Total, counted, tc.v1)
+				}
+				if named := query.ConfiguratorName(orders.Data[0]) != ""; named != tc.v1 {
+					t.Errorf("configurator name loaded %v; want %v", named, tc.v1)
+				}
+				order := dbtest.Must(tc.res.Query().Order(ctx, orders.Data[0].ID))
+				if named := query.ConfiguratorName(order) != ""; named != tc.v1 {
+					t.Errorf("order by id: configurator name loaded %v; want %v", named, tc.v1)
+				}
+				opts := dbtest.Must(tc.res.Query().ConfiguratorOptionsPage(ctx, model.ConfiguratorOptionsPageArgs{}))
+				if loaded := len(opts.Data) > 0 && len(opts.Data[0].Edges.Variations) > 0; loaded != tc.v1 {
+					t.Errorf("option variations loaded %v; want %v", loaded, tc.v1)
+				}
+				sets := dbtest.Must(tc.res.Query().OptionSetList(ctx))
+				if loaded := len(sets) > 0 && len(sets[0].Edges.Options) > 0; loaded != tc.v1 {
+					t.Errorf("option set options loaded %v; want %v", loaded, tc.v1)
+				}
+			})
+		}
+	})
 }

@@ -9,8 +9,9 @@ import (
 )
 
 // Resolver is the root of the graph. REST v1 calls the same methods
-// (Query().OrdersPage(...), Mutation().CreateOrder(...)), so both
-// transports share one path to the data. Reads build their ent queries
+// (Query().OrdersPage(...), Mutation().CreateOrder(...)) through a root
+// that states what it presents (Presenting), so both transports share one
+// path to the data. Reads build their ent queries
 // here and in internal/query; writes are operations of internal/app.
 type Resolver struct {
 	client *ent.Client
@@ -19,6 +20,9 @@ type Resolver struct {
 	files  *storage.Files
 	events app.Events
 	hub    *events.Hub
+	// presents, when set, is what every read of this root presents
+	// (Presenting); without it each read presents its GraphQL selection.
+	presents *Read
 }
 
 // Option configures a Resolver.

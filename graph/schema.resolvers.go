@@ -186,60 +186,32 @@ func (r *queryResolver) Viewer(ctx context.Context) (*viewer.Viewer, error) {
 
 // OrdersPage is the resolver for the ordersPage field.
 func (r *queryResolver) OrdersPage(ctx context.Context, args model.OrdersPageArgs) (*model.OrderPage, error) {
-	sort, err := sortOf(args.OrderBy, args.Order, query.Sort{Column: order.FieldCreatedAt, Desc: true})
-	if err != nil {
-		return nil, err
-	}
 	dates, err := days(args.StartDate, args.EndDate)
 	if err != nil {
 		return nil, err
 	}
-	q, err := filter(r.client.Order.Query(), args.Where.Filter, dates.Filter)
-	if err != nil {
-		return nil, err
-	}
-	data, info, err := query.Page[ent.Order, order.OrderOption, *ent.OrderSelect](ctx, q,
-		pageArgs(ctx, args.Page, args.PerPage, sort, query.OrderTotal(ctx, r.client, args.Where, dates)), loadData(ctx, query.WithConfiguratorName))
-	if err != nil {
-		return nil, err
-	}
-	return &model.OrderPage{Data: data, Pagination: pagination(info)}, nil
+	data, p, err := pageOf[ent.Order, order.OrderOption, *ent.OrderSelect](ctx, r.client.Order.Query(), r.read(ctx, "data"),
+		paging(args.Page, args.PerPage, args.OrderBy, args.Order, query.Sort{Column: order.FieldCreatedAt, Desc: true}),
+		query.OrderTotal(ctx, r.client, args.Where, dates), query.WithConfiguratorName, args.Where.Filter, dates.Filter)
+	return answer(&model.OrderPage{Data: data, Pagination: p}, err)
 }
 
 // Order is the resolver for the order field.
 func (r *queryResolver) Order(ctx context.Context, id int) (*ent.Order, error) {
-	q, err := eager(ctx, r.client.Order.Query().Where(order.ID(id)), query.WithConfiguratorName)
-	if err != nil {
-		return nil, err
-	}
-	return query.One[ent.Order](ctx, q, "order", id)
+	return one[ent.Order](ctx, r.read(ctx), r.client.Order.Query().Where(order.ID(id)), query.WithConfiguratorName, "order", id)
 }
 
 // MaterialsPage is the resolver for the materialsPage field.
 func (r *queryResolver) MaterialsPage(ctx context.Context, args model.MaterialsPageArgs) (*model.MaterialPage, error) {
-	sort, err := sortOf(args.OrderBy, args.Order, query.Sort{Column: material.FieldCreatedAt, Desc: true})
-	if err != nil {
-		return nil, err
-	}
-	q, err := args.Where.Filter(r.client.Material.Query())
-	if err != nil {
-		return nil, err
-	}
-	data, info, err := query.Page[ent.Material, material.OrderOption, *ent.MaterialSelect](ctx, q,
-		pageArgs(ctx, args.Page, args.PerPage, sort, query.Total{}), loadData(ctx, noEdges[*ent.MaterialQuery]))
-	if err != nil {
-		return nil, err
-	}
-	return &model.MaterialPage{Data: data, Pagination: pagination(info)}, nil
+	data, p, err := pageOf[ent.Material, material.OrderOption, *ent.MaterialSelect](ctx, r.client.Material.Query(), r.read(ctx, "data"),
+		paging(args.Page, args.PerPage, args.OrderBy, args.Order, query.Sort{Column: material.FieldCreatedAt, Desc: true}),
+		query.Total{}, noEdges, args.Where.Filter)
+	return answer(&model.MaterialPage{Data: data, Pagination: p}, err)
 }
 
 // Material is the resolver for the material field.
 func (r *queryResolver) Material(ctx context.Context, id int) (*ent.Material, error) {
-	q, err := eager(ctx, r.client.Material.Query().Where(material.ID(id)), noEdges)
-	if err != nil {
-		return nil, err
-	}
-	return query.One[ent.Material](ctx, q, "material", id)
+	return one[ent.Material](ctx, r.read(ctx), r.client.Material.Query().Where(material.ID(id)), noEdges, "material", id)
 }
 
 // MaterialCategoryList is the resolver for the materialCategoryList field.
@@ -248,7 +220,7 @@ func (r *queryResolver) MaterialCategoryList(ctx context.Context, orderBy *ent.M
 	if err != nil {
 		return nil, err
 	}
-	q, err := eager(ctx, r.client.MaterialCategory.Query(), noEdges)
+	q, err := load(ctx, r.read(ctx), r.client.MaterialCategory.Query(), noEdges)
 	if err != nil {
 		return nil, err
 	}
@@ -260,34 +232,20 @@ func (r *queryResolver) MaterialCategoryList(ctx context.Context, orderBy *ent.M
 
 // TexturesPage is the resolver for the texturesPage field.
 func (r *queryResolver) TexturesPage(ctx context.Context, args model.TexturesPageArgs) (*model.TexturePage, error) {
-	sort, err := sortOf(args.OrderBy, args.Order, query.Sort{Column: texture.FieldCreatedAt, Desc: true})
-	if err != nil {
-		return nil, err
-	}
-	q, err := args.Where.Filter(r.client.Texture.Query())
-	if err != nil {
-		return nil, err
-	}
-	data, info, err := query.Page[ent.Texture, texture.OrderOption, *ent.TextureSelect](ctx, q,
-		pageArgs(ctx, args.Page, args.PerPage, sort, query.Total{}), loadData(ctx, noEdges[*ent.TextureQuery]))
-	if err != nil {
-		return nil, err
-	}
-	return &model.TexturePage{Data: data, Pagination: pagination(info)}, nil
+	data, p, err := pageOf[ent.Texture, texture.OrderOption, *ent.TextureSelect](ctx, r.client.Texture.Query(), r.read(ctx, "data"),
+		paging(args.Page, args.PerPage, args.OrderBy, args.Order, query.Sort{Column: texture.FieldCreatedAt, Desc: true}),
+		query.Total{}, noEdges, args.Where.Filter)
+	return answer(&model.TexturePage{Data: data, Pagination: p}, err)
 }
 
 // Texture is the resolver for the texture field.
 func (r *queryResolver) Texture(ctx context.Context, id int) (*ent.Texture, error) {
-	q, err := eager(ctx, r.client.Texture.Query().Where(texture.ID(id)), noEdges)
-	if err != nil {
-		return nil, err
-	}
-	return query.One[ent.Texture](ctx, q, "texture", id)
+	return one[ent.Texture](ctx, r.read(ctx), r.client.Texture.Query().Where(texture.ID(id)), noEdges, "texture", id)
 }
 
 // ConfiguratorFormList is the resolver for the configuratorFormList field.
 func (r *queryResolver) ConfiguratorFormList(ctx context.Context) ([]*ent.ConfiguratorForm, error) {
-	q, err := eager(ctx, r.client.ConfiguratorForm.Query(), noEdges)
+	q, err := load(ctx, r.read(ctx), r.client.ConfiguratorForm.Query(), noEdges)
 	if err != nil {
 		return nil, err
 	}
@@ -296,38 +254,20 @@ func (r *queryResolver) ConfiguratorFormList(ctx context.Context) ([]*ent.Config
 
 // ConfiguratorForm is the resolver for the configuratorForm field.
 func (r *queryResolver) ConfiguratorForm(ctx context.Context, id int) (*ent.ConfiguratorForm, error) {
-	q, err := eager(ctx, r.client.ConfiguratorForm.Query().Where(configuratorform.ID(id)), noEdges)
-	if err != nil {
-		return nil, err
-	}
-	return query.One[ent.ConfiguratorForm](ctx, q, "configurator form", id)
+	return one[ent.ConfiguratorForm](ctx, r.read(ctx), r.client.ConfiguratorForm.Query().Where(configuratorform.ID(id)), noEdges, "configurator form", id)
 }
 
 // FormFieldsPage is the resolver for the formFieldsPage field.
 func (r *queryResolver) FormFieldsPage(ctx context.Context, args model.FormFieldsPageArgs) (*model.FormFieldPage, error) {
-	sort, err := sortOf(args.OrderBy, args.Order, query.Sort{Column: formfield.FieldCreatedAt, Desc: true})
-	if err != nil {
-		return nil, err
-	}
-	q, err := args.Where.Filter(r.client.FormField.Query())
-	if err != nil {
-		return nil, err
-	}
-	data, info, err := query.Page[ent.FormField, formfield.OrderOption, *ent.FormFieldSelect](ctx, q,
-		pageArgs(ctx, args.Page, args.PerPage, sort, query.Total{}), loadData(ctx, noEdges[*ent.FormFieldQuery]))
-	if err != nil {
-		return nil, err
-	}
-	return &model.FormFieldPage{Data: data, Pagination: pagination(info)}, nil
+	data, p, err := pageOf[ent.FormField, formfield.OrderOption, *ent.FormFieldSelect](ctx, r.client.FormField.Query(), r.read(ctx, "data"),
+		paging(args.Page, args.PerPage, args.OrderBy, args.Order, query.Sort{Column: formfield.FieldCreatedAt, Desc: true}),
+		query.Total{}, noEdges, args.Where.Filter)
+	return answer(&model.FormFieldPage{Data: data, Pagination: p}, err)
 }
 
 // FormField is the resolver for the formField field.
 func (r *queryResolver) FormField(ctx context.Context, id int) (*ent.FormField, error) {
-	q, err := eager(ctx, r.client.FormField.Query().Where(formfield.ID(id)), noEdges)
-	if err != nil {
-		return nil, err
-	}
-	return query.One[ent.FormField](ctx, q, "configurator form field", id)
+	return one[ent.FormField](ctx, r.read(ctx), r.client.FormField.Query().Where(formfield.ID(id)), noEdges, "configurator form field", id)
 }
 
 // ConfiguratorOptionTypes is the resolver for the configuratorOptionTypes field.
@@ -337,29 +277,15 @@ func (r *queryResolver) ConfiguratorOptionTypes(ctx context.Context) ([]configur
 
 // ConfiguratorOptionsPage is the resolver for the configuratorOptionsPage field.
 func (r *queryResolver) ConfiguratorOptionsPage(ctx context.Context, args model.ConfiguratorOptionsPageArgs) (*model.ConfiguratorOptionPage, error) {
-	sort, err := sortOf(args.OrderBy, args.Order, query.Sort{Column: configuratoroption.FieldPosition})
-	if err != nil {
-		return nil, err
-	}
-	q, err := args.Where.Filter(r.client.ConfiguratorOption.Query())
-	if err != nil {
-		return nil, err
-	}
-	data, info, err := query.Page[ent.ConfiguratorOption, configuratoroption.OrderOption, *ent.ConfiguratorOptionSelect](ctx, q,
-		pageArgs(ctx, args.Page, args.PerPage, sort, query.Total{}), loadData(ctx, restOption))
-	if err != nil {
-		return nil, err
-	}
-	return &model.ConfiguratorOptionPage{Data: data, Pagination: pagination(info)}, nil
+	data, p, err := pageOf[ent.ConfiguratorOption, configuratoroption.OrderOption, *ent.ConfiguratorOptionSelect](ctx, r.client.ConfiguratorOption.Query(), r.read(ctx, "data"),
+		paging(args.Page, args.PerPage, args.OrderBy, args.Order, query.Sort{Column: configuratoroption.FieldPosition}),
+		query.Total{}, restOption, args.Where.Filter)
+	return answer(&model.ConfiguratorOptionPage{Data: data, Pagination: p}, err)
 }
 
 // ConfiguratorOption is the resolver for the configuratorOption field.
 func (r *queryResolver) ConfiguratorOption(ctx context.Context, id int) (*ent.ConfiguratorOption, error) {
-	q, err := eager(ctx, r.client.ConfiguratorOption.Query().Where(configuratoroption.ID(id)), restOption)
-	if err != nil {
-		return nil, err
-	}
-	return query.One[ent.ConfiguratorOption](ctx, q, "configurator option", id)
+	return one[ent.ConfiguratorOption](ctx, r.read(ctx), r.client.ConfiguratorOption.Query().Where(configuratoroption.ID(id)), restOption, "configurator option", id)
 }
 
 // OptionVariationList is the resolver for the optionVariationList field.
@@ -367,7 +293,7 @@ func (r *queryResolver) OptionVariationList(ctx context.Context, configuratorOpt
 	if err := query.Visible(ctx, r.client.ConfiguratorOption.Query().Where(configuratoroption.ID(configuratorOptionID)), "", "configurator option", configuratorOptionID); err != nil {
 		return nil, err
 	}
-	q, err := eager(ctx, r.client.OptionVariation.Query(), noEdges)
+	q, err := load(ctx, r.read(ctx), r.client.OptionVariation.Query(), noEdges)
 	if err != nil {
 		return nil, err
 	}
@@ -376,7 +302,7 @@ func (r *queryResolver) OptionVariationList(ctx context.Context, configuratorOpt
 
 // OptionSetList is the resolver for the optionSetList field.
 func (r *queryResolver) OptionSetList(ctx context.Context) ([]*ent.OptionSet, error) {
-	q, err := eager(ctx, r.client.OptionSet.Query(), restOptionSet)
+	q, err := load(ctx, r.read(ctx), r.client.OptionSet.Query(), restOptionSet)
 	if err != nil {
 		return nil, err
 	}
@@ -408,13 +334,10 @@ func (r *queryResolver) WebhookDeliveries(ctx context.Context, endpointID *int, 
 	if status != nil {
 		q = q.Where(webhookdelivery.StatusEQ(webhookdelivery.Status(*status)))
 	}
-	args := pageArgs(ctx, page, perPage, query.Sort{Column: webhookdelivery.FieldID, Desc: true}, query.Total{})
-	args.Bounded = true
-	data, info, err := query.Page[ent.WebhookDelivery, webhookdelivery.OrderOption, *ent.WebhookDeliverySelect](ctx, q, args, noLoad[*ent.WebhookDeliveryQuery])
-	if err != nil {
-		return nil, err
-	}
-	return &model.WebhookDeliveryPage{Data: data, Pagination: pagination(info)}, nil
+	newest := pageIn{page: page, perPage: perPage, sort: query.Sort{Column: webhookdelivery.FieldID, Desc: true}, bounded: true}
+	data, p, err := pageOf[ent.WebhookDelivery, webhookdelivery.OrderOption, *ent.WebhookDeliverySelect](ctx, q, r.read(ctx, "data"),
+		newest, query.Total{}, noEdges)
+	return answer(&model.WebhookDeliveryPage{Data: data, Pagination: p}, err)
 }
 
 // Events is the resolver for the events field.
@@ -434,11 +357,7 @@ func (r *viewerResolver) Configurator(ctx context.Context, obj *viewer.Viewer) (
 	}
 	// Eager like every other read: an edge loaded lazily below it would
 	// be read with SELECT DISTINCT, which PostgreSQL refuses over json.
-	q, err := eager(ctx, r.client.Configurator.Query().Where(configurator.ID(obj.ConfiguratorID)), noEdges)
-	if err != nil {
-		return nil, err
-	}
-	return query.One[ent.Configurator](ctx, q, "configurator", obj.ConfiguratorID)
+	return one[ent.Configurator](ctx, r.read(ctx), r.client.Configurator.Query().Where(configurator.ID(obj.ConfiguratorID)), noEdges, "configurator", obj.ConfiguratorID)
 }
 
 // Status is the resolver for the status field.

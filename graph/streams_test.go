@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/events"
+	"github.com/configurator/catalogue/internal/pglisten"
 )
 
 // streamServer serves w's graph with a hub and the given stream caps.
@@ -327,9 +329,15 @@ func TestRevokedTokenEndsStreams(t *testing.T) {
 			dbURL := b.URL(t)
 			c := dbtest.Open(t, dbURL)
 			w := newWorld(t, c)
+			lis, err := pglisten.New(dbURL, slog.Default())
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.tokens.Listen(lis, slog.Default())
+			t.Cleanup(lis.Start(context.Background()))
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
-			go func() { defer close(done); w.tokens.Run(ctx, dbURL, nil) }()
+			go func() { defer close(done); w.tokens.Run(ctx, nil) }()
 			t.Cleanup(func() { cancel(); <-done })
 			srv, hub := streamServer(t, w, endpoint.StreamLimits{})
 			tok, rec := dbtest.OpenAPI(t, w.tokens, w.a1.ID)

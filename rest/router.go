@@ -2,7 +2,8 @@
 // spec. Read it from the route table (routes, in this file) to a handler
 // (one resource per file), which reads its input with the operation's
 // reader (input.go, strict as openapi.json describes it), calls the
-// resolver GraphQL calls for the same meaning, and presents the result in
+// resolver GraphQL calls for the same meaning, telling it what v1 shows
+// (graph.V1: totals and edges), and presents the result in
 // the v1 JSON shapes (present.go); so the two transports share one path to
 // the data, and rest never builds a query. openapi.json is the contract:
 // tests hold the route table and the readers to it, and every real answer
@@ -43,7 +44,7 @@ type Options struct {
 // answer 404 and known paths with another method 405, both as
 // problem+json.
 func New(res *graph.Resolver, tokens *auth.Tokens, opts Options) http.Handler {
-	h := &handler{res: res, tokens: tokens, base: strings.TrimRight(opts.PublicURL, "/") + Prefix, limiter: opts.Limiter}
+	h := &handler{res: res.Presenting(graph.V1), tokens: tokens, base: strings.TrimRight(opts.PublicURL, "/") + Prefix, limiter: opts.Limiter}
 	r := chi.NewRouter()
 	h.routes(r)
 	r.NotFound(NotFound)
@@ -53,6 +54,8 @@ func New(res *graph.Resolver, tokens *auth.Tokens, opts Options) http.Handler {
 
 // handler holds what the endpoints share.
 type handler struct {
+	// res is the graph's root stating what v1 presents (graph.V1): every
+	// page's total and the edges of its shapes.
 	res    *graph.Resolver
 	tokens *auth.Tokens
 	// base is PublicURL + Prefix, the start of every URL the interface

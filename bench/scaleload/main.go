@@ -4,10 +4,11 @@
 // order by id), and order creation throughput over GraphQL with one
 // client, with eight on one configurator and with eight spread over eight
 // configurators (alternating rounds), and over a sustained run in 10 s
-// windows. While orders are created it samples PostgreSQL's
-// pg_stat_activity every 50 ms and reports the share of samples in
-// which some backend of the product's database waits on a heavyweight
-// lock (wait_event_type 'Lock'), and which locks those were.
+// windows, with the CPU time each order cost in each window. While orders
+// are created it samples PostgreSQL's pg_stat_activity every 50 ms and
+// reports the share of samples in which some backend of the product's
+// database waits on a heavyweight lock (wait_event_type 'Lock'), and
+// which locks those were.
 package main
 
 import (
@@ -21,8 +22,10 @@ import (
 	"log"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +43,7 @@ func main() {
 	rounds := flag.Int("r", 2, "rounds of 8 clients on one configurator against 8 spread over eight")
 	sustained := flag.Duration("sustained", 90*time.Second, "duration of the sustained run (0: none)")
 	conns := flag.Int("c", 8, "concurrent clients")
+	serverPID := flag.Int("server-pid", 0, "the server's process, for the CPU time per order of the sustained run")
 	flag.Parse()
 
 	db, err := sql.Open("pgx", *dbURL)
@@ -49,7 +53,7 @@ func main() {
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * *conns}, Timeout: 60 * time.Second}
-	l := &load{client: client, base: *base, token: *token, db: db}
+	l := &load{serverPID: *serverPID, client: client, base: *base, token: *token, db: db}
 	l.reads(*n)
 	l.creation(*dur, *rounds, *conns)
 	if *sustained > 0 {
@@ -140,9 +144,24 @@ func (l *load) creation(dur time.Duration, rounds, conns int) {
 }
 
 // sustain runs conns clients on one configurator for d and prints their
-// rate per 10 s window.
+// rate per 10 s window and, with -server-pid, the CPU time each order
+// cost in each window (server and database backends), which the machine's
+// other load does not change as it changes the rate.
 func (l *load) sustain(d time.Duration, conns int) {
 	fmt.Printf("\nsustained: %d clients on one configurator for %v, orders/s per 10 s window:\n", conns, d)
+	cpus := make(chan [][2]int64, 1)
+	go func() {
+		tick := time.NewTicker(10 * time.Second)
+		defer tick.Stop()
+		s, db := l.cpu()
+		at := [][2]int64{{s, db}}
+		for range int(d / (10 * time.Second)) {
+			<-tick.C
+			s, db := l.cpu()
+			at = append(at, [2]int64{s, db})
+		}
+		cpus <- at
+	}()
 	res := l.create(d, conns, 1)
 	var line []string
 	for _, w := range res.windows {
@@ -153,13 +172,58 @@ func (l *load) sustain(d time.Duration, conns int) {
 		fmt.Printf("last 10 s / first 10 s: %.2f; %.1f%% of samples with a lock wait, %.1f%% but the sender's (%s)\n",
 			float64(res.windows[len(res.windows)-1])/float64(res.windows[0]), res.lockShare(), res.writesShare(), res.kinds())
 	}
+	if l.serverPID == 0 {
+		return
+	}
+	at := <-cpus
+	line = line[:0]
+	for i, w := range res.windows {
+		if i+1 < len(at) && w > 0 {
+			// Clock ticks are 10 ms.
+			line = append(line, fmt.Sprintf("%.2f+%.2f", float64(at[i+1][0]-at[i][0])*10/float64(w), float64(at[i+1][1]-at[i][1])*10/float64(w)))
+		}
+	}
+	fmt.Printf("CPU ms per order per 10 s window, server+database: %s\n", strings.Join(line, " "))
+}
+
+// cpu is the CPU time, in clock ticks, of the server process and of the
+// backends of the product's database (but the sampler's own).
+func (l *load) cpu() (server, db int64) {
+	rows, err := l.db.Query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pid int
+		rows.Scan(&pid)
+		db += ticks(pid)
+	}
+	return ticks(l.serverPID), db
+}
+
+// ticks is the CPU time (user and system) of process pid in clock ticks,
+// from /proc; 0 when it is gone.
+func ticks(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil || pid == 0 {
+		return 0
+	}
+	// The fields after the command's closing parenthesis start at the
+	// third, the state; utime and stime are the 14th and 15th.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s
 }
 
 type load struct {
-	client *http.Client
-	base   string
-	token  string
-	db     *sql.DB
+	// serverPID is the server's process, for its CPU time (0: unknown).
+	serverPID int
+	client    *http.Client
+	base      string
+	token     string
+	db        *sql.DB
 }
 
 // result is what one creation run measured.

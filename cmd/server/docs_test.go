@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/configurator/catalogue/internal/browsertest"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // testDocs, run by testServe against the running service with its demo
@@ -24,15 +24,15 @@ func testDocs(t *testing.T, base, token string) {
 				t.Errorf("GET %s without a token = %d; want 200", path, res.StatusCode)
 			}
 		}
-		ctx := browsertest.NewContext(t)
-		rec := browsertest.Record(ctx)
-		ops := browsertest.DocsOperations(t, ctx, base+"/api/open-api/v1/docs#token="+token)
+		ctx := testkit.Browser(t)
+		rec := testkit.Record(ctx)
+		ops := testkit.DocsOperations(t, ctx, base+"/api/open-api/v1/docs#token="+token)
 		for _, want := range []string{"GET /orders List orders", "POST /orders Create an order", "GET /shared/{key} Open a share link"} {
 			if !slices.Contains(ops, want) {
 				t.Errorf("the REST reference lacks %q:\n%s", want, strings.Join(ops, "\n"))
 			}
 		}
-		status, body := browsertest.TryDocsOperation(t, ctx, "GET", "/orders")
+		status, body := testkit.TryDocsOperation(t, ctx, "GET", "/orders")
 		if status != "200" || !strings.Contains(body, `"total": 30`) {
 			t.Errorf("GET /orders from the REST reference: %s\n%s\nwant 200 with the demo's 30 orders", status, body)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/metrics"
+	"github.com/configurator/catalogue/internal/pglisten"
 	"github.com/configurator/catalogue/internal/webhook"
 	"github.com/configurator/catalogue/rest"
 )
@@ -74,24 +75,21 @@ func (p *eventParts) options() []graph.Option {
 	}
 }
 
-// start runs the webhook queue and, on PostgreSQL, the event listener
-// and the sender of notifications, until stop. A queue that cannot be
+// start runs the webhook queue and, on PostgreSQL, the sender of
+// notifications, until stop, and has lis hear the events. A queue that cannot be
 // made or started is an error, which stops the server from starting: the
 // events of its writes would be recorded and never sent. The queue lets
 // the attempts in flight finish for up to AttemptTimeout; one cut short
 // is retried by another replica or at the next start (River rescues it).
 // The sender sends what waits before stop returns.
-func (p *eventParts) start(ctx context.Context, databaseURL string, log *slog.Logger) (stop func(), err error) {
+func (p *eventParts) start(ctx context.Context, lis *pglisten.Listener, log *slog.Logger) (stop func(), err error) {
 	if p.queueErr != nil {
 		return nil, fmt.Errorf("the webhook queue cannot start: %w", p.queueErr)
 	}
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	sent := make(chan struct{})
 	if p.pg != nil {
-		if err := events.Listen(lctx, databaseURL, p.hub, log); err != nil {
-			cancel()
-			return nil, err
-		}
+		events.Listen(lis, p.hub)
 		go func() {
 			defer close(sent)
 			p.pg.Run(lctx)

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/configurator/catalogue/internal/browsertest"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
@@ -342,7 +341,7 @@ func cliToken(t *testing.T, bin, dbURL string, args ...string) string {
 // result pane.
 func testPlaygroundSubscription(t *testing.T, base, token string) {
 	t.Run("subscription in the playground", func(t *testing.T) {
-		bctx := browsertest.NewContext(t)
+		bctx := testkit.Browser(t)
 		stop := make(chan struct{})
 		done := make(chan struct{})
 		go func() {
@@ -356,7 +355,7 @@ func testPlaygroundSubscription(t *testing.T, base, token string) {
 				graphqlPost(t, base, token, `mutation { createOrder(input: {configuratorID: 1, price: 3, customerDetails: {}, configuratorSummary: {}}) { id } }`, nil, nil)
 			}
 		}()
-		result := browsertest.RunPlaygroundQuery(t, bctx, base+"/playground#token="+token,
+		result := testkit.RunPlaygroundQuery(t, bctx, base+"/playground#token="+token,
 			`subscription { events(types: ["order.created"]) { type order { price } } }`)
 		close(stop)
 		<-done
@@ -381,7 +380,7 @@ func TestQueueThatCannotStartStopsTheServer(t *testing.T) {
 				t.Fatal("no webhook queue")
 			}
 			database.Pool(c).Close()
-			stop, err := p.start(context.Background(), url, log)
+			stop, err := p.start(context.Background(), nil, log)
 			if err == nil {
 				stop()
 				t.Fatal("the events started without a database")

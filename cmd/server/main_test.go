@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/internal/browsertest"
+	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
@@ -48,6 +48,18 @@ func cliOut(t *testing.T, env map[string]string, args ...string) string {
 		t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
 	}
 	return strings.TrimSpace(out)
+}
+
+// seeded seeds the demo data into c and returns its token store
+// (dbtest.Tokens) and an Open API token of configurator 1 (owner 1).
+func seeded(t *testing.T, c *ent.Client) (*auth.Tokens, string) {
+	t.Helper()
+	if _, err := demo.Seed(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	tokens := dbtest.Tokens(c)
+	token, _ := dbtest.OpenAPI(t, tokens, 1)
+	return tokens, token
 }
 
 var jwtRE = regexp.MustCompile(`^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\n$`)
@@ -225,9 +237,9 @@ func testServe(t *testing.T, env map[string]string) {
 	// configurator with its options and a page of orders. Its explorer
 	// draws the real schema.
 	t.Run("playground opens on the demo", func(t *testing.T) {
-		bctx := browsertest.NewContext(t)
-		rec := browsertest.Record(bctx)
-		p := browsertest.OpenPlayground(t, bctx, base+"/playground")
+		bctx := testkit.Browser(t)
+		rec := testkit.Record(bctx)
+		p := testkit.OpenPlayground(t, bctx, base+"/playground")
 		if p.Query != playground.WelcomeQuery {
 			t.Errorf("the playground opens on\n%s\nwant the welcome query", p.Query)
 		}
@@ -254,7 +266,7 @@ func testServe(t *testing.T, env map[string]string) {
 			}
 			Errors []any
 		}
-		raw := browsertest.RunPlayground(t, bctx)
+		raw := testkit.RunPlayground(t, bctx)
 		if err := json.Unmarshal([]byte(raw), &result); err != nil {
 			t.Fatalf("result pane holds no JSON (%v):\n%s", err, raw)
 		}
@@ -268,7 +280,7 @@ func testServe(t *testing.T, env map[string]string) {
 			orders.Pagination.Total != 30 || len(orders.Data) != 5 {
 			t.Errorf("the welcome query shows %+v; want Oslo Lounge Chair with its 9 options (Frame Size first, 3 variations), and 5 of 30 orders:\n%s", result, raw)
 		}
-		fields := browsertest.OpenExplorer(t, bctx)
+		fields := testkit.OpenExplorer(t, bctx)
 		for _, want := range []string{"viewer", "ordersPage", "materials", "configurator"} {
 			if !slices.Contains(fields, want) {
 				t.Errorf("the explorer lists %q; want %s among them", fields, want)
@@ -277,8 +289,8 @@ func testServe(t *testing.T, env map[string]string) {
 		rec.CheckOffline(t)
 	})
 	t.Run("playground in chromium", func(t *testing.T) {
-		bctx := browsertest.NewContext(t)
-		result := browsertest.RunPlaygroundQuery(t, bctx, base+"/playground#token="+token,
+		bctx := testkit.Browser(t)
+		result := testkit.RunPlaygroundQuery(t, bctx, base+"/playground#token="+token,
 			`{ ordersPage(perPage: 2, orderBy: ID, order: ASC) { pagination { total lastPage } data { id configurator { name } } } }`)
 		for _, want := range []string{`"total": 30`, `"lastPage": 15`, `"configurator"`} {
 			if !strings.Contains(result, want) {
@@ -410,12 +422,7 @@ func TestCORS(t *testing.T) {
 // its mount), a read revalidated with its ETag answers 304 with no body.
 func TestConditionalGETsThroughRouter(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
-		ctx := context.Background()
-		if _, err := demo.Seed(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-		tokens := dbtest.Tokens(c)
-		token, _ := dbtest.OpenAPI(t, tokens, 1)
+		tokens, token := seeded(t, c)
 		files := &storage.Files{Store: storage.NewMemory(), BaseURL: "http://localhost/files/"}
 		h := newRouter(c, tokens, &config.Config{PublicURL: "http://localhost"}, files, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		for _, target := range []string{"/api/open-api/v1/materials/1", "/graphql?query=%7Bmaterial(id:1)%7Bid%20name%7D%7D"} {

@@ -55,16 +55,26 @@ func graphExtensions() []graphql.HandlerExtension {
 const requestLine = "request"
 
 // requestLog logs one line per request with its status and duration; the
-// log handler adds its request id (and trace id) from the context.
+// log handler adds its request id (and trace id) from the context. The
+// record goes to the handler directly: slog's Logger methods look up
+// their caller's program counter for every record (runtime.Callers, a
+// third of the line's cost), which no handler of serve shows.
 func requestLog(log *slog.Logger) func(http.Handler) http.Handler {
+	h := log.Handler()
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 			next.ServeHTTP(ww, r)
-			log.InfoContext(r.Context(), requestLine,
-				"method", r.Method, "path", r.URL.Path,
-				"status", ww.Status(), "bytes", ww.BytesWritten(), "duration", time.Since(start))
+			ctx := r.Context()
+			if !h.Enabled(ctx, slog.LevelInfo) {
+				return
+			}
+			end := time.Now()
+			rec := slog.NewRecord(end, slog.LevelInfo, requestLine, 0)
+			rec.AddAttrs(slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", ww.Status()), slog.Int("bytes", ww.BytesWritten()), slog.Duration("duration", end.Sub(start)))
+			h.Handle(ctx, rec)
 		})
 	}
 }

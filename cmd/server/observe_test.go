@@ -15,7 +15,6 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
-	"github.com/configurator/catalogue/internal/demo"
 	"github.com/configurator/catalogue/internal/requestid"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/telemetry"
@@ -32,12 +31,7 @@ type observed struct {
 
 func newObserved(t *testing.T, c *ent.Client) observed {
 	t.Helper()
-	ctx := context.Background()
-	if _, err := demo.Seed(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	tokens := dbtest.Tokens(c)
-	token, _ := dbtest.OpenAPI(t, tokens, 1)
+	tokens, token := seeded(t, c)
 	logs := &testkit.SyncBuffer{}
 	log := slog.New(telemetry.LogHandler(slog.NewTextHandler(logs, nil)))
 	files := &storage.Files{Store: storage.NewMemory(), BaseURL: "http://localhost/files/"}

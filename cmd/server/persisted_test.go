@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
-	"github.com/configurator/catalogue/internal/demo"
 	"github.com/configurator/catalogue/internal/persisted"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/testkit"
@@ -27,14 +25,9 @@ import (
 // document by hash and is refused its text otherwise (400
 // PERSISTED_QUERY_ONLY).
 func TestPersistedDocumentsServed(t *testing.T) {
-	ctx := context.Background()
 	srv := testkit.StartRedis(t)
 	c := dbtest.Open(t, dbtest.SQLite(t))
-	if _, err := demo.Seed(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	tokens := dbtest.Tokens(c)
-	open, _ := dbtest.OpenAPI(t, tokens, 1)
+	tokens, open := seeded(t, c)
 	dash, _ := dbtest.Dashboard(t, tokens, 1)
 	const trusted, free = "query Me { viewer { tokenKind } }", "query Kinds { configuratorOptionTypes }"
 	manifest, err := persisted.ParseManifest([]byte(`{"` + persisted.Hash(trusted) + `": "` + trusted + `"}`))

@@ -112,7 +112,7 @@ func waitListening(t *testing.T, dbURL, appName string) {
 	t.Helper()
 	// After LISTEN the listener only sends heartbeats (pgx's "-- ping").
 	waitRows(t, dbURL, "the server's revocation listener to connect", `SELECT count(*) FROM pg_stat_activity
-		WHERE application_name = $1 || ' token listener' AND (query LIKE 'LISTEN %' OR query = '-- ping')`, appName)
+		WHERE application_name = $1 || ' listener' AND (query LIKE 'LISTEN %' OR query = '-- ping')`, appName)
 }
 
 // waitRows waits up to 10 s until query, a count, counts a row in the

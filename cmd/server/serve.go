@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/configurator/catalogue/ent"
@@ -23,6 +24,7 @@ import (
 	"github.com/configurator/catalogue/internal/demo"
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/logbuf"
+	"github.com/configurator/catalogue/internal/pglisten"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/telemetry"
 )
@@ -69,7 +71,7 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	var stops stack
 	defer stops.run()
 	log := startLog(stderr, &stops)
-	tuneGC(env)
+	tuneRuntime(env, cfg.PprofAddr != "")
 	if err := startTracing(ctx, env, log, &stops); err != nil {
 		return err
 	}
@@ -94,7 +96,7 @@ func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io
 	if err := startSidecars(cfg, handler.metrics.Handler(), log, &stops); err != nil {
 		return err
 	}
-	return serveUntil(ctx, newServer(handler, cfg, log), ln, cfg, log)
+	return serveUntil(ctx, handler, ln, cfg, log)
 }
 
 // stack holds how to stop what serve started, in the order started.
@@ -148,11 +150,8 @@ func startTracing(ctx context.Context, env config.Env, log *slog.Logger, stops *
 }
 
 // startTokens opens the database and the token service with its signing
-// key and, with OIDC_ISSUER, the provider's. The token service's
-// background work (the revocation listener that lets it cache, the
-// last-use writes) and the hourly sweep of expired Idempotency-Keys
-// outlive the requests in flight at SIGTERM and stop, writing their last
-// notes, before the database closes.
+// key and, with OIDC_ISSUER, the provider's, and starts the background
+// work on the database.
 func startTokens(ctx context.Context, cfg *config.Config, log *slog.Logger, stops *stack) (*ent.Client, *auth.Tokens, error) {
 	c, err := openDB(ctx, cfg)
 	if err != nil {
@@ -167,29 +166,30 @@ func startTokens(ctx context.Context, cfg *config.Config, log *slog.Logger, stop
 	if err := startProvider(ctx, cfg, tokens, log, stops); err != nil {
 		return nil, nil, err
 	}
-	tctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	tokensDone, sweepDone := make(chan error, 1), make(chan struct{})
-	go func() { tokensDone <- tokens.Run(tctx, cfg.DatabaseURL, log) }()
-	go func() {
-		defer close(sweepDone)
-		idempotency.Sweeper(tctx, c, idempotency.SweepEvery, log)
-	}()
-	// The order counts' dead versions are reclaimed every few seconds
-	// (PostgreSQL), whether or not the server runs autovacuum.
-	vacuumDone := make(chan struct{})
-	go func() {
-		defer close(vacuumDone)
-		database.CountsVacuumer(tctx, c, database.VacuumCountsEvery, log)
-	}()
+	startBackground(ctx, c, tokens, log, stops)
+	return c, tokens, nil
+}
+
+// startBackground runs the token service's background work (the last-use
+// writes), the hourly sweep of expired Idempotency-Keys and the reclaiming
+// of the order counts' dead versions every few seconds (PostgreSQL,
+// whether or not the server runs autovacuum). They outlive the requests
+// in flight at SIGTERM and stop, writing their last notes, before the
+// database closes.
+func startBackground(ctx context.Context, c *ent.Client, tokens *auth.Tokens, log *slog.Logger, stops *stack) {
+	bctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	var tokensErr error
+	wg.Go(func() { tokensErr = tokens.Run(bctx, log) })
+	wg.Go(func() { idempotency.Sweeper(bctx, c, idempotency.SweepEvery, log) })
+	wg.Go(func() { database.CountsVacuumer(bctx, c, database.VacuumCountsEvery, log) })
 	stops.push(func() {
 		stop()
-		<-sweepDone
-		<-vacuumDone
-		if err := <-tokensDone; err != nil {
-			log.Warn("could not write token usage at shutdown", "err", err)
+		wg.Wait()
+		if tokensErr != nil {
+			log.Warn("could not write token usage at shutdown", "err", tokensErr)
 		}
 	})
-	return c, tokens, nil
 }
 
 // startProvider makes tokens accept an OpenID provider's access tokens
@@ -235,8 +235,10 @@ func listen(ctx context.Context, cfg *config.Config, env config.Env) (net.Listen
 }
 
 // startHandler builds the HTTP surface and starts the events that carry
-// writes to webhooks and subscriptions; the Redis connections of the rate
-// limiter and persisted queries close when serve stops.
+// writes to webhooks and subscriptions, and the PostgreSQL listener that
+// carries events and token revocations across replicas; the Redis
+// connections of the rate limiter and persisted queries close when serve
+// stops.
 func startHandler(ctx context.Context, c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *storage.Files, log *slog.Logger, stops *stack) (*app, error) {
 	handler := newRouter(c, tokens, cfg, files, log)
 	if handler.redis != nil {
@@ -245,11 +247,17 @@ func startHandler(ctx context.Context, c *ent.Client, tokens *auth.Tokens, cfg *
 	if handler.apq != nil {
 		stops.push(func() { handler.apq.Close() })
 	}
-	stopEvents, err := handler.events.start(ctx, cfg.DatabaseURL, log)
+	lis, err := pglisten.New(cfg.DatabaseURL, log)
+	if err != nil {
+		return nil, err
+	}
+	tokens.Listen(lis, log)
+	stopEvents, err := handler.events.start(ctx, lis, log)
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
 	stops.push(stopEvents)
+	stops.push(lis.Start(context.WithoutCancel(ctx)))
 	return handler, nil
 }
 
@@ -266,44 +274,45 @@ func announce(stdout io.Writer, log *slog.Logger, ln net.Listener, loc storage.L
 	}
 }
 
-// startSidecars serves pprof and /metrics on their own addresses when
-// they are set.
+// startSidecars serves the runtime profiles (PPROF_ADDR) and /metrics
+// (METRICS_ADDR) each on its own listener when its address is set, so
+// that they are reachable only where the operator binds them (loopback,
+// an admin network) and never through the public address.
 func startSidecars(cfg *config.Config, metrics http.Handler, log *slog.Logger, stops *stack) error {
-	if cfg.PprofAddr != "" {
-		stop, err := servePprof(cfg.PprofAddr, log)
-		if err != nil {
-			return err
+	profiles := http.NewServeMux()
+	profiles.HandleFunc("/debug/pprof/", pprof.Index)
+	profiles.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	profiles.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	profiles.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	profiles.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	alone := http.NewServeMux()
+	alone.Handle("GET /metrics", metrics)
+	for _, side := range []struct {
+		name, addr string
+		handler    http.Handler
+	}{{"pprof", cfg.PprofAddr, profiles}, {"metrics", cfg.MetricsAddr, alone}} {
+		if side.addr == "" {
+			continue
 		}
-		stops.push(stop)
-	}
-	if cfg.MetricsAddr != "" {
-		stop, err := serveMetrics(cfg.MetricsAddr, metrics, log)
+		ln, err := net.Listen("tcp", side.addr)
 		if err != nil {
-			return err
+			return fmt.Errorf("listen on %s address %s: %w", side.name, side.addr, err)
 		}
-		stops.push(stop)
+		srv := &http.Server{Handler: side.handler, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln)
+		stops.push(func() { srv.Close() })
+		log.Info(side.name+" listening", "addr", ln.Addr().String())
 	}
 	return nil
 }
 
-// newServer is the public HTTP server of handler, with the timeouts of
-// the request deadline.
-func newServer(handler http.Handler, cfg *config.Config, log *slog.Logger) *http.Server {
-	readTimeout, writeTimeout, _ := serverTimeouts(cfg.RequestTimeout)
-	return &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-}
-
-// serveUntil serves on ln until ctx ends, then stops accepting, lets the
-// requests in flight finish within the shutdown grace, and returns nil.
-func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, cfg *config.Config, log *slog.Logger) error {
+// serveUntil serves handler on ln, with the timeouts of the request
+// deadline, until ctx ends; then it stops accepting, lets the requests in
+// flight finish within the shutdown grace, and returns nil.
+func serveUntil(ctx context.Context, handler http.Handler, ln net.Listener, cfg *config.Config, log *slog.Logger) error {
+	read, write, grace := serverTimeouts(cfg.RequestTimeout)
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: read, WriteTimeout: write,
+		IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -312,7 +321,6 @@ func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, cfg *con
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
-	_, _, grace := serverTimeouts(cfg.RequestTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -323,41 +331,6 @@ func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, cfg *con
 	}
 	log.Info("stopped")
 	return nil
-}
-
-// servePprof serves the runtime profiles on their own listener, so that
-// they are reachable only where the operator binds them (loopback, an
-// admin network) and never through the public address.
-func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on pprof address %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	log.Info("pprof listening", "addr", ln.Addr().String())
-	return func() { srv.Close() }, nil
-}
-
-// serveMetrics serves /metrics alone on its own listener (METRICS_ADDR),
-// for deployments that keep it off the public address.
-func serveMetrics(addr string, metrics http.Handler, log *slog.Logger) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on metrics address %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metrics)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	log.Info("metrics listening", "addr", ln.Addr().String())
-	return func() { srv.Close() }, nil
 }
 
 // demoSetup loads the demo data into an empty database and returns a

@@ -12,7 +12,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/configurator/catalogue/internal/browsertest"
 	"github.com/configurator/catalogue/internal/testkit"
 )
 
@@ -121,7 +120,7 @@ func testWrites(t *testing.T, base, token string) {
 			t.Fatalf("share link %q is not on the default viewer %s/share/", env.Data, base)
 		}
 
-		ctx := browsertest.NewContext(t)
+		ctx := testkit.Browser(t)
 		var title, selected, material, swatch string
 		err = chromedp.Run(ctx,
 			chromedp.Navigate(env.Data),

@@ -18,6 +18,7 @@ import (
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
+	"github.com/configurator/catalogue/internal/pglisten"
 	"github.com/configurator/catalogue/internal/storage"
 )
 
@@ -49,9 +50,16 @@ func TestStatementsPerRead(t *testing.T) {
 			token, _ := dbtest.OpenAPI(t, tokens, 1)
 			tokenReads := int64(1)
 			if appName != "" {
+				log := slog.New(slog.NewTextHandler(io.Discard, nil))
+				lis, err := pglisten.New(dbURL, log)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tokens.Listen(lis, log)
+				t.Cleanup(lis.Start(ctx))
 				runCtx, stop := context.WithCancel(ctx)
 				done := make(chan error, 1)
-				go func() { done <- tokens.Run(runCtx, dbURL, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+				go func() { done <- tokens.Run(runCtx, log) }()
 				t.Cleanup(func() { stop(); <-done })
 				waitListening(t, dbURL, appName)
 				tokenReads = 0

@@ -174,13 +174,12 @@ func qvalue(s string) (int, bool) {
 //     no answer satisfies 406.
 //
 // The request is read and its operation prepared (parsed, validated,
-// limited) once, before the transport runs; the transport's own parsing
-// then sees an empty request and its answer is replaced by the exchange's
-// (captureWriter), so that gqlgen's transports keep their flow (and their
-// event stream) while none of their statuses or messages reach a client.
+// limited) once. A JSON answer is then run directly (run); an event stream
+// and a multipart request go through gqlgen's transport, whose own parsing
+// sees an empty request (the stream) and whose answer is replaced by the
+// exchange's (captureWriter), so that they keep their flow while none of
+// their statuses or messages reach a client.
 type exchange struct {
-	get       transport.GET
-	post      transport.POST
 	multipart transport.MultipartForm
 	sse       transport.SSE
 }
@@ -253,21 +252,9 @@ func (x exchange) serveJSON(w http.ResponseWriter, r *http.Request, exec graphql
 		writeFailure(w, r, media, failureStatus(media, err), &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}})
 		return
 	}
-	cw := &captureWriter{header: w.Header()}
 	ex.capture = true
-	if post {
-		r.Body = io.NopCloser(strings.NewReader("{}"))
-		x.post.Do(cw, r, ex)
-	} else {
-		// gqlgen's GET reads the query string again; an empty one is
-		// enough, the operation is prepared.
-		bare := *r
-		u := *r.URL
-		u.RawQuery = ""
-		bare.URL = &u
-		x.get.Do(cw, &bare, ex)
-	}
-	ex.answer(w, r, media, cw)
+	ex.run(r.Context())
+	ex.answer(w, r, media, nil)
 }
 
 // serveMultipart answers a multipart request (uploads), which gqlgen's
@@ -366,24 +353,38 @@ func (e *exchangeExecutor) DispatchOperation(ctx context.Context, rc *graphql.Op
 	}, ctx
 }
 
+// run does for a prepared JSON request what gqlgen's GET and POST
+// transports do once they have read it, without their reading it again or
+// writing an answer: the errors that stopped the operation are presented,
+// or the operation runs; either is kept (capture) for answer.
+func (e *exchangeExecutor) run(ctx context.Context) {
+	rc, errs := e.CreateOperationContext(ctx, nil)
+	if errs != nil {
+		e.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
+		return
+	}
+	responses, ctx := e.DispatchOperation(ctx, rc)
+	responses(ctx)
+}
+
 // discarded is what a capturing executor hands a transport to write: the
 // exchange writes the real answer.
 var discarded graphql.Response
 
-// answer writes the answer to a request whose transport ran with cw.
+// answer writes the answer to a request whose transport ran with cw (nil
+// when none ran: run).
 func (e *exchangeExecutor) answer(w http.ResponseWriter, r *http.Request, media string, cw *captureWriter) {
-	w.Header().Set("Content-Type", media)
 	switch {
 	case e.failed != nil:
 		writeFailure(w, r, media, failureStatus(media, e.errs), e.failed)
 	case e.dispatched:
-		writeResponse(w, r, e.resp)
+		writeResponse(w, r, media, e.resp)
 	default:
 		// The transport refused the request itself (a malformed
 		// multipart form): its message, clipped, as a BAD_REQUEST.
 		msg := "the request could not be read"
 		var body struct{ Errors []struct{ Message string } }
-		if json.Unmarshal(cw.body, &body) == nil && len(body.Errors) > 0 {
+		if cw != nil && json.Unmarshal(cw.body, &body) == nil && len(body.Errors) > 0 {
 			msg = body.Errors[0].Message
 		}
 		err := apperr.E(apperr.Invalid, "the multipart request is malformed (%s): send the operations part, then the map part, then the files (GraphQL multipart request specification)", clip(msg))

@@ -31,7 +31,7 @@ func TestWriteResponse(t *testing.T) {
 	} {
 		for _, method := range []string{http.MethodPost, http.MethodGet} {
 			got := httptest.NewRecorder()
-			writeResponse(got, httptest.NewRequest(method, "/graphql", nil), resp)
+			writeResponse(got, httptest.NewRequest(method, "/graphql", nil), mediaJSON, resp)
 			want, err := json.Marshal(resp)
 			if err != nil {
 				t.Fatal(err)
@@ -53,7 +53,7 @@ func TestWriteResponse(t *testing.T) {
 		}
 	}
 	got := httptest.NewRecorder()
-	writeResponse(got, httptest.NewRequest(http.MethodPost, "/graphql", nil), &graphql.Response{Data: json.RawMessage(`{"html":"<b>&</b>"}`)})
+	writeResponse(got, httptest.NewRequest(http.MethodPost, "/graphql", nil), mediaJSON, &graphql.Response{Data: json.RawMessage(`{"html":"<b>&</b>"}`)})
 	if want := `{"data":{"html":"<b>&</b>"}}`; got.Body.String() != want {
 		t.Errorf("writeResponse = %s; want %s", got.Body.Bytes(), want)
 	}

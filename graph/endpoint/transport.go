@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -183,8 +182,7 @@ func writeFailure(w http.ResponseWriter, r *http.Request, media string, status i
 	for _, e := range resp.Errors {
 		tagRequest(r.Context(), e)
 	}
-	w.Header().Set("Content-Type", media)
-	writeJSONBody(w, status, failure{Errors: resp.Errors, Extensions: resp.Extensions})
+	writeJSON(w, status, media, failure{Errors: resp.Errors, Extensions: resp.Extensions})
 }
 
 // writeErrors answers err as a GraphQL request that did not execute, for
@@ -214,29 +212,30 @@ func writeErrors(w http.ResponseWriter, r *http.Request, err error) {
 // matching If-None-Match); its media type follows Accept, hence
 // Vary: Accept. An answer with errors (an outage's included) stays
 // no-store: it says nothing a client should keep.
-func writeResponse(w http.ResponseWriter, r *http.Request, resp *graphql.Response) {
+func writeResponse(w http.ResponseWriter, r *http.Request, media string, resp *graphql.Response) {
 	if resp == nil {
 		// gqlgen's answer to a request whose context ended before it ran:
 		// a bare null, with no length declared, which Outage replaces by
 		// the UNAVAILABLE error it is.
+		w.Header().Set("Content-Type", media)
 		w.Write([]byte("null"))
 		return
 	}
 	if resp.Label != "" || resp.Path != nil || resp.HasNext != nil {
-		writeJSONBody(w, http.StatusOK, resp)
+		writeJSON(w, http.StatusOK, media, resp)
 		return
 	}
 	var errs, ext []byte
 	var err error
 	if len(resp.Errors) > 0 {
 		if errs, err = json.Marshal(resp.Errors); err != nil {
-			writeJSONBody(w, http.StatusOK, resp)
+			writeJSON(w, http.StatusOK, media, resp)
 			return
 		}
 	}
 	if len(resp.Extensions) > 0 {
 		if ext, err = json.Marshal(resp.Extensions); err != nil {
-			writeJSONBody(w, http.StatusOK, resp)
+			writeJSON(w, http.StatusOK, media, resp)
 			return
 		}
 	}
@@ -258,30 +257,22 @@ func writeResponse(w http.ResponseWriter, r *http.Request, resp *graphql.Respons
 		b = append(b, ext...)
 	}
 	b = append(b, '}')
-	if errs == nil && httpcache.Cacheable(r, http.StatusOK) {
+	if errs != nil {
+		// An answer with errors keeps the endpoint's no-store.
+		r = nil
+	} else if httpcache.Cacheable(r, http.StatusOK) {
 		w.Header().Add("Vary", "Accept")
-		httpcache.Write(w, r, b)
-	} else {
-		writeBytes(w, http.StatusOK, b)
 	}
+	problem.WriteJSON(w, r, http.StatusOK, media, b)
 	bufpool.Put(b)
 }
 
-// writeJSONBody answers v encoded by encoding/json, with status.
-func writeJSONBody(w http.ResponseWriter, status int, v any) {
+// writeJSON answers v encoded by encoding/json, with status and media;
+// the endpoint's no-store stands.
+func writeJSON(w http.ResponseWriter, status int, media string, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"INTERNAL"}}]}`)
 	}
-	writeBytes(w, status, b)
-}
-
-// writeBytes writes a whole answer with status in one call, its length
-// declared: a chunked answer costs the connection a write (and the client
-// a read) of its own for the closing chunk, and several small writes
-// reach the socket as several segments.
-func writeBytes(w http.ResponseWriter, status int, b []byte) {
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	w.Write(b)
+	problem.WriteJSON(w, nil, status, media, b)
 }

@@ -25,7 +25,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -39,15 +38,6 @@ import (
 // Extension is the gqlgen handler extension of the fast path.
 type Extension struct {
 	resolvers generated.ResolverRoot
-	// rendered and declined count the fields with a sub-selection the
-	// extension wrote, and those it left to gqlgen.
-	rendered, declined atomic.Int64
-}
-
-// Counts returns how many fields with a sub-selection the extension has
-// written itself and how many it left to gqlgen, for metrics and tests.
-func (e *Extension) Counts() (rendered, declined int64) {
-	return e.rendered.Load(), e.declined.Load()
 }
 
 // New returns the extension; resolvers are those of the executable schema,
@@ -84,16 +74,13 @@ func (e *Extension) InterceptField(ctx context.Context, next graphql.Resolver) (
 	}
 	oc := graphql.GetOperationContext(ctx)
 	if !supported(oc, fc.Field.Definition.Type.Name(), fc.Field.Selections, 0) {
-		e.declined.Add(1)
 		return res, err
 	}
 	w := &writer{oc: oc, resolvers: e.resolvers, buf: bufpool.Get()}
 	if !w.entry(context.WithValue(ctx, writing{}, true), fc.Object, &fc.Field, res) {
 		bufpool.Put(w.buf)
-		e.declined.Add(1)
 		return res, err
 	}
-	e.rendered.Add(1)
 	return finish(w.buf), nil
 }
 

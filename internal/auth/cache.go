@@ -17,7 +17,7 @@ const CacheSize = 10000
 
 // aliveFor is how long one successful heartbeat of the revocation
 // listener lets the cache answer. The listener confirms its connection
-// every heartbeatEvery, so this only runs out when the connection is
+// every pglisten.HeartbeatEvery, so this only runs out when the connection is
 // broken without an error (a silent network failure, detected by the
 // heartbeat's timeout): it bounds how long such a failure can hide a
 // revocation from this process.

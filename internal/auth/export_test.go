@@ -3,8 +3,6 @@ package auth
 import (
 	"context"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Hooks for the tests of package auth_test.
@@ -19,10 +17,6 @@ func (t *Tokens) CacheLive() bool {
 // CacheLen is the number of cached JWTs.
 func (t *Tokens) CacheLen() int { return t.cache.len() }
 
-// ListenerPID is the backend pid of the listener's connection, 0 while it
-// is not listening.
-func (t *Tokens) ListenerPID() uint32 { return t.listenerPID.Load() }
-
 // FlushUsage writes the noted uses now.
 func (t *Tokens) FlushUsage(ctx context.Context) error { return t.flushUsage(ctx) }
 
@@ -33,11 +27,6 @@ func (t *Tokens) SetClock(now func() time.Time) {
 	if t.provider != nil {
 		t.provider.now = now
 	}
-}
-
-// SetDial replaces the listener's pgx.ConnectConfig; call before Run.
-func (t *Tokens) SetDial(dial func(context.Context, *pgx.ConnConfig) (*pgx.Conn, error)) {
-	t.dial = dial
 }
 
 // SetFlushEvery sets how often Run writes the noted uses; call before Run.

@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/apitoken"
@@ -22,7 +20,7 @@ import (
 	"github.com/configurator/catalogue/ent/predicate"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/apperr"
-	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/pglisten"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -30,7 +28,7 @@ import (
 //
 // Resolve answers from a cache of resolved JWTs when it can do so exactly,
 // and reads the token record otherwise. The cache works on PostgreSQL
-// while Run keeps a listener connected that hears every revocation (see
+// while a listener (Listen) is connected that hears every revocation (see
 // Revoke); whenever the listener is not connected, every request reads
 // its token record.
 //
@@ -55,11 +53,8 @@ type Tokens struct {
 
 	running    atomic.Bool
 	flushEvery time.Duration
-	// dial opens the listener's connection; tests replace it.
-	dial func(context.Context, *pgx.ConnConfig) (*pgx.Conn, error)
-	// listenerPID is the backend pid of the listener's connection while
-	// it listens, 0 otherwise.
-	listenerPID atomic.Uint32
+	// listener hears revocations for the cache (Listen); nil: none.
+	listener *pglisten.Listener
 	// watches are the open streams that end on their token's revocation
 	// (Watch); recheckEvery is how often their tokens are read when no
 	// listener hears revocations.
@@ -77,19 +72,17 @@ func NewTokens(client *ent.Client, signer *Signer) *Tokens {
 		now:          time.Now,
 		cache:        newCache(CacheSize),
 		flushEvery:   FlushEvery,
-		dial:         pgx.ConnectConfig,
 		recheckEvery: RecheckEvery,
 	}
 }
 
 // Run does the background work of a serving process until ctx is done:
-// on PostgreSQL it keeps the revocation listener that lets Resolve answer
-// from its cache, on its own connection to databaseURL (the DATABASE_URL
-// the client was opened with); on every database it writes the noted
-// token uses every FlushEvery. When ctx is done it writes the uses noted
-// so far and returns that last write's error. Run is called at most once;
-// a failed periodic write is logged on log and retried with the next.
-func (t *Tokens) Run(ctx context.Context, databaseURL string, log *slog.Logger) error {
+// it rereads the tokens of open streams while no listener (Listen) hears
+// revocations, and writes the noted token uses every FlushEvery. When ctx
+// is done it writes the uses noted so far and returns that last write's
+// error. Run is called at most once; a failed periodic write is logged on
+// log and retried with the next.
+func (t *Tokens) Run(ctx context.Context, log *slog.Logger) error {
 	if !t.running.CompareAndSwap(false, true) {
 		return errors.New("token service already running")
 	}
@@ -97,19 +90,7 @@ func (t *Tokens) Run(ctx context.Context, databaseURL string, log *slog.Logger) 
 		log = slog.Default()
 	}
 	var wg sync.WaitGroup
-	listening := func() bool { return false }
-	if strings.HasPrefix(databaseURL, "postgres://") || strings.HasPrefix(databaseURL, "postgresql://") {
-		listening = func() bool { return t.listenerPID.Load() != 0 }
-		// Without a listener the cache stays off, which is slower but
-		// still exact: a URL pgx cannot read costs the cache, not the
-		// service.
-		if cfg, err := database.ListenConfig(databaseURL, listenerName); err != nil {
-			log.Error("token cache off: no revocation listener", "err", err)
-		} else {
-			wg.Go(func() { t.listen(ctx, cfg, log) })
-		}
-	}
-	wg.Go(func() { t.recheckLoop(ctx, listening, log) })
+	wg.Go(func() { t.recheckLoop(ctx, t.Listening, log) })
 	tick := time.NewTicker(t.flushEvery)
 	defer tick.Stop()
 	keysTick := time.NewTicker(KeysEvery)

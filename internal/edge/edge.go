@@ -7,7 +7,6 @@ package edge
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -75,7 +74,7 @@ func Deadline(d time.Duration) func(http.Handler) http.Handler {
 func Healthz() http.HandlerFunc {
 	build := buildinfo.Read()
 	return func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": build.Version, "revision": build.Revision})
+		problem.WriteBody(w, nil, http.StatusOK, "application/json", map[string]string{"status": "ok", "version": build.Version, "revision": build.Revision})
 	}
 }
 
@@ -102,14 +101,8 @@ func Readyz(database func(context.Context) error, redis func(context.Context) st
 		if redis != nil {
 			body["redis"] = <-state
 		}
-		writeJSON(w, status, body)
+		problem.WriteBody(w, nil, status, "application/json", body)
 	}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
 }
 
 // Streaming reports whether r opens a stream (a WebSocket upgrade, or

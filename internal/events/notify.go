@@ -5,17 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/configurator/catalogue/ent/event"
 	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/pglisten"
 )
 
 // Notifier carries an event recorded in a transaction to the
@@ -47,9 +44,6 @@ const notifySQL = `SELECT pg_notify($1, s.name || ':' || u.payload)
   FROM unnest(string_to_array($2, chr(10))) WITH ORDINALITY AS u(payload, i),
        (SELECT relnamespace::regnamespace::text AS name FROM pg_class WHERE oid = '` + event.Table + `'::regclass) s
   ORDER BY u.i`
-
-// scopeSQL is the schema of the events table a listener sees.
-const scopeSQL = `SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = '` + event.Table + `'::regclass`
 
 // Postgres carries events to the listeners of every replica (Listen)
 // through PostgreSQL's NOTIFY, sent once, and only if, the writing
@@ -142,78 +136,15 @@ func parse(schema, payload string) (Event, bool) {
 	return Event{ID: int(n[0]), OwnerID: int(n[1]), ResourceID: int(n[2]), Time: time.UnixMilli(n[3]).UTC(), Type: parts[5]}, true
 }
 
-// Listen LISTENs on Channel with its own connection and publishes every
-// event of its schema to hub, reconnecting with backoff until ctx is
-// done. Events committed while it is disconnected reach webhooks (the
-// outbox) but not the live subscriptions of this replica.
-func Listen(ctx context.Context, databaseURL string, hub *Hub, log *slog.Logger) error {
-	cfg, err := database.ListenConfig(databaseURL, "event listener")
-	if err != nil {
-		return err
-	}
-	go func() {
-		backoff := 100 * time.Millisecond
-		for {
-			connected, err := listenOnce(ctx, cfg, hub)
-			if ctx.Err() != nil {
-				return
+// Listen has l publish every event of its schema to hub. Events
+// committed while l is disconnected reach webhooks (the outbox) but not
+// the live subscriptions of this replica.
+func Listen(l *pglisten.Listener, hub *Hub) {
+	l.Add(pglisten.Part{Table: event.Table, Channels: map[string]func(context.Context, string, string){
+		Channel: func(_ context.Context, schema, payload string) {
+			if e, ok := parse(schema, payload); ok {
+				hub.Publish(e)
 			}
-			if connected {
-				backoff = 100 * time.Millisecond
-			}
-			wait := backoff/2 + rand.N(backoff/2+1)
-			log.Warn("event listener disconnected; subscriptions of this replica miss events until it is back", "err", err, "retry_in", wait)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-			backoff = min(2*backoff, 2*time.Second)
-		}
-	}()
-	return nil
-}
-
-// listenOnce serves notifications until the connection fails or ctx is
-// done, and reports whether it got as far as listening.
-func listenOnce(ctx context.Context, cfg *pgx.ConnConfig, hub *Hub) (bool, error) {
-	var schema string
-	cfg = cfg.Copy()
-	cfg.OnNotification = func(_ *pgconn.PgConn, n *pgconn.Notification) {
-		if e, ok := parse(schema, n.Payload); ok && n.Channel == Channel {
-			hub.Publish(e)
-		}
-	}
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	conn, err := pgx.ConnectConfig(cctx, cfg)
-	if err != nil {
-		return false, fmt.Errorf("connect: %w", err)
-	}
-	defer conn.Close(context.Background())
-	if err := conn.QueryRow(cctx, scopeSQL).Scan(&schema); err != nil {
-		return false, fmt.Errorf("find the %s table: %w", event.Table, err)
-	}
-	if _, err := conn.Exec(cctx, "LISTEN "+Channel); err != nil {
-		return false, fmt.Errorf("listen: %w", err)
-	}
-	for {
-		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		_, err := conn.WaitForNotification(wctx)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return true, nil
-		case err == nil:
-		case pgconn.Timeout(err):
-			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			err := conn.Ping(pctx)
-			cancel()
-			if err != nil && ctx.Err() == nil {
-				return true, fmt.Errorf("heartbeat: %w", err)
-			}
-		default:
-			return true, fmt.Errorf("wait for notification: %w", err)
-		}
-	}
+		},
+	}})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/events"
+	"github.com/configurator/catalogue/internal/pglisten"
 )
 
 // TestPostgresNotifiesAfterCommit: the events of a transaction reach the
@@ -27,9 +28,12 @@ func TestPostgresNotifiesAfterCommit(t *testing.T) {
 	hub := events.NewHub(nil)
 	got, stop := hub.Subscribe(1, nil)
 	defer stop()
-	if err := events.Listen(ctx, url, hub, log); err != nil {
+	lis, err := pglisten.New(url, log)
+	if err != nil {
 		t.Fatal(err)
 	}
+	events.Listen(lis, hub)
+	defer lis.Start(ctx)()
 	n := events.NewPostgres(database.Pool(c), log)
 	runCtx, stopRun := context.WithCancel(ctx)
 	ran := make(chan struct{})

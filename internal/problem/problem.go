@@ -24,7 +24,9 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/bufpool"
 	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/httpcache"
 	"github.com/configurator/catalogue/internal/requestid"
 )
 
@@ -213,7 +215,7 @@ type Body struct {
 func Write(w http.ResponseWriter, r *http.Request, err error) {
 	f := Of(r, err, apperr.Domain)
 	Headers(w, r, f.First)
-	WriteBody(w, f.Status, "application/problem+json", Body{
+	WriteBody(w, r, f.Status, "application/problem+json", Body{
 		Type: "about:blank", Title: http.StatusText(f.Status), Status: f.Status, Detail: f.Message,
 		Code: f.Kind, Errors: f.Fields, Instance: requestid.Instance(r.Context()),
 	})
@@ -222,30 +224,56 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 // WriteStatus answers a problem that no error kind describes, such as a
 // 405, as application/problem+json.
 func WriteStatus(w http.ResponseWriter, r *http.Request, status int, code apperr.Kind, detail string) {
-	WriteBody(w, status, "application/problem+json", Body{
+	WriteBody(w, r, status, "application/problem+json", Body{
 		Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Code: code,
 		Instance: requestid.Instance(r.Context()),
 	})
 }
 
-// WriteBody answers v encoded as JSON, encoded before anything is written
-// so that an encoding failure is a clean 500 rather than a cut-off body,
-// with its length declared (one write, no chunked encoding). HTML escaping
-// is off: the body is never HTML.
-func WriteBody(w http.ResponseWriter, status int, contentType string, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+// WriteBody answers v encoded by encoding/json, encoded before anything
+// is written so that an encoding failure is a clean 500 rather than a
+// cut-off body (WriteJSON says which headers it gets). HTML escaping is
+// off: the body is never HTML.
+func WriteBody(w http.ResponseWriter, r *http.Request, status int, contentType string, v any) {
+	buf := bytes.NewBuffer(bufpool.Get())
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		slog.Error("encode answer", "err", err)
 		status, contentType = http.StatusInternalServerError, "application/problem+json"
 		buf.Reset()
-		json.NewEncoder(&buf).Encode(Body{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: InternalMessage, Code: apperr.Internal})
+		json.NewEncoder(buf).Encode(Body{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: InternalMessage, Code: apperr.Internal})
 	}
+	WriteJSON(w, r, status, contentType, buf.Bytes())
+	bufpool.Put(buf.Bytes())
+}
+
+// noStore is the Cache-Control of an answer no one may keep, one slice
+// for every answer (a header value is only ever replaced, never written
+// into), which saves the allocation of Header.Set.
+var noStore = []string{"no-store"}
+
+// WriteJSON writes body, a whole JSON answer, with status and contentType:
+// every JSON answer of the service goes out here. It goes out in one
+// write with its length declared: a chunked answer costs the connection a
+// write (and the client a read) of its own for the closing chunk, and
+// several small writes reach the socket as several segments. A 200 to a
+// GET of r is a read its client may revalidate (internal/httpcache: an
+// ETag, Cache-Control: private, no-cache, and 304 to a matching
+// If-None-Match); any other answer to r is no-store. With a nil r the
+// answer gets neither: its caller owns its Cache-Control (the probes have
+// none; a GraphQL answer with errors keeps the endpoint's no-store).
+func WriteJSON(w http.ResponseWriter, r *http.Request, status int, contentType string, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	if r != nil {
+		if httpcache.Cacheable(r, status) {
+			httpcache.Write(w, r, body)
+			return
+		}
+		h["Cache-Control"] = noStore
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(body)
 }

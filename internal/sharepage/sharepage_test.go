@@ -17,7 +17,6 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/configuratoroption"
-	"github.com/configurator/catalogue/internal/browsertest"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/imaging"
 	"github.com/configurator/catalogue/internal/share"
@@ -245,8 +244,8 @@ type phoneReport struct {
 func TestPhone(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		f := newFixture(t, c)
-		ctx := browsertest.NewContext(t)
-		rec := browsertest.Record(ctx)
+		ctx := testkit.Browser(t)
+		rec := testkit.Record(ctx)
 		var report phoneReport
 		var shot []byte
 		err := chromedp.Run(ctx,

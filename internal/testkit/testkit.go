@@ -1,5 +1,6 @@
 // Package testkit holds the helpers of every package's tests that need no
-// database: the real servers tests start (Redis, an S3 server), free
+// database: the real servers tests start (Redis, an S3 server, a headless
+// Chromium that checks pages as a browser renders them), free
 // loopback addresses, a buffer a running server and the test share, test
 // images, the GraphQL documents that attack cost bounds, and the checks of
 // caching headers. The helpers over a database are internal/dbtest's.

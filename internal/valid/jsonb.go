@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -236,24 +237,14 @@ func (s *storer) escape(b []byte) ([]byte, error) {
 	}
 	e := s.in[s.i+1]
 	s.i += 2
-	switch e {
-	case '"', '\\', '/':
-		return append(b, e), nil
-	case 'b':
-		return append(b, '\b'), nil
-	case 'f':
-		return append(b, '\f'), nil
-	case 'n':
-		return append(b, '\n'), nil
-	case 'r':
-		return append(b, '\r'), nil
-	case 't':
-		return append(b, '\t'), nil
-	case 'u':
-		r, err := s.unicode()
-		return utf8.AppendRune(b, r), err
+	if i := strings.IndexByte("\"\\/bfnrt", e); i >= 0 {
+		return append(b, "\"\\/\b\f\n\r\t"[i]), nil
 	}
-	return b, errSyntax
+	if e != 'u' {
+		return b, errSyntax
+	}
+	r, err := s.unicode()
+	return utf8.AppendRune(b, r), err
 }
 
 // unicode reads the rest of a \u escape, and of the \u escape of a low

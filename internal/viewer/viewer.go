@@ -7,14 +7,16 @@ import (
 	"time"
 )
 
-// Kind is the scope of a token; it decides which writes a caller may make.
+// Kind is the scope of a token; auth.Allow, and nothing else, decides what
+// each kind may do beyond reading its owner's data.
 type Kind string
 
 // Token kinds, as stored on the token record.
 const (
 	// KindOpenAPI tokens are minted for one configurator and read its owner's data.
 	KindOpenAPI Kind = "open_api"
-	// KindDashboard tokens additionally manage materials, categories and textures.
+	// KindDashboard tokens additionally manage the catalogue, orders and
+	// webhooks.
 	KindDashboard Kind = "dashboard"
 )
 

@@ -1,7 +1,4 @@
-// Package browsertest drives a headless Chromium from tests, so that pages
-// such as the GraphQL playground are checked in a real browser rather than
-// only by looking at the HTML the server sends.
-package browsertest
+package testkit
 
 import (
 	"context"
@@ -19,39 +16,37 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-	"github.com/configurator/catalogue/internal/testkit"
 )
 
-// DefaultPath is where Debian's chromium package installs the browser; it is
+// ChromiumPath is where Debian's chromium package installs the browser; it is
 // used unless the CHROMIUM_PATH environment variable names another one.
-const DefaultPath = "/usr/bin/chromium"
+const ChromiumPath = "/usr/bin/chromium"
 
-// timeout bounds a whole browser session, so that a page that never finishes
-// rendering fails the test instead of hanging it.
-const timeout = 60 * time.Second
+// browserTimeout bounds a whole browser session, so that a page that never
+// finishes rendering fails the test instead of hanging it.
+const browserTimeout = 60 * time.Second
 
-// Chromium returns the path of the Chromium executable, so tests can skip
-// cleanly on developer machines without a browser. In CI (CI=true) a missing
-// browser fails the test instead, because CI is expected to install it and a
-// silent skip there would hide the browser tests.
+// Chromium returns the path of the Chromium executable, so that pages such
+// as the GraphQL playground are checked in a real browser rather than only
+// by their HTML; without one the test is skipped (Missing), and fails in CI.
 func Chromium(t testing.TB) string {
 	t.Helper()
 	p := os.Getenv("CHROMIUM_PATH")
 	if p == "" {
-		p = DefaultPath
+		p = ChromiumPath
 	}
 	if _, err := exec.LookPath(p); err != nil {
-		testkit.Missing(t, "chromium", "apt-get install chromium")
+		Missing(t, "chromium", "apt-get install chromium")
 	}
 	return p
 }
 
-// NewContext starts a headless Chromium with a fresh profile and returns a
+// Browser starts a headless Chromium with a fresh profile and returns a
 // chromedp context for it, so each test gets an isolated browser. The browser
 // is shut down when the test ends and the whole session is limited to about
 // a minute. Background networking is disabled so that the browser makes no
 // connections of its own and works on machines without internet access.
-func NewContext(t testing.TB) context.Context {
+func Browser(t testing.TB) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(Chromium(t)),
@@ -65,7 +60,7 @@ func NewContext(t testing.TB) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 	)
-	ctx, cancelTimeout := context.WithTimeout(context.Background(), timeout)
+	ctx, cancelTimeout := context.WithTimeout(context.Background(), browserTimeout)
 	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	ctx, cancelBrowser := chromedp.NewContext(ctx, chromedp.WithLogf(t.Logf))
 	t.Cleanup(func() {

@@ -1,4 +1,4 @@
-package browsertest_test
+package playground_test
 
 import (
 	"encoding/json"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/configurator/catalogue/internal/browsertest"
 	"github.com/configurator/catalogue/internal/playground"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // introspection describes the schema `type Query { hello: String }`, just
@@ -63,19 +63,19 @@ func playgroundServer(t *testing.T, opts ...playground.Option) *httptest.Server 
 
 func TestPlaygroundOffline(t *testing.T) {
 	srv := playgroundServer(t)
-	ctx := browsertest.NewContext(t)
+	ctx := testkit.Browser(t)
 	// Record every request the page makes and everything it complains
 	// about, Content-Security-Policy violations included.
-	rec := browsertest.Record(ctx)
+	rec := testkit.Record(ctx)
 
-	got := browsertest.RunPlaygroundQuery(t, ctx, srv.URL+"/playground#token=secret", "{ hello }")
+	got := testkit.RunPlaygroundQuery(t, ctx, srv.URL+"/playground#token=secret", "{ hello }")
 	if !strings.Contains(got, `"world"`) {
 		t.Errorf("result with #token = %s, want it to contain \"world\"", got)
 	}
 
 	// The headers are kept in localStorage, so the token still works after
 	// opening the page again without it.
-	got = browsertest.RunPlaygroundQuery(t, ctx, srv.URL+"/playground/", "query Again { hello }")
+	got = testkit.RunPlaygroundQuery(t, ctx, srv.URL+"/playground/", "query Again { hello }")
 	if !strings.Contains(got, `"world"`) {
 		t.Errorf("result after reload = %s, want it to contain \"world\"", got)
 	}
@@ -99,10 +99,10 @@ func TestPlaygroundOffline(t *testing.T) {
 // draws the schema; all offline, within the page's CSP.
 func TestPlaygroundDemoToken(t *testing.T) {
 	srv := playgroundServer(t, playground.DemoToken("secret"))
-	ctx := browsertest.NewContext(t)
-	rec := browsertest.Record(ctx)
+	ctx := testkit.Browser(t)
+	rec := testkit.Record(ctx)
 
-	p := browsertest.OpenPlayground(t, ctx, srv.URL+"/playground")
+	p := testkit.OpenPlayground(t, ctx, srv.URL+"/playground")
 	if p.Query != playground.WelcomeQuery {
 		t.Errorf("the playground opens on the query\n%s\nwant the welcome query\n%s", p.Query, playground.WelcomeQuery)
 	}
@@ -111,10 +111,10 @@ func TestPlaygroundDemoToken(t *testing.T) {
 		t.Errorf("headers editor holds %q (%v); want {\"Authorization\": \"Bearer secret\"}", p.Headers, err)
 	}
 	// The fake answers only with the token: the header is really sent.
-	if got := browsertest.RunPlaygroundQuery(t, ctx, srv.URL+"/playground", "{ hello }"); !strings.Contains(got, `"world"`) {
+	if got := testkit.RunPlaygroundQuery(t, ctx, srv.URL+"/playground", "{ hello }"); !strings.Contains(got, `"world"`) {
 		t.Errorf("result with the demo token = %s, want it to contain \"world\"", got)
 	}
-	if fields := browsertest.OpenExplorer(t, ctx); !slices.Contains(fields, "hello") {
+	if fields := testkit.OpenExplorer(t, ctx); !slices.Contains(fields, "hello") {
 		t.Errorf("the explorer lists %q; want the schema's field hello", fields)
 	}
 	rec.CheckOffline(t)
@@ -134,7 +134,7 @@ func TestPlaygroundKeepsOtherToken(t *testing.T) {
 	mux.Handle("/second/", second)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	ctx := browsertest.NewContext(t)
+	ctx := testkit.Browser(t)
 
 	for _, step := range []struct{ path, want string }{
 		{"/first", "Bearer first-demo"},
@@ -142,7 +142,7 @@ func TestPlaygroundKeepsOtherToken(t *testing.T) {
 		{"/first#token=mine", "Bearer mine"},
 		{"/second", "Bearer mine"},
 	} {
-		p := browsertest.OpenPlayground(t, ctx, srv.URL+step.path)
+		p := testkit.OpenPlayground(t, ctx, srv.URL+step.path)
 		var h map[string]string
 		if err := json.Unmarshal([]byte(p.Headers), &h); err != nil {
 			t.Fatalf("%s: headers editor holds %q: %v", step.path, p.Headers, err)

@@ -1,4 +1,4 @@
-package browsertest_test
+package playground_test
 
 import (
 	"encoding/json"
@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/configurator/catalogue/internal/browsertest"
 	"github.com/configurator/catalogue/internal/playground"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // documentOperations lists the operations of rest/openapi.json as
@@ -70,10 +70,10 @@ func TestDocsOffline(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	ctx := browsertest.NewContext(t)
-	rec := browsertest.Record(ctx)
+	ctx := testkit.Browser(t)
+	rec := testkit.Record(ctx)
 
-	got := browsertest.DocsOperations(t, ctx, srv.URL+"/api/open-api/v1/docs#token=secret")
+	got := testkit.DocsOperations(t, ctx, srv.URL+"/api/open-api/v1/docs#token=secret")
 	want := documentOperations(t, doc)
 	if !slices.Contains(got, "GET /orders List orders") {
 		t.Errorf("the page does not show GET /orders List orders:\n%s", strings.Join(got, "\n"))
@@ -83,7 +83,7 @@ func TestDocsOffline(t *testing.T) {
 		t.Errorf("the page shows\n  %s\nthe document has\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 
-	status, body := browsertest.TryDocsOperation(t, ctx, "GET", "/orders")
+	status, body := testkit.TryDocsOperation(t, ctx, "GET", "/orders")
 	if status != "200" || !strings.Contains(body, "4711") {
 		t.Errorf("GET /orders from the page: %s %s; want 200 with order 4711", status, body)
 	}
