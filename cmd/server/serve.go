@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/configurator/catalogue/ent"
@@ -149,10 +150,8 @@ func startTracing(ctx context.Context, env config.Env, log *slog.Logger, stops *
 }
 
 // startTokens opens the database and the token service with its signing
-// key and, with OIDC_ISSUER, the provider's. The token service's
-// background work (the last-use writes) and the hourly sweep of expired Idempotency-Keys
-// outlive the requests in flight at SIGTERM and stop, writing their last
-// notes, before the database closes.
+// key and, with OIDC_ISSUER, the provider's, and starts the background
+// work on the database.
 func startTokens(ctx context.Context, cfg *config.Config, log *slog.Logger, stops *stack) (*ent.Client, *auth.Tokens, error) {
 	c, err := openDB(ctx, cfg)
 	if err != nil {
@@ -167,29 +166,30 @@ func startTokens(ctx context.Context, cfg *config.Config, log *slog.Logger, stop
 	if err := startProvider(ctx, cfg, tokens, log, stops); err != nil {
 		return nil, nil, err
 	}
-	tctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	tokensDone, sweepDone := make(chan error, 1), make(chan struct{})
-	go func() { tokensDone <- tokens.Run(tctx, log) }()
-	go func() {
-		defer close(sweepDone)
-		idempotency.Sweeper(tctx, c, idempotency.SweepEvery, log)
-	}()
-	// The order counts' dead versions are reclaimed every few seconds
-	// (PostgreSQL), whether or not the server runs autovacuum.
-	vacuumDone := make(chan struct{})
-	go func() {
-		defer close(vacuumDone)
-		database.CountsVacuumer(tctx, c, database.VacuumCountsEvery, log)
-	}()
+	startBackground(ctx, c, tokens, log, stops)
+	return c, tokens, nil
+}
+
+// startBackground runs the token service's background work (the last-use
+// writes), the hourly sweep of expired Idempotency-Keys and the reclaiming
+// of the order counts' dead versions every few seconds (PostgreSQL,
+// whether or not the server runs autovacuum). They outlive the requests
+// in flight at SIGTERM and stop, writing their last notes, before the
+// database closes.
+func startBackground(ctx context.Context, c *ent.Client, tokens *auth.Tokens, log *slog.Logger, stops *stack) {
+	bctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	var tokensErr error
+	wg.Go(func() { tokensErr = tokens.Run(bctx, log) })
+	wg.Go(func() { idempotency.Sweeper(bctx, c, idempotency.SweepEvery, log) })
+	wg.Go(func() { database.CountsVacuumer(bctx, c, database.VacuumCountsEvery, log) })
 	stops.push(func() {
 		stop()
-		<-sweepDone
-		<-vacuumDone
-		if err := <-tokensDone; err != nil {
-			log.Warn("could not write token usage at shutdown", "err", err)
+		wg.Wait()
+		if tokensErr != nil {
+			log.Warn("could not write token usage at shutdown", "err", tokensErr)
 		}
 	})
-	return c, tokens, nil
 }
 
 // startProvider makes tokens accept an OpenID provider's access tokens
