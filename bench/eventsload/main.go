@@ -62,9 +62,9 @@ func main() {
 			lag := ""
 			if active {
 				setup = "one active endpoint"
-				rcv.wait(n, 30*time.Second)
+				rcv.wait(answered, 30*time.Second)
 				p50, p99, got := rcv.lags(answered)
-				lag = fmt.Sprintf("%d | %.1f | %.1f", got, p50, p99)
+				lag = fmt.Sprintf("%d of %d | %.1f | %.1f", got, n, p50, p99)
 				post(client, *base, *dash, `mutation($id: ID!) { deleteWebhookEndpoint(id: $id) }`, map[string]any{"id": endpointID}, nil)
 			} else {
 				lag = "– | – | –"
@@ -171,14 +171,22 @@ func (r *receiver) reset() {
 	r.mu.Unlock()
 }
 
-// wait waits until n webhooks arrived or d passed.
-func (r *receiver) wait(n int, d time.Duration) {
+// wait waits until the webhook of every answered order arrived or d
+// passed. It checks the orders themselves, not a count: orders answered
+// after the round's end are not in answered, but their webhooks arrive too.
+func (r *receiver) wait(answered map[string]time.Time, d time.Duration) {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		r.mu.Lock()
-		k := len(r.seen)
+		all := true
+		for id := range answered {
+			if _, ok := r.seen[id]; !ok {
+				all = false
+				break
+			}
+		}
 		r.mu.Unlock()
-		if k >= n {
+		if all {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
