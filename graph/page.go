@@ -53,27 +53,12 @@ func paging[F orderField](page, perPage *int, field *F, dir *entgql.OrderDirecti
 	return pageIn{page: page, perPage: perPage, sort: sort, err: err}
 }
 
-// pager is what the page recipe needs of an ent query (query.Page's).
-type pager[Q, T any, O ~func(*sql.Selector), S interface {
-	Int(context.Context) (int, error)
-}] interface {
-	Clone() Q
-	Offset(int) Q
-	Limit(int) Q
-	Order(...O) Q
-	All(context.Context) ([]*T, error)
-	Aggregate(...ent.AggregateFunc) S
-	Modify(...func(*sql.Selector)) S
-}
-
 // pageOf is the recipe of every page query: the sort, the filters one after
 // the other (ent's generated WhereInput.Filter first, whose nil or empty
 // input filters nothing), the page of q loaded as rd says (load; v1 loads
 // the edges the v1 shape shows), its total counted as total says when rd
 // shows it, and its pagination.
-func pageOf[T any, O ~func(*sql.Selector), S interface {
-	Int(context.Context) (int, error)
-}, Q pager[Q, T, O, S]](ctx context.Context, q Q, rd Read, in pageIn, total query.Total, v1 func(Q) Q, filters ...func(Q) (Q, error)) ([]*T, *model.Pagination, error) {
+func pageOf[T any, O ~func(*sql.Selector), S query.Counter, Q query.PageQuery[Q, T, O, S]](ctx context.Context, q Q, rd Read, in pageIn, total query.Total, v1 func(Q) Q, filters ...func(Q) (Q, error)) ([]*T, *model.Pagination, error) {
 	if in.err != nil {
 		return nil, nil, in.err
 	}

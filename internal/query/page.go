@@ -22,9 +22,10 @@ import (
 	"github.com/configurator/catalogue/internal/valid"
 )
 
-// pageQuery is what Page needs of an ent query; every generated query
-// type satisfies it (S is its aggregate selection).
-type pageQuery[Q any, T any, O ~func(*sql.Selector), S counter] interface {
+// PageQuery is what Page needs of an ent query; every generated query
+// type satisfies it (S is its aggregate selection). Exported so that the
+// graph's page recipe states the same need instead of repeating it.
+type PageQuery[Q any, T any, O ~func(*sql.Selector), S Counter] interface {
 	Clone() Q
 	Offset(int) Q
 	Limit(int) Q
@@ -34,8 +35,8 @@ type pageQuery[Q any, T any, O ~func(*sql.Selector), S counter] interface {
 	Modify(...func(*sql.Selector)) S
 }
 
-// counter is an aggregate selection that yields one integer.
-type counter interface {
+// Counter is an aggregate selection that yields one integer.
+type Counter interface {
 	Int(context.Context) (int, error)
 }
 
@@ -127,7 +128,7 @@ type Info struct {
 // only when it is wanted anyway (Counted) or stored (OrderTotal), and only
 // when the page skips at least farOffset rows, below which the extra
 // round trip costs more than the rows it saves.
-func Page[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx context.Context, q Q, a Args, load func(Q) (Q, error)) ([]*T, Info, error) {
+func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx context.Context, q Q, a Args, load func(Q) (Q, error)) ([]*T, Info, error) {
 	p, pp, err := a.valid()
 	if err != nil {
 		return nil, Info{}, err
@@ -189,7 +190,7 @@ func Page[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx
 // the list first (filling info when the total is wanted) and reads the
 // page from the end when that is nearer, or answers no rows past the end.
 // done is false when the page is nearer to the start after all.
-func far[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx context.Context, q Q, a Args, count Total, info *Info) (items []*T, done bool, err error) {
+func far[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx context.Context, q Q, a Args, count Total, info *Info) (items []*T, done bool, err error) {
 	total, err := count.run(ctx)
 	if err != nil {
 		return nil, true, fmt.Errorf("count: %w", err)
@@ -213,7 +214,7 @@ func far[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx 
 // the partial last one, which is then shorter), and returns its rows in
 // the list's order. The rows, and so the answer, are those the page read
 // from the start holds.
-func fromEnd[T any, O ~func(*sql.Selector), S counter, Q pageQuery[Q, T, O, S]](ctx context.Context, q Q, s Sort, end, n int) ([]*T, error) {
+func fromEnd[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx context.Context, q Q, s Sort, end, n int) ([]*T, error) {
 	if end < 0 {
 		n, end = n+end, 0
 	}
