@@ -11,7 +11,7 @@ import (
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/events"
-	"github.com/configurator/catalogue/internal/viewer"
+	"github.com/configurator/catalogue/internal/rule"
 )
 
 // subscribe starts a subscription to the events of the caller's owner of
@@ -19,18 +19,21 @@ import (
 // falls events.Buffer events behind (the hub drops it); it never makes
 // the server hold more than that for one subscriber.
 func (r *Resolver) subscribe(ctx context.Context, types []string) (<-chan *events.Event, error) {
-	v := viewer.FromContext(ctx)
-	if v == nil {
-		return nil, apperr.ErrNoToken
+	owner, all, err := rule.Owner(ctx)
+	if err != nil {
+		return nil, err
 	}
-	types, err := eventTypes(types)
+	if all {
+		return nil, apperr.E(apperr.Forbidden, "system work has no owner whose events it could subscribe to")
+	}
+	types, err = eventTypes(types)
 	if err != nil {
 		return nil, err
 	}
 	if r.hub == nil {
 		return nil, apperr.E(apperr.Unavailable, "subscriptions are not served by this server")
 	}
-	in, cancel := r.hub.Subscribe(v.OwnerID, types)
+	in, cancel := r.hub.Subscribe(owner, types)
 	out := make(chan *events.Event)
 	go func() {
 		defer close(out)

@@ -20,6 +20,7 @@ import (
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/ratelimit"
+	"github.com/configurator/catalogue/internal/rule"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -105,23 +106,26 @@ func newStreams(tokens *auth.Tokens, l StreamLimits) *streams {
 }
 
 // callerKey is the identity the per-caller cap counts by: the token
-// record, or, for a caller without one, its owner, kind and home
-// configurator, so that every caller is capped.
-func callerKey(v *viewer.Viewer) string {
+// record, or, for a caller v (the viewer of ctx) without one, the owner
+// it is confined to (rule.Owner), its kind and home configurator, so
+// that every caller is capped.
+func callerKey(ctx context.Context, v *viewer.Viewer) string {
 	if v.TokenID != 0 {
 		return fmt.Sprintf("token:%d", v.TokenID)
 	}
-	return fmt.Sprintf("%s:%d:%d", v.Kind, v.OwnerID, v.ConfiguratorID)
+	owner, _, _ := rule.Owner(ctx)
+	return fmt.Sprintf("%s:%d:%d", v.Kind, owner, v.ConfiguratorID)
 }
 
-// acquire takes one of v's stream slots, or refuses when v has
-// perCaller open; release gives it back (once). Anonymous callers hold
-// no slot: nothing they may subscribe to streams.
-func (s *streams) acquire(v *viewer.Viewer) (release func(), err error) {
+// acquire takes one of the stream slots of ctx's caller, or refuses when
+// it has perCaller open; release gives it back (once). Anonymous callers
+// hold no slot: nothing they may subscribe to streams.
+func (s *streams) acquire(ctx context.Context) (release func(), err error) {
+	v := viewer.FromContext(ctx)
 	if v == nil {
 		return func() {}, nil
 	}
-	key := callerKey(v)
+	key := callerKey(ctx, v)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.open[key] >= s.perCaller {
@@ -170,7 +174,7 @@ func (s *streams) InterceptOperation(ctx context.Context, next graphql.Operation
 		return next(ctx)
 	}
 	v := viewer.FromContext(ctx)
-	release, err := s.acquire(v)
+	release, err := s.acquire(ctx)
 	if err != nil {
 		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{presentError(ctx, err)}})
 	}
@@ -483,7 +487,7 @@ func (c *wsConn) subscribe(id string, params *graphql.RawParams) bool {
 	release := func() {}
 	if rc.Operation.Operation == ast.Subscription {
 		var err error
-		if release, err = c.s.acquire(viewer.FromContext(ctx)); err != nil {
+		if release, err = c.s.acquire(ctx); err != nil {
 			c.finish(id, op, wsMessage{Type: "error", Payload: mustMarshal(gqlerror.List{presentError(ctx, err)})})
 			cancel()
 			return true

@@ -18,9 +18,9 @@ import (
 	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/query"
+	"github.com/configurator/catalogue/internal/rule"
 	"github.com/configurator/catalogue/internal/upload"
 	"github.com/configurator/catalogue/internal/valid"
-	"github.com/configurator/catalogue/internal/viewer"
 )
 
 // CreateOrder is a new order: its fields, and its images as readers
@@ -148,8 +148,8 @@ func (a *App) orderOnce(ctx context.Context, cmd CreateOrder, files *upload.Batc
 	if o.key == "" {
 		return o
 	}
-	if v := viewer.FromContext(ctx); v != nil {
-		o.owner = v.OwnerID
+	if owner, all, err := rule.Owner(ctx); err == nil && !all {
+		o.owner = owner
 	}
 	parts := []string{"order", strconv.Itoa(cmd.ConfiguratorID), strconv.FormatFloat(cmd.Price, 'g', -1, 64),
 		canonical(cmd.CustomerDetails), canonical(cmd.ConfiguratorSummary), strconv.Itoa(len(cmd.PrintMap))}

@@ -14,8 +14,8 @@ import (
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/query"
+	"github.com/configurator/catalogue/internal/rule"
 	"github.com/configurator/catalogue/internal/valid"
-	"github.com/configurator/catalogue/internal/viewer"
 	"github.com/configurator/catalogue/internal/webhook"
 )
 
@@ -45,6 +45,10 @@ func (a *App) CreateWebhookEndpoint(ctx context.Context, cmd CreateWebhookEndpoi
 	if err := auth.Allow(ctx, auth.Webhooks); err != nil {
 		return nil, err
 	}
+	owner, all, err := rule.Owner(ctx)
+	if err != nil {
+		return nil, err
+	}
 	types, err := a.checkEndpoint(ctx, &cmd.URL, cmd.EventTypes, cmd.Description)
 	if err != nil {
 		return nil, err
@@ -52,8 +56,8 @@ func (a *App) CreateWebhookEndpoint(ctx context.Context, cmd CreateWebhookEndpoi
 	secret := webhook.NewSecret()
 	var ep *ent.WebhookEndpoint
 	err = a.withTx(ctx, func(t *database.Tx) error {
-		if database.Dialect(a.client) == dialect.Postgres {
-			_, err := t.Client.ExecContext(ctx, "SELECT 1 FROM owners WHERE id = $1 FOR NO KEY UPDATE", viewer.FromContext(ctx).OwnerID)
+		if database.Dialect(a.client) == dialect.Postgres && !all {
+			_, err := t.Client.ExecContext(ctx, "SELECT 1 FROM owners WHERE id = $1 FOR NO KEY UPDATE", owner)
 			if err != nil {
 				return fmt.Errorf("lock owner: %w", err)
 			}

@@ -10,7 +10,7 @@ import (
 	"github.com/configurator/catalogue/ent/configurator"
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/ordercount"
-	"github.com/configurator/catalogue/internal/viewer"
+	"github.com/configurator/catalogue/internal/rule"
 )
 
 // OrderTotal is the total of an order list whose filters (wheres, applied
@@ -50,17 +50,18 @@ func OrderTotal(ctx context.Context, client *ent.Client, wheres ...*ent.OrderWhe
 		return n, err
 	}, stored: true}
 	// In the page's statement the sum is a subquery of order_counts for
-	// the owner the tenancy rule filters the orders by (the viewer's),
+	// the owner the tenancy rule (rule.Owner) confines the orders to,
 	// since ent's privacy rules apply to ent queries, not to SQL built
-	// here; without a viewer (system work) it runs on its own.
-	v := viewer.FromContext(ctx)
-	if v == nil {
+	// here; when it confines to none (system work) or refuses, the sum
+	// runs on its own as an ent query, under the rules.
+	owner, all, err := rule.Owner(ctx)
+	if err != nil || all {
 		return t
 	}
 	t.of = func(page *sql.Selector) sql.Querier {
 		oc := sql.Table(ordercount.Table)
 		sum := sql.Dialect(page.Dialect()).Select("CAST(COALESCE(SUM(" + oc.C(ordercount.FieldOrders) + "), 0) AS BIGINT)").From(oc).
-			Where(sql.EQ(oc.C(ordercount.FieldOwnerID), v.OwnerID))
+			Where(sql.EQ(oc.C(ordercount.FieldOwnerID), owner))
 		if conf != nil {
 			sum.Where(sql.EQ(oc.C(ordercount.FieldConfiguratorID), *conf))
 		}

@@ -7,7 +7,6 @@ package rule
 
 import (
 	"context"
-	"errors"
 
 	"entgo.io/ent/entql"
 
@@ -22,38 +21,64 @@ import (
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
+// Owner is the tenancy rule, decided here and nowhere else: it answers
+// which owner's records the caller in ctx is confined to, so that the
+// privacy rules below, SQL that ent does not build (order totals) and what
+// else is kept per owner (subscriptions, locks, idempotency keys) all
+// follow one answer. System work (a context made with
+// privacy.DecisionContext(ctx, privacy.Allow), which ent's policies let
+// through) is confined to no owner: all is true. A request without a
+// viewer is refused with apperr.ErrNoToken.
+func Owner(ctx context.Context) (owner int, all bool, err error) {
+	if system(ctx) {
+		return 0, true, nil
+	}
+	v := viewer.FromContext(ctx)
+	if v == nil {
+		return 0, false, apperr.ErrNoToken
+	}
+	return v.OwnerID, false, nil
+}
+
 // FilterOwner restricts every query and every update or delete to the
-// viewer's owner, so another owner's rows are simply not found. Requests
-// without a viewer are refused as unauthenticated.
+// owner Owner confines the caller to, so another owner's rows are simply
+// not found. Requests without a viewer are refused as unauthenticated.
 func FilterOwner() privacy.QueryMutationRule {
 	type ownerFilter interface{ WhereOwnerID(entql.IntP) }
 	return privacy.FilterFunc(func(ctx context.Context, f privacy.Filter) error {
-		v := viewer.FromContext(ctx)
-		if v == nil {
-			return apperr.ErrNoToken
+		owner, all, err := Owner(ctx)
+		if err != nil {
+			return err
+		}
+		if all {
+			return privacy.Skip
 		}
 		of, ok := f.(ownerFilter)
 		if !ok {
 			return privacy.Denyf("no owner filter on %T", f)
 		}
-		of.WhereOwnerID(entql.IntEQ(v.OwnerID))
+		of.WhereOwnerID(entql.IntEQ(owner))
 		return privacy.Skip
 	})
 }
 
-// FilterOwnerID restricts queries of owners to the viewer's own.
+// FilterOwnerID restricts queries of owners to the one Owner confines the
+// caller to.
 func FilterOwnerID() privacy.QueryRule {
 	type idFilter interface{ WhereID(entql.IntP) }
 	return privacy.FilterFunc(func(ctx context.Context, f privacy.Filter) error {
-		v := viewer.FromContext(ctx)
-		if v == nil {
-			return apperr.ErrNoToken
+		owner, all, err := Owner(ctx)
+		if err != nil {
+			return err
+		}
+		if all {
+			return privacy.Skip
 		}
 		of, ok := f.(idFilter)
 		if !ok {
 			return privacy.Denyf("no id filter on %T", f)
 		}
-		of.WhereID(entql.IntEQ(v.OwnerID))
+		of.WhereID(entql.IntEQ(owner))
 		return privacy.Skip
 	})
 }
@@ -172,22 +197,23 @@ func ReferencesVisible() privacy.MutationRule {
 }
 
 // system reports whether ctx carries the Allow decision of system work
-// (seeding, the CLI), which sets owners explicitly.
+// (seeding, the CLI), which sets owners explicitly. DecisionFromContext
+// answers an Allow as a nil decision that is present.
 func system(ctx context.Context) bool {
 	d, ok := privacy.DecisionFromContext(ctx)
-	return ok && errors.Is(d, privacy.Allow)
+	return ok && d == nil
 }
 
-// SetOwner is a hook that assigns new records to the viewer's owner; the
-// owner is never taken from client input. System work keeps the owner it
-// set.
+// SetOwner is a hook that assigns new records to the owner Owner confines
+// the caller to; the owner is never taken from client input. System work
+// keeps the owner it set.
 func SetOwner() ent.Hook {
 	type ownerSetter interface{ SetOwnerID(int) }
 	return func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
-			if s, ok := m.(ownerSetter); ok && m.Op().Is(ent.OpCreate) && !system(ctx) {
-				if v := viewer.FromContext(ctx); v != nil {
-					s.SetOwnerID(v.OwnerID)
+			if s, ok := m.(ownerSetter); ok && m.Op().Is(ent.OpCreate) {
+				if owner, all, err := Owner(ctx); err == nil && !all {
+					s.SetOwnerID(owner)
 				}
 			}
 			return next.Mutate(ctx, m)
