@@ -3,6 +3,7 @@
 package archtest
 
 import (
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/tools/go/packages"
@@ -56,31 +58,49 @@ func TestScopeDecidedOnce(t *testing.T) {
 	}
 }
 
+// module holds the module's packages, type-checked once for every test of
+// this package that needs them (TestScopeDecidedOnce,
+// TestTenancyDecidedOnce): a load takes seconds.
+var module struct {
+	once sync.Once
+	root string
+	pkgs []*packages.Package
+	errs []string
+}
+
 // scopeLoad type-checks every package of the module without its tests,
 // and returns them with the module's root directory.
 func scopeLoad(t *testing.T) (root string, pkgs []*packages.Package) {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &packages.Config{
-		Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
-		Dir:  root,
-	}
-	pkgs, err = packages.Load(cfg, "./...")
-	if err != nil {
-		t.Fatal(err)
-	}
-	packages.Visit(pkgs, nil, func(p *packages.Package) {
-		for _, e := range p.Errors {
-			t.Errorf("load %s: %v", p.PkgPath, e)
+	module.once.Do(func() {
+		root, err := filepath.Abs(filepath.Join("..", ".."))
+		if err != nil {
+			module.errs = append(module.errs, err.Error())
+			return
 		}
+		cfg := &packages.Config{
+			Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
+			Dir:  root,
+		}
+		pkgs, err := packages.Load(cfg, "./...")
+		if err != nil {
+			module.errs = append(module.errs, err.Error())
+			return
+		}
+		packages.Visit(pkgs, nil, func(p *packages.Package) {
+			for _, e := range p.Errors {
+				module.errs = append(module.errs, fmt.Sprintf("load %s: %v", p.PkgPath, e))
+			}
+		})
+		module.root, module.pkgs = root, pkgs
 	})
+	for _, e := range module.errs {
+		t.Error(e)
+	}
 	if t.Failed() {
 		t.FailNow()
 	}
-	return root, pkgs
+	return module.root, module.pkgs
 }
 
 // scopeDecisions lists the comparisons of a viewer's Kind in the
