@@ -8,7 +8,6 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
-	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -30,10 +29,7 @@ var OptionTypes = []string{
 
 // ConfiguratorOption is one choice a customer makes in a configurator; its
 // variations are its parameter_list.
-type ConfiguratorOption struct{ ent.Schema }
-
-// Mixin of the ConfiguratorOption.
-func (ConfiguratorOption) Mixin() []ent.Mixin { return tenant() }
+type ConfiguratorOption struct{ owned }
 
 // Fields of the ConfiguratorOption.
 func (ConfiguratorOption) Fields() []ent.Field {
@@ -73,15 +69,9 @@ func (ConfiguratorOption) Interceptors() []ent.Interceptor {
 	})}
 }
 
-// Annotations of the ConfiguratorOption.
-func (ConfiguratorOption) Annotations() []schema.Annotation { return readable() }
-
 // OptionVariation is one entry of an option's parameter_list. Besides its
 // name and order it carries the fields that option overrides may replace.
-type OptionVariation struct{ ent.Schema }
-
-// Mixin of the OptionVariation.
-func (OptionVariation) Mixin() []ent.Mixin { return tenant() }
+type OptionVariation struct{ owned }
 
 // Fields of the OptionVariation.
 func (OptionVariation) Fields() []ent.Field {
@@ -116,14 +106,8 @@ func (OptionVariation) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("configurator_option_id", "owner_id", "position", "id")}
 }
 
-// Annotations of the OptionVariation.
-func (OptionVariation) Annotations() []schema.Annotation { return readable() }
-
 // OptionSet is a named set of a configurator's options.
-type OptionSet struct{ ent.Schema }
-
-// Mixin of the OptionSet.
-func (OptionSet) Mixin() []ent.Mixin { return tenant() }
+type OptionSet struct{ owned }
 
 // Fields of the OptionSet.
 func (OptionSet) Fields() []ent.Field {
@@ -145,9 +129,6 @@ func (OptionSet) Edges() []ent.Edge {
 func (OptionSet) Indexes() []ent.Index {
 	return append(sortIndexes("id"), index.Fields("configurator_id"))
 }
-
-// Annotations of the OptionSet.
-func (OptionSet) Annotations() []schema.Annotation { return readable() }
 
 // Interceptors of the OptionVariation: a parameter_list is read in position
 // order wherever it is loaded, eager loads included (entgql narrows those

@@ -579,17 +579,7 @@ func (c *wsConn) close(code int, reason string) {
 
 // clipReason shortens a close reason to the 123 bytes a close frame
 // holds.
-func clipReason(s string) string {
-	const max = 123
-	if len(s) <= max {
-		return s
-	}
-	n := max - len("…")
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
+func clipReason(s string) string { return shorten(s, 123, 123-len("…")) }
 
 func mustMarshal(v any) json.RawMessage {
 	b, err := json.Marshal(v)
