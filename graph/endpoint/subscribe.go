@@ -230,18 +230,15 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	}
 	conn.SetReadLimit(int64(MaxDocumentBytes * 2))
 	c := &wsConn{
-		s:       t.s,
-		conn:    conn,
-		exec:    exec,
-		headers: r.Header,
-		ctx:     context.WithValue(r.Context(), socketKey{}, true),
-		ops:     map[string]*wsOp{},
+		s:         t.s,
+		conn:      conn,
+		exec:      exec,
+		headers:   r.Header,
+		ctx:       context.WithValue(r.Context(), socketKey{}, true),
+		ops:       map[string]*wsOp{},
+		stopWatch: func() {},
 	}
-	defer func() {
-		if c.stopWatch != nil {
-			c.stopWatch()
-		}
-	}()
+	defer func() { c.stopWatch() }()
 	c.serve()
 }
 
