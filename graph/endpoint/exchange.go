@@ -1,12 +1,14 @@
 package endpoint
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -127,24 +129,11 @@ func mediaRange(s string) (typ, sub string, q int, ok bool) {
 // qvalue parses a quality value (RFC 9110: 0 to 1 with at most three
 // decimals) into thousandths.
 func qvalue(s string) (int, bool) {
-	if s == "" || s[0] != '0' && s[0] != '1' {
+	whole, frac, _ := strings.Cut(s, ".")
+	if whole != "0" && whole != "1" || len(frac) > 3 || strings.Trim(frac, "0123456789") != "" {
 		return 0, false
 	}
-	q := int(s[0]-'0') * 1000
-	if len(s) == 1 {
-		return q, true
-	}
-	if s[1] != '.' || len(s) > 5 {
-		return 0, false
-	}
-	scale := 100
-	for _, c := range s[2:] {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		q += int(c-'0') * scale
-		scale /= 10
-	}
+	q, _ := strconv.Atoi(whole + (frac + "000")[:3])
 	return q, q <= 1000
 }
 
@@ -204,10 +193,7 @@ func (x exchange) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	case r.Method == http.MethodPost && ct == "multipart/form-data":
 		x.serveMultipart(w, r, exec, ans)
 	default:
-		ct := r.Header.Get("Content-Type")
-		if ct == "" {
-			ct = "(none)"
-		}
+		ct := cmp.Or(r.Header.Get("Content-Type"), "(none)")
 		writeErrors(w, r, apperr.E(apperr.Unsupported, "Content-Type %s is not supported: send application/json, or multipart/form-data for uploads", clip(ct)))
 	}
 }
@@ -219,12 +205,9 @@ func (x exchange) serveJSON(w http.ResponseWriter, r *http.Request, exec graphql
 		notAcceptable(w, r)
 		return
 	}
-	media := ans.media
-	if media == "" {
-		// Only a stream is acceptable; what fails before the stream is
-		// JSON all the same.
-		media = mediaJSON
-	}
+	// When only a stream is acceptable, what fails before the stream is
+	// JSON all the same.
+	media := cmp.Or(ans.media, mediaJSON)
 	start := graphql.Now()
 	params, err := readParams(r)
 	if err != nil {
@@ -432,13 +415,15 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 const clipLength = 64
 
 // clip shortens s, something the client sent, to quote it in an answer
-// or a log line: at most clipLength bytes, cut at a rune boundary, with
-// an ellipsis when cut.
-func clip(s string) string {
-	if len(s) <= clipLength {
+// or a log line: at most clipLength bytes and an ellipsis.
+func clip(s string) string { return shorten(s, clipLength, clipLength) }
+
+// shorten returns s when it has at most max bytes, and otherwise its
+// first cut bytes (fewer, to end at a rune boundary) and an ellipsis.
+func shorten(s string, max, cut int) string {
+	if len(s) <= max {
 		return s
 	}
-	cut := clipLength
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

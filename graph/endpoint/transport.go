@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -188,10 +189,7 @@ func writeFailure(w http.ResponseWriter, r *http.Request, media string, status i
 // writeErrors answers err as a GraphQL request that did not execute, for
 // refusals made before the executor (body size, tokens).
 func writeErrors(w http.ResponseWriter, r *http.Request, err error) {
-	media := negotiate(r.Header.Get("Accept")).media
-	if media == "" {
-		media = mediaJSON
-	}
+	media := cmp.Or(negotiate(r.Header.Get("Accept")).media, mediaJSON)
 	if problem.Classify(err).Kind == apperr.TooLarge {
 		w.Header().Set("Connection", "close")
 	}
@@ -228,16 +226,14 @@ func writeResponse(w http.ResponseWriter, r *http.Request, media string, resp *g
 	var errs, ext []byte
 	var err error
 	if len(resp.Errors) > 0 {
-		if errs, err = json.Marshal(resp.Errors); err != nil {
-			writeJSON(w, http.StatusOK, media, resp)
-			return
-		}
+		errs, err = json.Marshal(resp.Errors)
 	}
-	if len(resp.Extensions) > 0 {
-		if ext, err = json.Marshal(resp.Extensions); err != nil {
-			writeJSON(w, http.StatusOK, media, resp)
-			return
-		}
+	if len(resp.Extensions) > 0 && err == nil {
+		ext, err = json.Marshal(resp.Extensions)
+	}
+	if err != nil {
+		writeJSON(w, http.StatusOK, media, resp)
+		return
 	}
 	b := bufpool.Get()
 	if errs != nil {
