@@ -179,7 +179,6 @@ var _ graphql.Transport = exchange{}
 // (OPTIONS, WebSocket) do not.
 func (exchange) Supports(*http.Request) bool { return true }
 
-// Do answers one request.
 func (x exchange) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if up := r.Header.Get("Upgrade"); up != "" {
 		writeErrors(w, r, apperr.E(apperr.Invalid, "an upgrade to %q is not served: subscriptions use a WebSocket (graphql-transport-ws) or Server-Sent Events (POST with Accept: text/event-stream)", clip(up)))
@@ -282,7 +281,6 @@ type exchangeExecutor struct {
 	dispatched bool
 }
 
-// prepare creates the operation of params.
 func (e *exchangeExecutor) prepare(ctx context.Context, params *graphql.RawParams) {
 	e.rc, e.errs = e.GraphExecutor.CreateOperationContext(ctx, params)
 	e.prepared = true

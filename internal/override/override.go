@@ -393,7 +393,6 @@ func parseInt(raw json.RawMessage) (int, error) {
 	return n, nil
 }
 
-// clip shortens s for a message.
 func clip(s string) string {
 	if len(s) > 24 {
 		return s[:21] + "..."
@@ -519,5 +518,4 @@ func cloneVariations(vs []Variation) []Variation {
 	return out
 }
 
-// compile-time check that Data is a json.Marshaler.
 var _ json.Marshaler = Data(nil)
