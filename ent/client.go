@@ -28,6 +28,7 @@ import (
 	"github.com/configurator/catalogue/ent/optionvariation"
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/ordercount"
+	"github.com/configurator/catalogue/ent/orderdatecount"
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/setting"
 	"github.com/configurator/catalogue/ent/share"
@@ -70,6 +71,8 @@ type Client struct {
 	Order *OrderClient
 	// OrderCount is the client for interacting with the OrderCount builders.
 	OrderCount *OrderCountClient
+	// OrderDateCount is the client for interacting with the OrderDateCount builders.
+	OrderDateCount *OrderDateCountClient
 	// Owner is the client for interacting with the Owner builders.
 	Owner *OwnerClient
 	// Setting is the client for interacting with the Setting builders.
@@ -110,6 +113,7 @@ func (c *Client) init() {
 	c.OptionVariation = NewOptionVariationClient(c.config)
 	c.Order = NewOrderClient(c.config)
 	c.OrderCount = NewOrderCountClient(c.config)
+	c.OrderDateCount = NewOrderDateCountClient(c.config)
 	c.Owner = NewOwnerClient(c.config)
 	c.Setting = NewSettingClient(c.config)
 	c.Share = NewShareClient(c.config)
@@ -222,6 +226,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		OptionVariation:    NewOptionVariationClient(cfg),
 		Order:              NewOrderClient(cfg),
 		OrderCount:         NewOrderCountClient(cfg),
+		OrderDateCount:     NewOrderDateCountClient(cfg),
 		Owner:              NewOwnerClient(cfg),
 		Setting:            NewSettingClient(cfg),
 		Share:              NewShareClient(cfg),
@@ -261,6 +266,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		OptionVariation:    NewOptionVariationClient(cfg),
 		Order:              NewOrderClient(cfg),
 		OrderCount:         NewOrderCountClient(cfg),
+		OrderDateCount:     NewOrderDateCountClient(cfg),
 		Owner:              NewOwnerClient(cfg),
 		Setting:            NewSettingClient(cfg),
 		Share:              NewShareClient(cfg),
@@ -299,8 +305,8 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIToken, c.Configurator, c.ConfiguratorForm, c.ConfiguratorOption, c.Event,
 		c.FormField, c.IdempotencyKey, c.Material, c.MaterialCategory, c.OptionSet,
-		c.OptionVariation, c.Order, c.OrderCount, c.Owner, c.Setting, c.Share,
-		c.SigningKey, c.Texture, c.WebhookDelivery, c.WebhookEndpoint,
+		c.OptionVariation, c.Order, c.OrderCount, c.OrderDateCount, c.Owner, c.Setting,
+		c.Share, c.SigningKey, c.Texture, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Use(hooks...)
 	}
@@ -312,8 +318,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIToken, c.Configurator, c.ConfiguratorForm, c.ConfiguratorOption, c.Event,
 		c.FormField, c.IdempotencyKey, c.Material, c.MaterialCategory, c.OptionSet,
-		c.OptionVariation, c.Order, c.OrderCount, c.Owner, c.Setting, c.Share,
-		c.SigningKey, c.Texture, c.WebhookDelivery, c.WebhookEndpoint,
+		c.OptionVariation, c.Order, c.OrderCount, c.OrderDateCount, c.Owner, c.Setting,
+		c.Share, c.SigningKey, c.Texture, c.WebhookDelivery, c.WebhookEndpoint,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -348,6 +354,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Order.mutate(ctx, m)
 	case *OrderCountMutation:
 		return c.OrderCount.mutate(ctx, m)
+	case *OrderDateCountMutation:
+		return c.OrderDateCount.mutate(ctx, m)
 	case *OwnerMutation:
 		return c.Owner.mutate(ctx, m)
 	case *SettingMutation:
@@ -2703,6 +2711,156 @@ func (c *OrderCountClient) mutate(ctx context.Context, m *OrderCountMutation) (V
 	}
 }
 
+// OrderDateCountClient is a client for the OrderDateCount schema.
+type OrderDateCountClient struct {
+	config
+}
+
+// NewOrderDateCountClient returns a client for the OrderDateCount from the given config.
+func NewOrderDateCountClient(c config) *OrderDateCountClient {
+	return &OrderDateCountClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `orderdatecount.Hooks(f(g(h())))`.
+func (c *OrderDateCountClient) Use(hooks ...Hook) {
+	c.hooks.OrderDateCount = append(c.hooks.OrderDateCount, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `orderdatecount.Intercept(f(g(h())))`.
+func (c *OrderDateCountClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OrderDateCount = append(c.inters.OrderDateCount, interceptors...)
+}
+
+// Create returns a builder for creating a OrderDateCount entity.
+func (c *OrderDateCountClient) Create() *OrderDateCountCreate {
+	mutation := newOrderDateCountMutation(c.config, OpCreate)
+	return &OrderDateCountCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OrderDateCount entities.
+func (c *OrderDateCountClient) CreateBulk(builders ...*OrderDateCountCreate) *OrderDateCountCreateBulk {
+	return &OrderDateCountCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OrderDateCountClient) MapCreateBulk(slice any, setFunc func(*OrderDateCountCreate, int)) *OrderDateCountCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OrderDateCountCreateBulk{err: fmt.Errorf("calling to OrderDateCountClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OrderDateCountCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OrderDateCountCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OrderDateCount.
+func (c *OrderDateCountClient) Update() *OrderDateCountUpdate {
+	mutation := newOrderDateCountMutation(c.config, OpUpdate)
+	return &OrderDateCountUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OrderDateCountClient) UpdateOne(_m *OrderDateCount) *OrderDateCountUpdateOne {
+	mutation := newOrderDateCountMutation(c.config, OpUpdateOne, withOrderDateCount(_m))
+	return &OrderDateCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OrderDateCountClient) UpdateOneID(id int) *OrderDateCountUpdateOne {
+	mutation := newOrderDateCountMutation(c.config, OpUpdateOne, withOrderDateCountID(id))
+	return &OrderDateCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OrderDateCount.
+func (c *OrderDateCountClient) Delete() *OrderDateCountDelete {
+	mutation := newOrderDateCountMutation(c.config, OpDelete)
+	return &OrderDateCountDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OrderDateCountClient) DeleteOne(_m *OrderDateCount) *OrderDateCountDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OrderDateCountClient) DeleteOneID(id int) *OrderDateCountDeleteOne {
+	builder := c.Delete().Where(orderdatecount.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OrderDateCountDeleteOne{builder}
+}
+
+// Query returns a query builder for OrderDateCount.
+func (c *OrderDateCountClient) Query() *OrderDateCountQuery {
+	return &OrderDateCountQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOrderDateCount},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OrderDateCount entity by its id.
+func (c *OrderDateCountClient) Get(ctx context.Context, id int) (*OrderDateCount, error) {
+	return c.Query().Where(orderdatecount.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OrderDateCountClient) GetX(ctx context.Context, id int) *OrderDateCount {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryOwner queries the owner edge of a OrderDateCount.
+func (c *OrderDateCountClient) QueryOwner(_m *OrderDateCount) *OwnerQuery {
+	query := (&OwnerClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(orderdatecount.Table, orderdatecount.FieldID, id),
+			sqlgraph.To(owner.Table, owner.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, orderdatecount.OwnerTable, orderdatecount.OwnerColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *OrderDateCountClient) Hooks() []Hook {
+	hooks := c.hooks.OrderDateCount
+	return append(hooks[:len(hooks):len(hooks)], orderdatecount.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *OrderDateCountClient) Interceptors() []Interceptor {
+	return c.inters.OrderDateCount
+}
+
+func (c *OrderDateCountClient) mutate(ctx context.Context, m *OrderDateCountMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OrderDateCountCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OrderDateCountUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OrderDateCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OrderDateCountDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OrderDateCount mutation op: %q", m.Op())
+	}
+}
+
 // OwnerClient is a client for the Owner schema.
 type OwnerClient struct {
 	config
@@ -3838,14 +3996,14 @@ type (
 	hooks struct {
 		APIToken, Configurator, ConfiguratorForm, ConfiguratorOption, Event, FormField,
 		IdempotencyKey, Material, MaterialCategory, OptionSet, OptionVariation, Order,
-		OrderCount, Owner, Setting, Share, SigningKey, Texture, WebhookDelivery,
-		WebhookEndpoint []ent.Hook
+		OrderCount, OrderDateCount, Owner, Setting, Share, SigningKey, Texture,
+		WebhookDelivery, WebhookEndpoint []ent.Hook
 	}
 	inters struct {
 		APIToken, Configurator, ConfiguratorForm, ConfiguratorOption, Event, FormField,
 		IdempotencyKey, Material, MaterialCategory, OptionSet, OptionVariation, Order,
-		OrderCount, Owner, Setting, Share, SigningKey, Texture, WebhookDelivery,
-		WebhookEndpoint []ent.Interceptor
+		OrderCount, OrderDateCount, Owner, Setting, Share, SigningKey, Texture,
+		WebhookDelivery, WebhookEndpoint []ent.Interceptor
 	}
 )
 

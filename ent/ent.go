@@ -25,6 +25,7 @@ import (
 	"github.com/configurator/catalogue/ent/optionvariation"
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/ordercount"
+	"github.com/configurator/catalogue/ent/orderdatecount"
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/setting"
 	"github.com/configurator/catalogue/ent/share"
@@ -105,6 +106,7 @@ func checkColumn(t, c string) error {
 			optionvariation.Table:    optionvariation.ValidColumn,
 			order.Table:              order.ValidColumn,
 			ordercount.Table:         ordercount.ValidColumn,
+			orderdatecount.Table:     orderdatecount.ValidColumn,
 			owner.Table:              owner.ValidColumn,
 			setting.Table:            setting.ValidColumn,
 			share.Table:              share.ValidColumn,

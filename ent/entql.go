@@ -16,6 +16,7 @@ import (
 	"github.com/configurator/catalogue/ent/optionvariation"
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/ordercount"
+	"github.com/configurator/catalogue/ent/orderdatecount"
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/predicate"
 	"github.com/configurator/catalogue/ent/setting"
@@ -33,7 +34,7 @@ import (
 
 // schemaGraph holds a representation of ent/schema at runtime.
 var schemaGraph = func() *sqlgraph.Schema {
-	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 20)}
+	graph := &sqlgraph.Schema{Nodes: make([]*sqlgraph.Node, 21)}
 	graph.Nodes[0] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   apitoken.Table,
@@ -317,6 +318,25 @@ var schemaGraph = func() *sqlgraph.Schema {
 	}
 	graph.Nodes[13] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
+			Table:   orderdatecount.Table,
+			Columns: orderdatecount.Columns,
+			ID: &sqlgraph.FieldSpec{
+				Type:   field.TypeInt,
+				Column: orderdatecount.FieldID,
+			},
+		},
+		Type: "OrderDateCount",
+		Fields: map[string]*sqlgraph.FieldSpec{
+			orderdatecount.FieldOwnerID:        {Type: field.TypeInt, Column: orderdatecount.FieldOwnerID},
+			orderdatecount.FieldConfiguratorID: {Type: field.TypeInt, Column: orderdatecount.FieldConfiguratorID},
+			orderdatecount.FieldMonth:          {Type: field.TypeBool, Column: orderdatecount.FieldMonth},
+			orderdatecount.FieldDay:            {Type: field.TypeString, Column: orderdatecount.FieldDay},
+			orderdatecount.FieldSlot:           {Type: field.TypeInt, Column: orderdatecount.FieldSlot},
+			orderdatecount.FieldOrders:         {Type: field.TypeInt, Column: orderdatecount.FieldOrders},
+		},
+	}
+	graph.Nodes[14] = &sqlgraph.Node{
+		NodeSpec: sqlgraph.NodeSpec{
 			Table:   owner.Table,
 			Columns: owner.Columns,
 			ID: &sqlgraph.FieldSpec{
@@ -331,7 +351,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			owner.FieldName:      {Type: field.TypeString, Column: owner.FieldName},
 		},
 	}
-	graph.Nodes[14] = &sqlgraph.Node{
+	graph.Nodes[15] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   setting.Table,
 			Columns: setting.Columns,
@@ -346,7 +366,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			setting.FieldValue: {Type: field.TypeString, Column: setting.FieldValue},
 		},
 	}
-	graph.Nodes[15] = &sqlgraph.Node{
+	graph.Nodes[16] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   share.Table,
 			Columns: share.Columns,
@@ -367,7 +387,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			share.FieldDigest:         {Type: field.TypeString, Column: share.FieldDigest},
 		},
 	}
-	graph.Nodes[16] = &sqlgraph.Node{
+	graph.Nodes[17] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   signingkey.Table,
 			Columns: signingkey.Columns,
@@ -383,7 +403,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			signingkey.FieldCreatedAt: {Type: field.TypeTime, Column: signingkey.FieldCreatedAt},
 		},
 	}
-	graph.Nodes[17] = &sqlgraph.Node{
+	graph.Nodes[18] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   texture.Table,
 			Columns: texture.Columns,
@@ -405,7 +425,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			texture.FieldCategoryID:          {Type: field.TypeInt, Column: texture.FieldCategoryID},
 		},
 	}
-	graph.Nodes[18] = &sqlgraph.Node{
+	graph.Nodes[19] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookdelivery.Table,
 			Columns: webhookdelivery.Columns,
@@ -430,7 +450,7 @@ var schemaGraph = func() *sqlgraph.Schema {
 			webhookdelivery.FieldDeliveredAt:    {Type: field.TypeTime, Column: webhookdelivery.FieldDeliveredAt},
 		},
 	}
-	graph.Nodes[19] = &sqlgraph.Node{
+	graph.Nodes[20] = &sqlgraph.Node{
 		NodeSpec: sqlgraph.NodeSpec{
 			Table:   webhookendpoint.Table,
 			Columns: webhookendpoint.Columns,
@@ -893,6 +913,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 			Bidi:    false,
 		},
 		"OrderCount",
+		"Owner",
+	)
+	graph.MustAddE(
+		"owner",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: false,
+			Table:   orderdatecount.OwnerTable,
+			Columns: []string{orderdatecount.OwnerColumn},
+			Bidi:    false,
+		},
+		"OrderDateCount",
 		"Owner",
 	)
 	graph.MustAddE(
@@ -2647,6 +2679,90 @@ func (f *OrderCountFilter) WhereHasOwnerWith(preds ...predicate.Owner) {
 }
 
 // addPredicate implements the predicateAdder interface.
+func (_q *OrderDateCountQuery) addPredicate(pred func(s *sql.Selector)) {
+	_q.predicates = append(_q.predicates, pred)
+}
+
+// Filter returns a Filter implementation to apply filters on the OrderDateCountQuery builder.
+func (_q *OrderDateCountQuery) Filter() *OrderDateCountFilter {
+	return &OrderDateCountFilter{config: _q.config, predicateAdder: _q}
+}
+
+// addPredicate implements the predicateAdder interface.
+func (m *OrderDateCountMutation) addPredicate(pred func(s *sql.Selector)) {
+	m.predicates = append(m.predicates, pred)
+}
+
+// Filter returns an entql.Where implementation to apply filters on the OrderDateCountMutation builder.
+func (m *OrderDateCountMutation) Filter() *OrderDateCountFilter {
+	return &OrderDateCountFilter{config: m.config, predicateAdder: m}
+}
+
+// OrderDateCountFilter provides a generic filtering capability at runtime for OrderDateCountQuery.
+type OrderDateCountFilter struct {
+	predicateAdder
+	config
+}
+
+// Where applies the entql predicate on the query filter.
+func (f *OrderDateCountFilter) Where(p entql.P) {
+	f.addPredicate(func(s *sql.Selector) {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+			s.AddError(err)
+		}
+	})
+}
+
+// WhereID applies the entql int predicate on the id field.
+func (f *OrderDateCountFilter) WhereID(p entql.IntP) {
+	f.Where(p.Field(orderdatecount.FieldID))
+}
+
+// WhereOwnerID applies the entql int predicate on the owner_id field.
+func (f *OrderDateCountFilter) WhereOwnerID(p entql.IntP) {
+	f.Where(p.Field(orderdatecount.FieldOwnerID))
+}
+
+// WhereConfiguratorID applies the entql int predicate on the configurator_id field.
+func (f *OrderDateCountFilter) WhereConfiguratorID(p entql.IntP) {
+	f.Where(p.Field(orderdatecount.FieldConfiguratorID))
+}
+
+// WhereMonth applies the entql bool predicate on the month field.
+func (f *OrderDateCountFilter) WhereMonth(p entql.BoolP) {
+	f.Where(p.Field(orderdatecount.FieldMonth))
+}
+
+// WhereDay applies the entql string predicate on the day field.
+func (f *OrderDateCountFilter) WhereDay(p entql.StringP) {
+	f.Where(p.Field(orderdatecount.FieldDay))
+}
+
+// WhereSlot applies the entql int predicate on the slot field.
+func (f *OrderDateCountFilter) WhereSlot(p entql.IntP) {
+	f.Where(p.Field(orderdatecount.FieldSlot))
+}
+
+// WhereOrders applies the entql int predicate on the orders field.
+func (f *OrderDateCountFilter) WhereOrders(p entql.IntP) {
+	f.Where(p.Field(orderdatecount.FieldOrders))
+}
+
+// WhereHasOwner applies a predicate to check if query has an edge owner.
+func (f *OrderDateCountFilter) WhereHasOwner() {
+	f.Where(entql.HasEdge("owner"))
+}
+
+// WhereHasOwnerWith applies a predicate to check if query has an edge owner with a given conditions (other predicates).
+func (f *OrderDateCountFilter) WhereHasOwnerWith(preds ...predicate.Owner) {
+	f.Where(entql.HasEdgeWith("owner", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// addPredicate implements the predicateAdder interface.
 func (_q *OwnerQuery) addPredicate(pred func(s *sql.Selector)) {
 	_q.predicates = append(_q.predicates, pred)
 }
@@ -2675,7 +2791,7 @@ type OwnerFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *OwnerFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[13].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2744,7 +2860,7 @@ type SettingFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SettingFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[14].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2794,7 +2910,7 @@ type ShareFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *ShareFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[15].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2916,7 +3032,7 @@ type SigningKeyFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *SigningKeyFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[16].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -2971,7 +3087,7 @@ type TextureFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *TextureFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[17].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3098,7 +3214,7 @@ type WebhookDeliveryFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookDeliveryFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[18].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})
@@ -3240,7 +3356,7 @@ type WebhookEndpointFilter struct {
 // Where applies the entql predicate on the query filter.
 func (f *WebhookEndpointFilter) Where(p entql.P) {
 	f.addPredicate(func(s *sql.Selector) {
-		if err := schemaGraph.EvalP(schemaGraph.Nodes[19].Type, p, s); err != nil {
+		if err := schemaGraph.EvalP(schemaGraph.Nodes[20].Type, p, s); err != nil {
 			s.AddError(err)
 		}
 	})

@@ -25,6 +25,7 @@ import (
 	"github.com/configurator/catalogue/ent/optionvariation"
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/ordercount"
+	"github.com/configurator/catalogue/ent/orderdatecount"
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/predicate"
 	"github.com/configurator/catalogue/ent/setting"
@@ -57,6 +58,7 @@ const (
 	TypeOptionVariation    = "OptionVariation"
 	TypeOrder              = "Order"
 	TypeOrderCount         = "OrderCount"
+	TypeOrderDateCount     = "OrderDateCount"
 	TypeOwner              = "Owner"
 	TypeSetting            = "Setting"
 	TypeShare              = "Share"
@@ -13214,6 +13216,758 @@ func (m *OrderCountMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown OrderCount edge %s", name)
+}
+
+// OrderDateCountMutation represents an operation that mutates the OrderDateCount nodes in the graph.
+type OrderDateCountMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *int
+	configurator_id    *int
+	addconfigurator_id *int
+	month              *bool
+	day                *string
+	slot               *int
+	addslot            *int
+	orders             *int
+	addorders          *int
+	clearedFields      map[string]struct{}
+	owner              *int
+	clearedowner       bool
+	done               bool
+	oldValue           func(context.Context) (*OrderDateCount, error)
+	predicates         []predicate.OrderDateCount
+}
+
+var _ ent.Mutation = (*OrderDateCountMutation)(nil)
+
+// orderdatecountOption allows management of the mutation configuration using functional options.
+type orderdatecountOption func(*OrderDateCountMutation)
+
+// newOrderDateCountMutation creates new mutation for the OrderDateCount entity.
+func newOrderDateCountMutation(c config, op Op, opts ...orderdatecountOption) *OrderDateCountMutation {
+	m := &OrderDateCountMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeOrderDateCount,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withOrderDateCountID sets the ID field of the mutation.
+func withOrderDateCountID(id int) orderdatecountOption {
+	return func(m *OrderDateCountMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *OrderDateCount
+		)
+		m.oldValue = func(ctx context.Context) (*OrderDateCount, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().OrderDateCount.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withOrderDateCount sets the old OrderDateCount of the mutation.
+func withOrderDateCount(node *OrderDateCount) orderdatecountOption {
+	return func(m *OrderDateCountMutation) {
+		m.oldValue = func(context.Context) (*OrderDateCount, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m OrderDateCountMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m OrderDateCountMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *OrderDateCountMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *OrderDateCountMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().OrderDateCount.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetOwnerID sets the "owner_id" field.
+func (m *OrderDateCountMutation) SetOwnerID(i int) {
+	m.owner = &i
+}
+
+// OwnerID returns the value of the "owner_id" field in the mutation.
+func (m *OrderDateCountMutation) OwnerID() (r int, exists bool) {
+	v := m.owner
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOwnerID returns the old "owner_id" field's value of the OrderDateCount entity.
+// If the OrderDateCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderDateCountMutation) OldOwnerID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOwnerID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOwnerID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOwnerID: %w", err)
+	}
+	return oldValue.OwnerID, nil
+}
+
+// ResetOwnerID resets all changes to the "owner_id" field.
+func (m *OrderDateCountMutation) ResetOwnerID() {
+	m.owner = nil
+}
+
+// SetConfiguratorID sets the "configurator_id" field.
+func (m *OrderDateCountMutation) SetConfiguratorID(i int) {
+	m.configurator_id = &i
+	m.addconfigurator_id = nil
+}
+
+// ConfiguratorID returns the value of the "configurator_id" field in the mutation.
+func (m *OrderDateCountMutation) ConfiguratorID() (r int, exists bool) {
+	v := m.configurator_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConfiguratorID returns the old "configurator_id" field's value of the OrderDateCount entity.
+// If the OrderDateCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderDateCountMutation) OldConfiguratorID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConfiguratorID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConfiguratorID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConfiguratorID: %w", err)
+	}
+	return oldValue.ConfiguratorID, nil
+}
+
+// AddConfiguratorID adds i to the "configurator_id" field.
+func (m *OrderDateCountMutation) AddConfiguratorID(i int) {
+	if m.addconfigurator_id != nil {
+		*m.addconfigurator_id += i
+	} else {
+		m.addconfigurator_id = &i
+	}
+}
+
+// AddedConfiguratorID returns the value that was added to the "configurator_id" field in this mutation.
+func (m *OrderDateCountMutation) AddedConfiguratorID() (r int, exists bool) {
+	v := m.addconfigurator_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetConfiguratorID resets all changes to the "configurator_id" field.
+func (m *OrderDateCountMutation) ResetConfiguratorID() {
+	m.configurator_id = nil
+	m.addconfigurator_id = nil
+}
+
+// SetMonth sets the "month" field.
+func (m *OrderDateCountMutation) SetMonth(b bool) {
+	m.month = &b
+}
+
+// Month returns the value of the "month" field in the mutation.
+func (m *OrderDateCountMutation) Month() (r bool, exists bool) {
+	v := m.month
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMonth returns the old "month" field's value of the OrderDateCount entity.
+// If the OrderDateCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderDateCountMutation) OldMonth(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMonth is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMonth requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMonth: %w", err)
+	}
+	return oldValue.Month, nil
+}
+
+// ResetMonth resets all changes to the "month" field.
+func (m *OrderDateCountMutation) ResetMonth() {
+	m.month = nil
+}
+
+// SetDay sets the "day" field.
+func (m *OrderDateCountMutation) SetDay(s string) {
+	m.day = &s
+}
+
+// Day returns the value of the "day" field in the mutation.
+func (m *OrderDateCountMutation) Day() (r string, exists bool) {
+	v := m.day
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDay returns the old "day" field's value of the OrderDateCount entity.
+// If the OrderDateCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderDateCountMutation) OldDay(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDay is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDay requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDay: %w", err)
+	}
+	return oldValue.Day, nil
+}
+
+// ResetDay resets all changes to the "day" field.
+func (m *OrderDateCountMutation) ResetDay() {
+	m.day = nil
+}
+
+// SetSlot sets the "slot" field.
+func (m *OrderDateCountMutation) SetSlot(i int) {
+	m.slot = &i
+	m.addslot = nil
+}
+
+// Slot returns the value of the "slot" field in the mutation.
+func (m *OrderDateCountMutation) Slot() (r int, exists bool) {
+	v := m.slot
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSlot returns the old "slot" field's value of the OrderDateCount entity.
+// If the OrderDateCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderDateCountMutation) OldSlot(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSlot is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSlot requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSlot: %w", err)
+	}
+	return oldValue.Slot, nil
+}
+
+// AddSlot adds i to the "slot" field.
+func (m *OrderDateCountMutation) AddSlot(i int) {
+	if m.addslot != nil {
+		*m.addslot += i
+	} else {
+		m.addslot = &i
+	}
+}
+
+// AddedSlot returns the value that was added to the "slot" field in this mutation.
+func (m *OrderDateCountMutation) AddedSlot() (r int, exists bool) {
+	v := m.addslot
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSlot resets all changes to the "slot" field.
+func (m *OrderDateCountMutation) ResetSlot() {
+	m.slot = nil
+	m.addslot = nil
+}
+
+// SetOrders sets the "orders" field.
+func (m *OrderDateCountMutation) SetOrders(i int) {
+	m.orders = &i
+	m.addorders = nil
+}
+
+// Orders returns the value of the "orders" field in the mutation.
+func (m *OrderDateCountMutation) Orders() (r int, exists bool) {
+	v := m.orders
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrders returns the old "orders" field's value of the OrderDateCount entity.
+// If the OrderDateCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderDateCountMutation) OldOrders(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrders is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrders requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrders: %w", err)
+	}
+	return oldValue.Orders, nil
+}
+
+// AddOrders adds i to the "orders" field.
+func (m *OrderDateCountMutation) AddOrders(i int) {
+	if m.addorders != nil {
+		*m.addorders += i
+	} else {
+		m.addorders = &i
+	}
+}
+
+// AddedOrders returns the value that was added to the "orders" field in this mutation.
+func (m *OrderDateCountMutation) AddedOrders() (r int, exists bool) {
+	v := m.addorders
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetOrders resets all changes to the "orders" field.
+func (m *OrderDateCountMutation) ResetOrders() {
+	m.orders = nil
+	m.addorders = nil
+}
+
+// ClearOwner clears the "owner" edge to the Owner entity.
+func (m *OrderDateCountMutation) ClearOwner() {
+	m.clearedowner = true
+	m.clearedFields[orderdatecount.FieldOwnerID] = struct{}{}
+}
+
+// OwnerCleared reports if the "owner" edge to the Owner entity was cleared.
+func (m *OrderDateCountMutation) OwnerCleared() bool {
+	return m.clearedowner
+}
+
+// OwnerIDs returns the "owner" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// OwnerID instead. It exists only for internal usage by the builders.
+func (m *OrderDateCountMutation) OwnerIDs() (ids []int) {
+	if id := m.owner; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetOwner resets all changes to the "owner" edge.
+func (m *OrderDateCountMutation) ResetOwner() {
+	m.owner = nil
+	m.clearedowner = false
+}
+
+// Where appends a list predicates to the OrderDateCountMutation builder.
+func (m *OrderDateCountMutation) Where(ps ...predicate.OrderDateCount) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the OrderDateCountMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *OrderDateCountMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.OrderDateCount, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *OrderDateCountMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *OrderDateCountMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (OrderDateCount).
+func (m *OrderDateCountMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *OrderDateCountMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m.owner != nil {
+		fields = append(fields, orderdatecount.FieldOwnerID)
+	}
+	if m.configurator_id != nil {
+		fields = append(fields, orderdatecount.FieldConfiguratorID)
+	}
+	if m.month != nil {
+		fields = append(fields, orderdatecount.FieldMonth)
+	}
+	if m.day != nil {
+		fields = append(fields, orderdatecount.FieldDay)
+	}
+	if m.slot != nil {
+		fields = append(fields, orderdatecount.FieldSlot)
+	}
+	if m.orders != nil {
+		fields = append(fields, orderdatecount.FieldOrders)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *OrderDateCountMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case orderdatecount.FieldOwnerID:
+		return m.OwnerID()
+	case orderdatecount.FieldConfiguratorID:
+		return m.ConfiguratorID()
+	case orderdatecount.FieldMonth:
+		return m.Month()
+	case orderdatecount.FieldDay:
+		return m.Day()
+	case orderdatecount.FieldSlot:
+		return m.Slot()
+	case orderdatecount.FieldOrders:
+		return m.Orders()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *OrderDateCountMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case orderdatecount.FieldOwnerID:
+		return m.OldOwnerID(ctx)
+	case orderdatecount.FieldConfiguratorID:
+		return m.OldConfiguratorID(ctx)
+	case orderdatecount.FieldMonth:
+		return m.OldMonth(ctx)
+	case orderdatecount.FieldDay:
+		return m.OldDay(ctx)
+	case orderdatecount.FieldSlot:
+		return m.OldSlot(ctx)
+	case orderdatecount.FieldOrders:
+		return m.OldOrders(ctx)
+	}
+	return nil, fmt.Errorf("unknown OrderDateCount field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OrderDateCountMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case orderdatecount.FieldOwnerID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOwnerID(v)
+		return nil
+	case orderdatecount.FieldConfiguratorID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConfiguratorID(v)
+		return nil
+	case orderdatecount.FieldMonth:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMonth(v)
+		return nil
+	case orderdatecount.FieldDay:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDay(v)
+		return nil
+	case orderdatecount.FieldSlot:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSlot(v)
+		return nil
+	case orderdatecount.FieldOrders:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrders(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OrderDateCount field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *OrderDateCountMutation) AddedFields() []string {
+	var fields []string
+	if m.addconfigurator_id != nil {
+		fields = append(fields, orderdatecount.FieldConfiguratorID)
+	}
+	if m.addslot != nil {
+		fields = append(fields, orderdatecount.FieldSlot)
+	}
+	if m.addorders != nil {
+		fields = append(fields, orderdatecount.FieldOrders)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *OrderDateCountMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case orderdatecount.FieldConfiguratorID:
+		return m.AddedConfiguratorID()
+	case orderdatecount.FieldSlot:
+		return m.AddedSlot()
+	case orderdatecount.FieldOrders:
+		return m.AddedOrders()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OrderDateCountMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case orderdatecount.FieldConfiguratorID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddConfiguratorID(v)
+		return nil
+	case orderdatecount.FieldSlot:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSlot(v)
+		return nil
+	case orderdatecount.FieldOrders:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOrders(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OrderDateCount numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *OrderDateCountMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *OrderDateCountMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *OrderDateCountMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown OrderDateCount nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *OrderDateCountMutation) ResetField(name string) error {
+	switch name {
+	case orderdatecount.FieldOwnerID:
+		m.ResetOwnerID()
+		return nil
+	case orderdatecount.FieldConfiguratorID:
+		m.ResetConfiguratorID()
+		return nil
+	case orderdatecount.FieldMonth:
+		m.ResetMonth()
+		return nil
+	case orderdatecount.FieldDay:
+		m.ResetDay()
+		return nil
+	case orderdatecount.FieldSlot:
+		m.ResetSlot()
+		return nil
+	case orderdatecount.FieldOrders:
+		m.ResetOrders()
+		return nil
+	}
+	return fmt.Errorf("unknown OrderDateCount field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *OrderDateCountMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.owner != nil {
+		edges = append(edges, orderdatecount.EdgeOwner)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *OrderDateCountMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case orderdatecount.EdgeOwner:
+		if id := m.owner; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *OrderDateCountMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *OrderDateCountMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *OrderDateCountMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedowner {
+		edges = append(edges, orderdatecount.EdgeOwner)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *OrderDateCountMutation) EdgeCleared(name string) bool {
+	switch name {
+	case orderdatecount.EdgeOwner:
+		return m.clearedowner
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *OrderDateCountMutation) ClearEdge(name string) error {
+	switch name {
+	case orderdatecount.EdgeOwner:
+		m.ClearOwner()
+		return nil
+	}
+	return fmt.Errorf("unknown OrderDateCount unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *OrderDateCountMutation) ResetEdge(name string) error {
+	switch name {
+	case orderdatecount.EdgeOwner:
+		m.ResetOwner()
+		return nil
+	}
+	return fmt.Errorf("unknown OrderDateCount edge %s", name)
 }
 
 // OwnerMutation represents an operation that mutates the Owner nodes in the graph.

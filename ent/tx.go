@@ -40,6 +40,8 @@ type Tx struct {
 	Order *OrderClient
 	// OrderCount is the client for interacting with the OrderCount builders.
 	OrderCount *OrderCountClient
+	// OrderDateCount is the client for interacting with the OrderDateCount builders.
+	OrderDateCount *OrderDateCountClient
 	// Owner is the client for interacting with the Owner builders.
 	Owner *OwnerClient
 	// Setting is the client for interacting with the Setting builders.
@@ -198,6 +200,7 @@ func (tx *Tx) init() {
 	tx.OptionVariation = NewOptionVariationClient(tx.config)
 	tx.Order = NewOrderClient(tx.config)
 	tx.OrderCount = NewOrderCountClient(tx.config)
+	tx.OrderDateCount = NewOrderDateCountClient(tx.config)
 	tx.Owner = NewOwnerClient(tx.config)
 	tx.Setting = NewSettingClient(tx.config)
 	tx.Share = NewShareClient(tx.config)

@@ -165,6 +165,18 @@ func (f OrderCountFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrderCountMutation", m)
 }
 
+// The OrderDateCountFunc type is an adapter to allow the use of ordinary
+// function as OrderDateCount mutator.
+type OrderDateCountFunc func(context.Context, *ent.OrderDateCountMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f OrderDateCountFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.OrderDateCountMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrderDateCountMutation", m)
+}
+
 // The OwnerFunc type is an adapter to allow the use of ordinary
 // function as Owner mutator.
 type OwnerFunc func(context.Context, *ent.OwnerMutation) (ent.Value, error)

@@ -669,6 +669,42 @@ var (
 			},
 		},
 	}
+	// OrderDateCountsColumns holds the columns for the "order_date_counts" table.
+	OrderDateCountsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "configurator_id", Type: field.TypeInt},
+		{Name: "month", Type: field.TypeBool},
+		{Name: "day", Type: field.TypeString, SchemaType: map[string]string{"postgres": "date", "sqlite3": "text"}},
+		{Name: "slot", Type: field.TypeInt, Default: 0},
+		{Name: "orders", Type: field.TypeInt, Default: 0},
+		{Name: "owner_id", Type: field.TypeInt},
+	}
+	// OrderDateCountsTable holds the schema information for the "order_date_counts" table.
+	OrderDateCountsTable = &schema.Table{
+		Name:       "order_date_counts",
+		Columns:    OrderDateCountsColumns,
+		PrimaryKey: []*schema.Column{OrderDateCountsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "order_date_counts_owners_owner",
+				Columns:    []*schema.Column{OrderDateCountsColumns[6]},
+				RefColumns: []*schema.Column{OwnersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "orderdatecount_owner_id_configurator_id_month_day_slot",
+				Unique:  true,
+				Columns: []*schema.Column{OrderDateCountsColumns[6], OrderDateCountsColumns[1], OrderDateCountsColumns[2], OrderDateCountsColumns[3], OrderDateCountsColumns[4]},
+			},
+			{
+				Name:    "orderdatecount_owner_id_month_day",
+				Unique:  false,
+				Columns: []*schema.Column{OrderDateCountsColumns[6], OrderDateCountsColumns[2], OrderDateCountsColumns[3]},
+			},
+		},
+	}
 	// OwnersColumns holds the columns for the "owners" table.
 	OwnersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -949,6 +985,7 @@ var (
 		OptionVariationsTable,
 		OrdersTable,
 		OrderCountsTable,
+		OrderDateCountsTable,
 		OwnersTable,
 		SettingsTable,
 		SharesTable,
@@ -984,6 +1021,7 @@ func init() {
 	OrdersTable.ForeignKeys[0].RefTable = ConfiguratorsTable
 	OrdersTable.ForeignKeys[1].RefTable = OwnersTable
 	OrderCountsTable.ForeignKeys[0].RefTable = OwnersTable
+	OrderDateCountsTable.ForeignKeys[0].RefTable = OwnersTable
 	SharesTable.ForeignKeys[0].RefTable = APITokensTable
 	SharesTable.ForeignKeys[1].RefTable = ConfiguratorsTable
 	SharesTable.ForeignKeys[2].RefTable = OwnersTable

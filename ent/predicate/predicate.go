@@ -45,6 +45,9 @@ type Order func(*sql.Selector)
 // OrderCount is the predicate function for ordercount builders.
 type OrderCount func(*sql.Selector)
 
+// OrderDateCount is the predicate function for orderdatecount builders.
+type OrderDateCount func(*sql.Selector)
+
 // Owner is the predicate function for owner builders.
 type Owner func(*sql.Selector)
 

@@ -423,6 +423,30 @@ func (f OrderCountMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Muta
 	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.OrderCountMutation", m)
 }
 
+// The OrderDateCountQueryRuleFunc type is an adapter to allow the use of ordinary
+// functions as a query rule.
+type OrderDateCountQueryRuleFunc func(context.Context, *ent.OrderDateCountQuery) error
+
+// EvalQuery return f(ctx, q).
+func (f OrderDateCountQueryRuleFunc) EvalQuery(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.OrderDateCountQuery); ok {
+		return f(ctx, q)
+	}
+	return Denyf("ent/privacy: unexpected query type %T, expect *ent.OrderDateCountQuery", q)
+}
+
+// The OrderDateCountMutationRuleFunc type is an adapter to allow the use of ordinary
+// functions as a mutation rule.
+type OrderDateCountMutationRuleFunc func(context.Context, *ent.OrderDateCountMutation) error
+
+// EvalMutation calls f(ctx, m).
+func (f OrderDateCountMutationRuleFunc) EvalMutation(ctx context.Context, m ent.Mutation) error {
+	if m, ok := m.(*ent.OrderDateCountMutation); ok {
+		return f(ctx, m)
+	}
+	return Denyf("ent/privacy: unexpected mutation type %T, expect *ent.OrderDateCountMutation", m)
+}
+
 // The OwnerQueryRuleFunc type is an adapter to allow the use of ordinary
 // functions as a query rule.
 type OwnerQueryRuleFunc func(context.Context, *ent.OwnerQuery) error
@@ -652,6 +676,8 @@ func queryFilter(q ent.Query) (Filter, error) {
 		return q.Filter(), nil
 	case *ent.OrderCountQuery:
 		return q.Filter(), nil
+	case *ent.OrderDateCountQuery:
+		return q.Filter(), nil
 	case *ent.OwnerQuery:
 		return q.Filter(), nil
 	case *ent.SettingQuery:
@@ -698,6 +724,8 @@ func mutationFilter(m ent.Mutation) (Filter, error) {
 	case *ent.OrderMutation:
 		return m.Filter(), nil
 	case *ent.OrderCountMutation:
+		return m.Filter(), nil
+	case *ent.OrderDateCountMutation:
 		return m.Filter(), nil
 	case *ent.OwnerMutation:
 		return m.Filter(), nil

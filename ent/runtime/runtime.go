@@ -19,6 +19,7 @@ import (
 	"github.com/configurator/catalogue/ent/optionvariation"
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/ordercount"
+	"github.com/configurator/catalogue/ent/orderdatecount"
 	"github.com/configurator/catalogue/ent/owner"
 	"github.com/configurator/catalogue/ent/schema"
 	"github.com/configurator/catalogue/ent/setting"
@@ -678,6 +679,25 @@ func init() {
 	ordercountDescOrders := ordercountFields[3].Descriptor()
 	// ordercount.DefaultOrders holds the default value on creation for the orders field.
 	ordercount.DefaultOrders = ordercountDescOrders.Default.(int)
+	orderdatecount.Policy = privacy.NewPolicies(schema.OrderDateCount{})
+	orderdatecount.Hooks[0] = func(next ent.Mutator) ent.Mutator {
+		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+			if err := orderdatecount.Policy.EvalMutation(ctx, m); err != nil {
+				return nil, err
+			}
+			return next.Mutate(ctx, m)
+		})
+	}
+	orderdatecountFields := schema.OrderDateCount{}.Fields()
+	_ = orderdatecountFields
+	// orderdatecountDescSlot is the schema descriptor for slot field.
+	orderdatecountDescSlot := orderdatecountFields[4].Descriptor()
+	// orderdatecount.DefaultSlot holds the default value on creation for the slot field.
+	orderdatecount.DefaultSlot = orderdatecountDescSlot.Default.(int)
+	// orderdatecountDescOrders is the schema descriptor for orders field.
+	orderdatecountDescOrders := orderdatecountFields[5].Descriptor()
+	// orderdatecount.DefaultOrders holds the default value on creation for the orders field.
+	orderdatecount.DefaultOrders = orderdatecountDescOrders.Default.(int)
 	ownerMixin := schema.Owner{}.Mixin()
 	owner.Policy = privacy.NewPolicies(schema.Owner{})
 	owner.Hooks[0] = func(next ent.Mutator) ent.Mutator {

@@ -15,10 +15,7 @@ import (
 )
 
 // MaterialCategory groups the materials and textures of an owner.
-type MaterialCategory struct{ ent.Schema }
-
-// Mixin of the MaterialCategory.
-func (MaterialCategory) Mixin() []ent.Mixin { return tenant() }
+type MaterialCategory struct{ owned }
 
 // Fields of the MaterialCategory.
 func (MaterialCategory) Fields() []ent.Field {
@@ -37,17 +34,11 @@ func (MaterialCategory) Edges() []ent.Edge {
 	}
 }
 
-// Annotations of the MaterialCategory.
-func (MaterialCategory) Annotations() []schema.Annotation { return readable() }
-
 // Indexes of the MaterialCategory: one per sort order of the list.
 func (MaterialCategory) Indexes() []ent.Index { return sortIndexes("id", "updated_at", "title") }
 
 // Material is a surface that configurator options can apply to a model.
-type Material struct{ ent.Schema }
-
-// Mixin of the Material.
-func (Material) Mixin() []ent.Mixin { return tenant() }
+type Material struct{ owned }
 
 // Fields of the Material.
 func (Material) Fields() []ent.Field {
@@ -91,10 +82,7 @@ func (Material) Annotations() []schema.Annotation {
 }
 
 // Texture is an image applied by materials, with server-made thumbnails.
-type Texture struct{ ent.Schema }
-
-// Mixin of the Texture.
-func (Texture) Mixin() []ent.Mixin { return tenant() }
+type Texture struct{ owned }
 
 // Fields of the Texture.
 func (Texture) Fields() []ent.Field {
@@ -122,9 +110,6 @@ func (Texture) Edges() []ent.Edge {
 func (Texture) Indexes() []ent.Index {
 	return append(sortIndexes("id", "updated_at", "name"), filterIndex("category_id"))
 }
-
-// Annotations of the Texture.
-func (Texture) Annotations() []schema.Annotation { return readable() }
 
 // absoluteURL accepts what the spec's URI fields hold: an absolute http(s)
 // URL, or a path on this service (starting with a single /).

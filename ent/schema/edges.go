@@ -5,6 +5,8 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
+
+	"github.com/configurator/catalogue/ent/privacy"
 )
 
 func ownerEdge() ent.Edge {
@@ -33,4 +35,31 @@ func readable() []schema.Annotation {
 // hidden keeps a type out of the graph entirely.
 func hidden() []schema.Annotation {
 	return []schema.Annotation{entgql.Skip(entgql.SkipAll)}
+}
+
+// owned is the base of a type whose records belong to an owner (the tenant
+// mixins) and are read through the graph with a Relay connection.
+type owned struct{ ent.Schema }
+
+func (owned) Mixin() []ent.Mixin { return tenant() }
+
+func (owned) Annotations() []schema.Annotation { return readable() }
+
+// ownedHidden is the base of an owner's records that the service keeps out
+// of the graph.
+type ownedHidden struct{ owned }
+
+func (ownedHidden) Annotations() []schema.Annotation { return hidden() }
+
+// system is the base of a type only the service itself reads and writes:
+// out of the graph, and denied to every viewer.
+type system struct{ ent.Schema }
+
+func (system) Annotations() []schema.Annotation { return hidden() }
+
+func (system) Policy() ent.Policy {
+	return privacy.Policy{
+		Query:    privacy.QueryPolicy{privacy.AlwaysDenyRule()},
+		Mutation: privacy.MutationPolicy{privacy.AlwaysDenyRule()},
+	}
 }

@@ -46,12 +46,9 @@ func (Event) Indexes() []ent.Index {
 func (Event) Annotations() []schema.Annotation { return hidden() }
 
 // WebhookEndpoint is a URL of an owner's that receives the events it
-// subscribed to, signed with its secret (Standard Webhooks).
-type WebhookEndpoint struct{ ent.Schema }
-
-// Mixin of the WebhookEndpoint: an owner's record (read and written with
-// a dashboard token only, auth.Webhooks).
-func (WebhookEndpoint) Mixin() []ent.Mixin { return tenant() }
+// subscribed to, signed with its secret (Standard Webhooks); read and
+// written with a dashboard token only (auth.Webhooks).
+type WebhookEndpoint struct{ ownedHidden }
 
 // Fields of the WebhookEndpoint.
 func (WebhookEndpoint) Fields() []ent.Field {
@@ -72,16 +69,10 @@ func (WebhookEndpoint) Edges() []ent.Edge {
 	}
 }
 
-// Annotations of the WebhookEndpoint.
-func (WebhookEndpoint) Annotations() []schema.Annotation { return hidden() }
-
 // WebhookDelivery is one event to be sent to one endpoint, and what
 // happened when it was: made with the event, in its transaction, and
 // worked by the job queue (internal/webhook).
-type WebhookDelivery struct{ ent.Schema }
-
-// Mixin of the WebhookDelivery.
-func (WebhookDelivery) Mixin() []ent.Mixin { return tenant() }
+type WebhookDelivery struct{ ownedHidden }
 
 // Fields of the WebhookDelivery.
 func (WebhookDelivery) Fields() []ent.Field {
@@ -115,6 +106,3 @@ func (WebhookDelivery) Indexes() []ent.Index {
 		index.Fields("owner_id", "status", "id"),
 	}
 }
-
-// Annotations of the WebhookDelivery.
-func (WebhookDelivery) Annotations() []schema.Annotation { return hidden() }

@@ -3,17 +3,13 @@ package schema
 import (
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
-	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 )
 
 // ConfiguratorForm is the customer form shown with a configurator.
-type ConfiguratorForm struct{ ent.Schema }
-
-// Mixin of the ConfiguratorForm.
-func (ConfiguratorForm) Mixin() []ent.Mixin { return tenant() }
+type ConfiguratorForm struct{ owned }
 
 // Fields of the ConfiguratorForm.
 func (ConfiguratorForm) Fields() []ent.Field {
@@ -36,14 +32,8 @@ func (ConfiguratorForm) Indexes() []ent.Index {
 	return append(sortIndexes("id"), index.Fields("configurator_id"))
 }
 
-// Annotations of the ConfiguratorForm.
-func (ConfiguratorForm) Annotations() []schema.Annotation { return readable() }
-
 // FormField is one input of a configurator's form.
-type FormField struct{ ent.Schema }
-
-// Mixin of the FormField.
-func (FormField) Mixin() []ent.Mixin { return tenant() }
+type FormField struct{ owned }
 
 // Fields of the FormField.
 func (FormField) Fields() []ent.Field {
@@ -74,6 +64,3 @@ func (FormField) Edges() []ent.Edge {
 func (FormField) Indexes() []ent.Index {
 	return append(sortIndexes("id", "updated_at", "title", "position"), index.Fields("configurator_id"), index.Fields("form_id"))
 }
-
-// Annotations of the FormField.
-func (FormField) Annotations() []schema.Annotation { return readable() }

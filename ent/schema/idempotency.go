@@ -2,18 +2,16 @@ package schema
 
 import (
 	"entgo.io/ent"
-	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
-
-	"github.com/configurator/catalogue/ent/privacy"
 )
 
 // IdempotencyKey remembers an Idempotency-Key an owner sent with an order
 // creation, so that a retry of the same request gets the first answer
 // instead of a second order (internal/idempotency). It lives in the
-// database, so it holds across replicas and restarts.
-type IdempotencyKey struct{ ent.Schema }
+// database, so it holds across replicas and restarts; internal/idempotency
+// scopes every statement to the caller's owner itself.
+type IdempotencyKey struct{ system }
 
 // Fields of the IdempotencyKey.
 func (IdempotencyKey) Fields() []ent.Field {
@@ -39,16 +37,4 @@ func (IdempotencyKey) Edges() []ent.Edge {
 // key is another key.
 func (IdempotencyKey) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("owner_id", "key").Unique(), index.Fields("expires_at")}
-}
-
-// Annotations of the IdempotencyKey.
-func (IdempotencyKey) Annotations() []schema.Annotation { return hidden() }
-
-// Policy of the IdempotencyKey: system work only (internal/idempotency
-// scopes every statement to the caller's owner itself).
-func (IdempotencyKey) Policy() ent.Policy {
-	return privacy.Policy{
-		Query:    privacy.QueryPolicy{privacy.AlwaysDenyRule()},
-		Mutation: privacy.MutationPolicy{privacy.AlwaysDenyRule()},
-	}
 }

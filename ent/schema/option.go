@@ -8,7 +8,6 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
-	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -30,10 +29,7 @@ var OptionTypes = []string{
 
 // ConfiguratorOption is one choice a customer makes in a configurator; its
 // variations are its parameter_list.
-type ConfiguratorOption struct{ ent.Schema }
-
-// Mixin of the ConfiguratorOption.
-func (ConfiguratorOption) Mixin() []ent.Mixin { return tenant() }
+type ConfiguratorOption struct{ owned }
 
 // Fields of the ConfiguratorOption.
 func (ConfiguratorOption) Fields() []ent.Field {
@@ -66,22 +62,12 @@ func (ConfiguratorOption) Indexes() []ent.Index {
 // order unless the query orders them otherwise (the options of an option
 // set, for one, however they are loaded).
 func (ConfiguratorOption) Interceptors() []ent.Interceptor {
-	return []ent.Interceptor{orderRows(func(q ent.Query) {
-		if q, ok := q.(*gen.ConfiguratorOptionQuery); ok {
-			q.Order(defaultOrder(configuratoroption.FieldPosition, configuratoroption.FieldID))
-		}
-	})}
+	return []ent.Interceptor{orderRows((*gen.ConfiguratorOptionQuery).Order, configuratoroption.FieldPosition, configuratoroption.FieldID)}
 }
-
-// Annotations of the ConfiguratorOption.
-func (ConfiguratorOption) Annotations() []schema.Annotation { return readable() }
 
 // OptionVariation is one entry of an option's parameter_list. Besides its
 // name and order it carries the fields that option overrides may replace.
-type OptionVariation struct{ ent.Schema }
-
-// Mixin of the OptionVariation.
-func (OptionVariation) Mixin() []ent.Mixin { return tenant() }
+type OptionVariation struct{ owned }
 
 // Fields of the OptionVariation.
 func (OptionVariation) Fields() []ent.Field {
@@ -116,14 +102,8 @@ func (OptionVariation) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("configurator_option_id", "owner_id", "position", "id")}
 }
 
-// Annotations of the OptionVariation.
-func (OptionVariation) Annotations() []schema.Annotation { return readable() }
-
 // OptionSet is a named set of a configurator's options.
-type OptionSet struct{ ent.Schema }
-
-// Mixin of the OptionSet.
-func (OptionSet) Mixin() []ent.Mixin { return tenant() }
+type OptionSet struct{ owned }
 
 // Fields of the OptionSet.
 func (OptionSet) Fields() []ent.Field {
@@ -146,20 +126,14 @@ func (OptionSet) Indexes() []ent.Index {
 	return append(sortIndexes("id"), index.Fields("configurator_id"))
 }
 
-// Annotations of the OptionSet.
-func (OptionSet) Annotations() []schema.Annotation { return readable() }
-
 // Interceptors of the OptionVariation: a parameter_list is read in position
 // order wherever it is loaded, eager loads included (entgql narrows those
 // to the selected columns, so they cannot be sorted afterwards), unless the
 // query orders it otherwise. Ordering by option first keeps the variations
 // of several options (an eager load) in the order of their index.
 func (OptionVariation) Interceptors() []ent.Interceptor {
-	return []ent.Interceptor{orderRows(func(q ent.Query) {
-		if q, ok := q.(*gen.OptionVariationQuery); ok {
-			q.Order(defaultOrder(optionvariation.FieldConfiguratorOptionID, optionvariation.FieldPosition, optionvariation.FieldID))
-		}
-	})}
+	return []ent.Interceptor{orderRows((*gen.OptionVariationQuery).Order,
+		optionvariation.FieldConfiguratorOptionID, optionvariation.FieldPosition, optionvariation.FieldID)}
 }
 
 // defaultOrder orders by columns a query that has no order of its own.
@@ -178,16 +152,19 @@ func defaultOrder(columns ...string) func(*sql.Selector) {
 	}
 }
 
-// orderRows applies order to the queries that read rows (not counts,
-// existence checks or aggregates, where an ORDER BY is meaningless or
-// invalid).
-func orderRows(order func(ent.Query)) ent.Interceptor {
+// orderRows orders the queries of type Q by columns (defaultOrder) when
+// they read rows (not counts, existence checks or aggregates, where an
+// ORDER BY is meaningless or invalid); order is Q's Order method.
+func orderRows[Q ent.Query, O ~func(*sql.Selector)](order func(Q, ...O) Q, columns ...string) ent.Interceptor {
+	by := O(defaultOrder(columns...))
 	return ent.InterceptFunc(func(next ent.Querier) ent.Querier {
 		return ent.QuerierFunc(func(ctx context.Context, q ent.Query) (ent.Value, error) {
 			if qc := ent.QueryFromContext(ctx); qc != nil {
 				switch qc.Op {
 				case ent.OpQueryAll, ent.OpQueryFirst, ent.OpQueryOnly:
-					order(q)
+					if q, ok := q.(Q); ok {
+						order(q, by)
+					}
 				}
 			}
 			return next.Query(ctx, q)

@@ -2,7 +2,6 @@ package schema
 
 import (
 	"entgo.io/ent"
-	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -12,10 +11,7 @@ import (
 // token. Its key names it in a share link, so a link already sent to a
 // customer keeps showing what it showed when it was made, even after the
 // token's current override data is replaced.
-type Share struct{ ent.Schema }
-
-// Mixin of the Share.
-func (Share) Mixin() []ent.Mixin { return tenant() }
+type Share struct{ ownedHidden }
 
 // Fields of the Share.
 func (Share) Fields() []ent.Field {
@@ -45,6 +41,3 @@ func (Share) Edges() []ent.Edge {
 func (Share) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("token_id", "digest").Unique()}
 }
-
-// Annotations of the Share.
-func (Share) Annotations() []schema.Annotation { return hidden() }

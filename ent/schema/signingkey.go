@@ -4,17 +4,14 @@ import (
 	"time"
 
 	"entgo.io/ent"
-	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
-
-	"github.com/configurator/catalogue/ent/privacy"
 )
 
 // SigningKey is one HS256 key of the service's own tokens, kept in the
 // database so that the CLI and every replica hold the same key set: the
 // newest signs, every one verifies, so a key can be rotated without
 // invalidating the tokens signed with the one before.
-type SigningKey struct{ ent.Schema }
+type SigningKey struct{ system }
 
 // Fields of the SigningKey.
 func (SigningKey) Fields() []ent.Field {
@@ -24,16 +21,5 @@ func (SigningKey) Fields() []ent.Field {
 		field.String("secret").NotEmpty().Immutable().Sensitive().
 			Comment("The key, base64 (standard, unpadded)"),
 		field.Time("created_at").Default(time.Now).Immutable(),
-	}
-}
-
-// Annotations of the SigningKey.
-func (SigningKey) Annotations() []schema.Annotation { return hidden() }
-
-// Policy of the SigningKey: system work only.
-func (SigningKey) Policy() ent.Policy {
-	return privacy.Policy{
-		Query:    privacy.QueryPolicy{privacy.AlwaysDenyRule()},
-		Mutation: privacy.MutationPolicy{privacy.AlwaysDenyRule()},
 	}
 }

@@ -2,17 +2,13 @@ package schema
 
 import (
 	"entgo.io/ent"
-	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 )
 
 // APIToken is the record behind a JWT: revoking it stops the JWT at once,
 // and it keeps the option override data an integrator stored with it.
-type APIToken struct{ ent.Schema }
-
-// Mixin of the APIToken.
-func (APIToken) Mixin() []ent.Mixin { return tenant() }
+type APIToken struct{ ownedHidden }
 
 // Fields of the APIToken.
 func (APIToken) Fields() []ent.Field {
@@ -39,6 +35,3 @@ func (APIToken) Edges() []ent.Edge {
 		edge.To("shares", Share.Type),
 	}
 }
-
-// Annotations of the APIToken.
-func (APIToken) Annotations() []schema.Annotation { return hidden() }

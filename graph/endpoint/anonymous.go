@@ -27,10 +27,8 @@ var (
 	_ graphql.OperationParameterMutator = anonymousRule{}
 )
 
-// ExtensionName names the extension.
 func (anonymousRule) ExtensionName() string { return "AnonymousRule" }
 
-// Validate accepts every schema.
 func (anonymousRule) Validate(graphql.ExecutableSchema) error { return nil }
 
 // MutateOperationParameters refuses an anonymous operation that selects

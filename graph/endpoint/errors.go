@@ -183,7 +183,3 @@ func Reject(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	writeErrors(w, r, err)
 }
-
-// RejectAuth is Reject, for the auth middleware: a refused token is
-// 401, a token that could not be looked up 503.
-var RejectAuth = Reject

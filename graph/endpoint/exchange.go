@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -204,10 +205,7 @@ func (x exchange) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	case r.Method == http.MethodPost && ct == "multipart/form-data":
 		x.serveMultipart(w, r, exec, ans)
 	default:
-		ct := r.Header.Get("Content-Type")
-		if ct == "" {
-			ct = "(none)"
-		}
+		ct := cmp.Or(r.Header.Get("Content-Type"), "(none)")
 		writeErrors(w, r, apperr.E(apperr.Unsupported, "Content-Type %s is not supported: send application/json, or multipart/form-data for uploads", clip(ct)))
 	}
 }
@@ -219,12 +217,9 @@ func (x exchange) serveJSON(w http.ResponseWriter, r *http.Request, exec graphql
 		notAcceptable(w, r)
 		return
 	}
-	media := ans.media
-	if media == "" {
-		// Only a stream is acceptable; what fails before the stream is
-		// JSON all the same.
-		media = mediaJSON
-	}
+	// When only a stream is acceptable, what fails before the stream is
+	// JSON all the same.
+	media := cmp.Or(ans.media, mediaJSON)
 	start := graphql.Now()
 	params, err := readParams(r)
 	if err != nil {
@@ -432,13 +427,15 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 const clipLength = 64
 
 // clip shortens s, something the client sent, to quote it in an answer
-// or a log line: at most clipLength bytes, cut at a rune boundary, with
-// an ellipsis when cut.
-func clip(s string) string {
-	if len(s) <= clipLength {
+// or a log line: at most clipLength bytes and an ellipsis.
+func clip(s string) string { return shorten(s, clipLength, clipLength) }
+
+// shorten returns s when it has at most max bytes, and otherwise its
+// first cut bytes (fewer, to end at a rune boundary) and an ellipsis.
+func shorten(s string, max, cut int) string {
+	if len(s) <= max {
 		return s
 	}
-	cut := clipLength
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

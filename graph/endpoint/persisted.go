@@ -47,7 +47,6 @@ var (
 	_ graphql.OperationParameterMutator = persistedDocuments{}
 )
 
-// ExtensionName names the extension.
 func (persistedDocuments) ExtensionName() string { return "PersistedDocuments" }
 
 // Validate checks that there is a cache.

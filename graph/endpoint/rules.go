@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 
@@ -41,10 +42,7 @@ func singleRootField(observers *core.Events, addError core.AddErrFunc) {
 			for _, sel := range set {
 				switch sel := sel.(type) {
 				case *ast.Field:
-					key := sel.Alias
-					if key == "" {
-						key = sel.Name
-					}
+					key := cmp.Or(sel.Alias, sel.Name)
 					if strings.HasPrefix(sel.Name, "__") {
 						addError(core.Message("%s must not select an introspection top level field (%s).", name, sel.Name), core.At(sel.Position))
 					}

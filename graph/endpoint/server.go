@@ -93,7 +93,7 @@ func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) h
 	srv.SetRecoverFunc(recoverPanic)
 	h := meter(opts.Limiter, limitBody(srv))
 	if tokens != nil {
-		h = auth.Middleware(tokens, RejectAuth)(h)
+		h = auth.Middleware(tokens, Reject)(h)
 	}
 	return noStore(h)
 }

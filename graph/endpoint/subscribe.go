@@ -128,16 +128,13 @@ func (s *streams) acquire(v *viewer.Viewer) (release func(), err error) {
 		return nil, apperr.E(apperr.SubscriptionLimit, "this token has %d streams open on this server, the limit (STREAMS_PER_TOKEN); end one first", s.perCaller)
 	}
 	s.open[key]++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.open[key]--; s.open[key] <= 0 {
-				delete(s.open, key)
-			}
-		})
-	}, nil
+	return sync.OnceFunc(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.open[key]--; s.open[key] <= 0 {
+			delete(s.open, key)
+		}
+	}), nil
 }
 
 // watch returns ctx made to end with v's token (auth.Tokens.Watch).
@@ -233,18 +230,15 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	}
 	conn.SetReadLimit(int64(MaxDocumentBytes * 2))
 	c := &wsConn{
-		s:       t.s,
-		conn:    conn,
-		exec:    exec,
-		headers: r.Header,
-		ctx:     context.WithValue(r.Context(), socketKey{}, true),
-		ops:     map[string]*wsOp{},
+		s:         t.s,
+		conn:      conn,
+		exec:      exec,
+		headers:   r.Header,
+		ctx:       context.WithValue(r.Context(), socketKey{}, true),
+		ops:       map[string]*wsOp{},
+		stopWatch: func() {},
 	}
-	defer func() {
-		if c.stopWatch != nil {
-			c.stopWatch()
-		}
-	}()
+	defer func() { c.stopWatch() }()
 	c.serve()
 }
 
@@ -579,17 +573,7 @@ func (c *wsConn) close(code int, reason string) {
 
 // clipReason shortens a close reason to the 123 bytes a close frame
 // holds.
-func clipReason(s string) string {
-	const max = 123
-	if len(s) <= max {
-		return s
-	}
-	n := max - len("…")
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
+func clipReason(s string) string { return shorten(s, 123, 123-len("…")) }
 
 func mustMarshal(v any) json.RawMessage {
 	b, err := json.Marshal(v)

@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -188,10 +189,7 @@ func writeFailure(w http.ResponseWriter, r *http.Request, media string, status i
 // writeErrors answers err as a GraphQL request that did not execute, for
 // refusals made before the executor (body size, tokens).
 func writeErrors(w http.ResponseWriter, r *http.Request, err error) {
-	media := negotiate(r.Header.Get("Accept")).media
-	if media == "" {
-		media = mediaJSON
-	}
+	media := cmp.Or(negotiate(r.Header.Get("Accept")).media, mediaJSON)
 	if problem.Classify(err).Kind == apperr.TooLarge {
 		w.Header().Set("Connection", "close")
 	}

@@ -62,7 +62,7 @@ func (a *App) withTx(ctx context.Context, fn func(tx *database.Tx) error) error 
 	return nil
 }
 
-// files starts the batch of one write's uploads; done removes them again
+// batch starts the batch of one write's uploads; done removes them again
 // when the write failed (*err set), so the store keeps no orphans.
 func (a *App) batch(ctx context.Context, err *error) (b *upload.Batch, done func()) {
 	b = upload.New(a.files)

@@ -25,14 +25,12 @@ func (a *App) CreateMaterial(ctx context.Context, cmd CreateMaterial) (id int, e
 		return 0, err
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
-		c := t.Client
-		rec := a.recorder(t)
-		m, err := c.Material.Create().SetInput(cmd.Input).Save(ctx)
+		m, err := t.Client.Material.Create().SetInput(cmd.Input).Save(ctx)
 		if err != nil {
 			return err
 		}
 		id = m.ID
-		return rec.emit(ctx, events.MaterialCreated, id, m)
+		return a.recorder(t).emit(ctx, events.MaterialCreated, id, m)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create material: %w", err)
@@ -58,12 +56,10 @@ func (a *App) UpdateMaterial(ctx context.Context, cmd UpdateMaterial) error {
 		return err
 	}
 	return a.withTx(ctx, func(t *database.Tx) error {
-		c := t.Client
-		rec := a.recorder(t)
-		if err := query.NotFoundAs(c.Material.UpdateOneID(cmd.ID).SetInput(cmd.Input).Exec(ctx), "material", cmd.ID); err != nil {
+		if err := query.NotFoundAs(t.Client.Material.UpdateOneID(cmd.ID).SetInput(cmd.Input).Exec(ctx), "material", cmd.ID); err != nil {
 			return err
 		}
-		return rec.emitMaterial(ctx, events.MaterialUpdated, cmd.ID)
+		return a.recorder(t).emitMaterial(ctx, events.MaterialUpdated, cmd.ID)
 	})
 }
 
@@ -76,12 +72,10 @@ func (a *App) DeleteMaterial(ctx context.Context, cmd DeleteMaterial) error {
 		return err
 	}
 	return a.withTx(ctx, func(t *database.Tx) error {
-		c := t.Client
-		rec := a.recorder(t)
-		if err := query.NotFoundAs(c.Material.DeleteOneID(cmd.ID).Exec(ctx), "material", cmd.ID); err != nil {
+		if err := query.NotFoundAs(t.Client.Material.DeleteOneID(cmd.ID).Exec(ctx), "material", cmd.ID); err != nil {
 			return err
 		}
-		return rec.emit(ctx, events.MaterialDeleted, cmd.ID, nil)
+		return a.recorder(t).emit(ctx, events.MaterialDeleted, cmd.ID, nil)
 	})
 }
 
@@ -97,8 +91,7 @@ func (a *App) CreateShare(ctx context.Context, cmd CreateShare) (link *share.Lin
 		return nil, err
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
-		c := t.Client
-		link, err = a.links.Create(ctx, c, cmd.Options)
+		link, err = a.links.Create(ctx, t.Client, cmd.Options)
 		return err
 	})
 	return link, err

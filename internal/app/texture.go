@@ -44,16 +44,14 @@ func (a *App) CreateTexture(ctx context.Context, cmd CreateTexture) (id int, err
 		return 0, err
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
-		c := t.Client
-		rec := a.recorder(t)
-		x, err := c.Texture.Create().SetName(cmd.Name).
+		x, err := t.Client.Texture.Create().SetName(cmd.Name).
 			SetTextureFile(tex.File).SetTextureThumbnail50(tex.Thumbnail50).SetTextureThumbnail100(tex.Thumbnail100).
 			SetNillableBumpFile(bump).SetNillableCategoryID(cmd.CategoryID).Save(ctx)
 		if err != nil {
 			return err
 		}
 		id = x.ID
-		return rec.emit(ctx, events.TextureCreated, id, x)
+		return a.recorder(t).emit(ctx, events.TextureCreated, id, x)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create texture: %w", err)
@@ -113,9 +111,7 @@ func (a *App) UpdateTexture(ctx context.Context, cmd UpdateTexture) (err error) 
 		replaced = append(replaced, old.BumpFile)
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
-		c := t.Client
-		rec := a.recorder(t)
-		u := c.Texture.UpdateOneID(cmd.ID).SetNillableName(cmd.Name).SetNillableCategoryID(cmd.CategoryID).
+		u := t.Client.Texture.UpdateOneID(cmd.ID).SetNillableName(cmd.Name).SetNillableCategoryID(cmd.CategoryID).
 			SetNillableTextureFile(nonEmpty(tex.File)).SetNillableTextureThumbnail50(nonEmpty(tex.Thumbnail50)).
 			SetNillableTextureThumbnail100(nonEmpty(tex.Thumbnail100)).SetNillableBumpFile(bump)
 		if cmd.ClearCategory {
@@ -127,7 +123,7 @@ func (a *App) UpdateTexture(ctx context.Context, cmd UpdateTexture) (err error) 
 		if err := query.NotFoundAs(u.Exec(ctx), "texture", cmd.ID); err != nil {
 			return err
 		}
-		return rec.emitTexture(ctx, events.TextureUpdated, cmd.ID)
+		return a.recorder(t).emitTexture(ctx, events.TextureUpdated, cmd.ID)
 	})
 	if err != nil {
 		return err
@@ -150,12 +146,10 @@ func (a *App) DeleteTexture(ctx context.Context, cmd DeleteTexture) error {
 		return err
 	}
 	err = a.withTx(ctx, func(t *database.Tx) error {
-		c := t.Client
-		rec := a.recorder(t)
-		if err := query.NotFoundAs(c.Texture.DeleteOneID(cmd.ID).Exec(ctx), "texture", cmd.ID); err != nil {
+		if err := query.NotFoundAs(t.Client.Texture.DeleteOneID(cmd.ID).Exec(ctx), "texture", cmd.ID); err != nil {
 			return err
 		}
-		return rec.emit(ctx, events.TextureDeleted, cmd.ID, nil)
+		return a.recorder(t).emit(ctx, events.TextureDeleted, cmd.ID, nil)
 	})
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -173,11 +174,7 @@ func RetireKey(ctx context.Context, c *ent.Client, kid string) error {
 	if err != nil {
 		return err
 	}
-	found := false
-	for _, k := range keys {
-		found = found || k.ID == kid
-	}
-	if !found {
+	if !slices.ContainsFunc(keys, func(k Key) bool { return k.ID == kid }) {
 		return apperr.E(apperr.NotFound, "signing key %q not found", kid)
 	}
 	if keys[len(keys)-1].ID == kid {

@@ -73,6 +73,7 @@ func NewTokens(client *ent.Client, signer *Signer) *Tokens {
 		cache:        newCache(CacheSize),
 		flushEvery:   FlushEvery,
 		recheckEvery: RecheckEvery,
+		watches:      watches{kick: make(chan struct{}, 1)},
 	}
 }
 
@@ -142,13 +143,8 @@ func (t *Tokens) CreateOpenAPI(ctx context.Context, configuratorID int, opts ...
 	if err != nil {
 		return "", nil, fmt.Errorf("load configurator %d: %w", configuratorID, err)
 	}
-	rec, err := t.client.APIToken.Create().SetKind(apitoken.KindOpenAPI).
-		SetOwnerID(conf.OwnerID).SetConfiguratorID(conf.ID).SetNillableExpiresAt(t.expiry(opts)).Save(ctx)
-	if err != nil {
-		return "", nil, fmt.Errorf("create token: %w", err)
-	}
-	jwt, err := t.Mint(rec)
-	return jwt, rec, err
+	return t.create(ctx, t.client.APIToken.Create().SetKind(apitoken.KindOpenAPI).
+		SetOwnerID(conf.OwnerID).SetConfiguratorID(conf.ID), opts)
 }
 
 // CreateDashboard records a dashboard token of an owner and returns its
@@ -162,8 +158,13 @@ func (t *Tokens) CreateDashboard(ctx context.Context, ownerID int, opts ...Creat
 	if !ok {
 		return "", nil, apperr.E(apperr.NotFound, "owner %d not found", ownerID)
 	}
-	rec, err := t.client.APIToken.Create().SetKind(apitoken.KindDashboard).SetOwnerID(ownerID).
-		SetNillableExpiresAt(t.expiry(opts)).Save(ctx)
+	return t.create(ctx, t.client.APIToken.Create().SetKind(apitoken.KindDashboard).SetOwnerID(ownerID), opts)
+}
+
+// create saves the token record c with the expiry opts ask for and mints
+// its JWT.
+func (t *Tokens) create(ctx context.Context, c *ent.APITokenCreate, opts []CreateOption) (string, *ent.APIToken, error) {
+	rec, err := c.SetNillableExpiresAt(t.expiry(opts)).Save(ctx)
 	if err != nil {
 		return "", nil, fmt.Errorf("create token: %w", err)
 	}
@@ -328,9 +329,15 @@ func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, err
 			until = u
 		}
 	}
+	return t.answer(token, rec, until, now, epoch), nil
+}
+
+// answer is the viewer of rec, whose JWT token verifies until until (zero:
+// always); it is cached and its use noted.
+func (t *Tokens) answer(token string, rec *ent.APIToken, until, now time.Time, epoch uint64) *viewer.Viewer {
+	v := viewer.Viewer{OwnerID: rec.OwnerID, Kind: viewer.Kind(rec.Kind), TokenID: rec.ID}
 	// Open streams end at the token's exp itself: the leeway is for
 	// the clocks of a new request, not a licence to outlive the exp.
-	v := viewer.Viewer{OwnerID: rec.OwnerID, Kind: claims.kind, TokenID: rec.ID}
 	if !until.IsZero() {
 		v.Expires = until.Add(-leeway)
 	}
@@ -339,5 +346,5 @@ func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, err
 	}
 	t.cache.put(token, v, until, epoch)
 	t.usage.note(v.TokenID, now)
-	return &v, nil
+	return &v
 }

@@ -4,7 +4,10 @@
 // commit without a version file to keep up to date.
 package buildinfo
 
-import "runtime/debug"
+import (
+	"cmp"
+	"runtime/debug"
+)
 
 // Info is what a binary knows of its own build.
 type Info struct {
@@ -36,10 +39,7 @@ func Read() Info {
 
 // From extracts Info from a build record; Read passes the running binary's.
 func From(bi *debug.BuildInfo) Info {
-	info := Info{Version: bi.Main.Version, GoVersion: bi.GoVersion}
-	if info.Version == "" {
-		info.Version = "(devel)"
-	}
+	info := Info{Version: cmp.Or(bi.Main.Version, "(devel)"), GoVersion: bi.GoVersion}
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":

@@ -41,7 +41,7 @@ const countSlots = 32
 
 // postgresCounts creates the PostgreSQL functions and triggers; it is
 // idempotent, and replaces the functions of older releases.
-var postgresCounts = `
+var postgresCounts = postgresDateCounts + `
 CREATE OR REPLACE FUNCTION order_counts_bump(o bigint, c bigint, n bigint) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   IF n = 0 THEN RETURN; END IF;
@@ -62,6 +62,10 @@ BEGIN
   FOR r IN SELECT owner_id, configurator_id, count(*) AS n FROM new_rows GROUP BY 1, 2 ORDER BY 1, 2 LOOP
     PERFORM order_counts_bump(r.owner_id, r.configurator_id, r.n);
   END LOOP;
+  FOR r IN SELECT owner_id, configurator_id, p.month, p.day, count(*) AS n FROM ` + postgresPeriods("new_rows") + `
+    GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 LOOP
+    PERFORM order_date_counts_bump(r.owner_id, r.configurator_id, r.month, r.day, r.n);
+  END LOOP;
   RETURN NULL;
 END $$;
 CREATE OR REPLACE FUNCTION order_counts_remove() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -69,6 +73,10 @@ DECLARE r record;
 BEGIN
   FOR r IN SELECT owner_id, configurator_id, count(*) AS n FROM old_rows GROUP BY 1, 2 ORDER BY 1, 2 LOOP
     PERFORM order_counts_bump(r.owner_id, r.configurator_id, -r.n);
+  END LOOP;
+  FOR r IN SELECT owner_id, configurator_id, p.month, p.day, count(*) AS n FROM ` + postgresPeriods("old_rows") + `
+    GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 LOOP
+    PERFORM order_date_counts_bump(r.owner_id, r.configurator_id, r.month, r.day, -r.n);
   END LOOP;
   RETURN NULL;
 END $$;
@@ -82,11 +90,19 @@ BEGIN
     GROUP BY 1, 2 ORDER BY 1, 2 LOOP
     PERFORM order_counts_bump(r.owner_id, r.configurator_id, r.n::bigint);
   END LOOP;
+  FOR r IN SELECT owner_id, configurator_id, month, day, sum(n) AS n FROM (
+      SELECT owner_id, configurator_id, p.month, p.day, -count(*) AS n FROM ` + postgresPeriods("old_rows") + ` GROUP BY 1, 2, 3, 4
+      UNION ALL
+      SELECT owner_id, configurator_id, p.month, p.day, count(*) FROM ` + postgresPeriods("new_rows") + ` GROUP BY 1, 2, 3, 4) d
+    GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 LOOP
+    PERFORM order_date_counts_bump(r.owner_id, r.configurator_id, r.month, r.day, r.n::bigint);
+  END LOOP;
   RETURN NULL;
 END $$;
 CREATE OR REPLACE FUNCTION order_counts_clear() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   DELETE FROM order_counts;
+  DELETE FROM order_date_counts;
   RETURN NULL;
 END $$;
 CREATE OR REPLACE TRIGGER order_counts_insert AFTER INSERT ON orders
@@ -171,48 +187,48 @@ DROP TRIGGER IF EXISTS order_counts_update;`)
 	return nil
 }
 
-// installCounts creates the triggers that keep order_counts exact and,
-// when they are new, counts the orders already there, in one transaction
-// that keeps order writers out until the counts and the triggers are in
-// place.
+// installCounts creates the triggers that keep order_counts and
+// order_date_counts exact and, for a table whose triggers are new, counts
+// the orders already there, in one transaction that keeps order writers
+// out until the counts and the triggers are in place.
 func installCounts(ctx context.Context, c *ent.Client, dialectName string) error {
 	tx, err := c.Tx(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	var exists, create string
+	var exists, datesExist, create string
 	switch dialectName {
 	case dialect.Postgres:
 		if _, err := tx.ExecContext(ctx, "LOCK TABLE orders IN SHARE ROW EXCLUSIVE MODE"); err != nil {
 			return fmt.Errorf("lock orders: %w", err)
 		}
 		exists = "SELECT count(*) FROM pg_trigger WHERE tgname = 'order_counts_insert' AND tgrelid = 'orders'::regclass"
+		datesExist = "SELECT count(*) FROM pg_proc WHERE proname = 'order_date_counts_bump' AND pronamespace = current_schema()::regnamespace"
 		create = postgresCounts
 	case dialect.SQLite:
 		exists = "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = 'order_counts_insert'"
-		create = sqliteCounts
+		datesExist = "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = 'order_date_counts_insert'"
+		create = sqliteCounts + sqliteDateCounts
 	default:
 		return fmt.Errorf("order counts: unsupported dialect %s", dialectName)
 	}
-	rows, err := tx.QueryContext(ctx, exists)
+	n, err := countOf(ctx, tx, exists)
 	if err != nil {
 		return fmt.Errorf("look for the order count triggers: %w", err)
 	}
-	var n int
-	for rows.Next() {
-		err = rows.Scan(&n)
-	}
-	rows.Close()
+	dates, err := countOf(ctx, tx, datesExist)
 	if err != nil {
-		return err
+		return fmt.Errorf("look for the order date count triggers: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, create); err != nil {
 		return fmt.Errorf("create the order count triggers: %w", err)
 	}
 	if dialectName == dialect.Postgres {
-		if err := setCountsStorage(ctx, tx); err != nil {
-			return err
+		for _, table := range []string{"order_counts", "order_date_counts"} {
+			if err := setCountsStorage(ctx, tx, table); err != nil {
+				return err
+			}
 		}
 	}
 	if n == 0 {
@@ -220,15 +236,37 @@ func installCounts(ctx context.Context, c *ent.Client, dialectName string) error
 			return fmt.Errorf("count the orders: %w", err)
 		}
 	}
+	if dates == 0 {
+		if _, err := tx.ExecContext(ctx, recountDates[dialectName]); err != nil {
+			return fmt.Errorf("count the orders by month and day: %w", err)
+		}
+	}
 	return tx.Commit()
 }
 
-// setCountsStorage gives order_counts its storage parameters
-// (postgresCountsStorage) when it has others.
-func setCountsStorage(ctx context.Context, tx *ent.Tx) error {
-	rows, err := tx.QueryContext(ctx, "SELECT coalesce(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = 'order_counts'::regclass")
+// countOf runs a query of one integer in tx.
+func countOf(ctx context.Context, tx *ent.Tx, q string) (int, error) {
+	rows, err := tx.QueryContext(ctx, q)
 	if err != nil {
-		return fmt.Errorf("read the storage of order_counts: %w", err)
+		return 0, err
+	}
+	defer rows.Close()
+	var n int
+	for rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			return 0, err
+		}
+	}
+	return n, rows.Err()
+}
+
+// setCountsStorage gives a table of counts (order_counts,
+// order_date_counts) its storage parameters (postgresCountsStorage) when
+// it has others.
+func setCountsStorage(ctx context.Context, tx *ent.Tx, table string) error {
+	rows, err := tx.QueryContext(ctx, "SELECT coalesce(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = $1::regclass", table)
+	if err != nil {
+		return fmt.Errorf("read the storage of %s: %w", table, err)
 	}
 	var have string
 	for rows.Next() {
@@ -241,14 +279,14 @@ func setCountsStorage(ctx context.Context, tx *ent.Tx) error {
 	if have == postgresCountsStorage {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, "ALTER TABLE order_counts SET ("+postgresCountsStorage+")"); err != nil {
-		return fmt.Errorf("set the storage of order_counts: %w", err)
+	if _, err := tx.ExecContext(ctx, "ALTER TABLE "+table+" SET ("+postgresCountsStorage+")"); err != nil {
+		return fmt.Errorf("set the storage of %s: %w", table, err)
 	}
 	return nil
 }
 
-// VacuumCounts reclaims the dead versions of order_counts' rows on
-// PostgreSQL (on SQLite, which rewrites rows in place, it does nothing).
+// VacuumCounts reclaims the dead versions of the rows of order_counts
+// and order_date_counts on PostgreSQL (on SQLite, which rewrites rows in place, it does nothing).
 // Every order updates a counter row, and concurrent orders keep its page
 // pinned, so the updates' own pruning rarely runs: without autovacuum
 // (it may be off, as on many test servers) the table grows by a page
@@ -261,8 +299,8 @@ func VacuumCounts(ctx context.Context, c *ent.Client) error {
 	if db == nil || Dialect(c) != dialect.Postgres {
 		return nil
 	}
-	if _, err := db.ExecContext(ctx, "VACUUM (SKIP_LOCKED, TRUNCATE false) order_counts"); err != nil {
-		return fmt.Errorf("vacuum order_counts: %w", err)
+	if _, err := db.ExecContext(ctx, "VACUUM (SKIP_LOCKED, TRUNCATE false) order_counts, order_date_counts"); err != nil {
+		return fmt.Errorf("vacuum the order counts: %w", err)
 	}
 	return nil
 }

@@ -50,13 +50,84 @@ func countsOf(t testing.TB, db *sql.DB) (kept, real map[key]int) {
 		read("SELECT owner_id, configurator_id, count(*) FROM orders GROUP BY owner_id, configurator_id")
 }
 
-// checkCounts fails the test when order_counts does not match the orders.
+// checkCounts fails the test when order_counts or order_date_counts do
+// not match the orders.
 func checkCounts(t testing.TB, db *sql.DB, when string) {
 	t.Helper()
 	kept, real := countsOf(t, db)
 	if !maps.Equal(kept, real) {
 		t.Errorf("%s: order_counts says %v; the orders are %v", when, kept, real)
 	}
+	keptDates, realDates := dateCountsOf(t, db)
+	if !maps.Equal(keptDates, realDates) {
+		t.Errorf("%s: order_date_counts says %v; the orders are %v", when, keptDates, realDates)
+	}
+}
+
+// period is an owner, a configurator and a UTC month or day (YYYY-MM-DD).
+type period struct {
+	owner, conf int
+	month       bool
+	day         string
+}
+
+// dateCountsOf reads the counts order_date_counts holds (the sum of each
+// period's slots; periods that sum to 0 left out) and those the orders
+// make, their days taken in Go from each order's created_at: its UTC date
+// on PostgreSQL (a timestamptz), on SQLite the date it was written with
+// (the text the list's filters compare).
+func dateCountsOf(t testing.TB, db *sql.DB) (kept, real map[period]int) {
+	t.Helper()
+	kept, real = map[period]int{}, map[period]int{}
+	_, err := db.Exec("SELECT sqlite_version()")
+	sqlite := err == nil
+	rows, err := db.Query("SELECT owner_id, configurator_id, month, day, sum(orders) FROM order_date_counts GROUP BY owner_id, configurator_id, month, day")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var p period
+		var day any
+		var n int
+		if err := rows.Scan(&p.owner, &p.conf, &p.month, &day, &n); err != nil {
+			t.Fatal(err)
+		}
+		switch d := day.(type) {
+		case time.Time:
+			p.day = d.Format(time.DateOnly)
+		case string:
+			p.day = d
+		default:
+			t.Fatalf("a day of type %T", day)
+		}
+		if n != 0 {
+			kept[p] = n
+		}
+	}
+	rows.Close()
+	rows, err = db.Query("SELECT owner_id, configurator_id, created_at FROM orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p period
+		var at time.Time
+		if err := rows.Scan(&p.owner, &p.conf, &at); err != nil {
+			t.Fatal(err)
+		}
+		if !sqlite {
+			at = at.UTC()
+		}
+		p.day = at.Format(time.DateOnly)
+		real[p]++
+		p.month, p.day = true, at.Format("2006-01")+"-01"
+		real[p]++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return kept, real
 }
 
 // newOrder creates an order of owner and conf with c (a client or a
@@ -119,6 +190,10 @@ func TestOrderCountsExact(t *testing.T) {
 			checkCounts(t, db, "a move of two orders to another owner")
 			exec("UPDATE orders SET status = 'paid'")
 			checkCounts(t, db, "an update of every order's status")
+			exec(fmt.Sprintf("UPDATE orders SET created_at = '2024-02-29 23:59:59+00:00' WHERE id IN (%d, %d)", ids[1], ids[4]))
+			checkCounts(t, db, "a move of two orders to another day and month")
+			exec(fmt.Sprintf("UPDATE orders SET created_at = '2024-03-01 00:00:00+00:00' WHERE id = %d", ids[4]))
+			checkCounts(t, db, "a move of an order to the next day and month")
 			if kept, _ := countsOf(t, db); kept[key{o1, a}] != 2 || kept[key{o1, b2}] != 1 || kept[key{o2, x}] != 4 {
 				t.Fatalf("counts %v; want 2, 1 and 4", kept)
 			}
@@ -181,7 +256,8 @@ func TestOrderCountsDoNotSerialiseOrders(t *testing.T) {
 
 // TestOrderCountsParallelWriters creates and deletes orders of two
 // configurators from many transactions at once, some of which roll back,
-// and checks that the totals are exact and a key keeps few rows.
+// and checks that the totals are exact, those of every month and day too
+// (so every range's), and that a key and a period keep few rows.
 func TestOrderCountsParallelWriters(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
@@ -257,6 +333,12 @@ func TestOrderCountsParallelWriters(t *testing.T) {
 			if orders == 0 || most > database.CountSlots || (b.Name == "sqlite" && most != 1) {
 				t.Errorf("%d orders, a key with %d rows; want orders, and at most %d rows a key (1 on SQLite)", orders, most, database.CountSlots)
 			}
+			if err := db.QueryRow("SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM order_date_counts GROUP BY owner_id, configurator_id, month, day) k").Scan(&most); err != nil {
+				t.Fatal(err)
+			}
+			if most > database.CountSlots || (b.Name == "sqlite" && most != 1) {
+				t.Errorf("a period with %d rows; want at most %d rows a period (1 on SQLite)", most, database.CountSlots)
+			}
 		})
 	}
 }
@@ -275,8 +357,9 @@ func busy(err error) bool {
 
 // TestMigrateOrderCounts migrates a database whose order counts have the
 // shape of the releases before slots (one row per owner and configurator,
-// a unique index on the two, triggers that upsert on it), written by
-// those triggers: the counts are kept, orders are counted afterwards,
+// a unique index on the two, triggers that upsert on it, no counts by
+// date), written by those triggers: the counts are kept, the counts by
+// month and day are filled from the orders, orders are counted afterwards,
 // writing the old shape's columns alone (bench/after-load.sql did) still
 // works, and migrating again changes nothing.
 func TestMigrateOrderCounts(t *testing.T) {
@@ -293,8 +376,10 @@ func TestMigrateOrderCounts(t *testing.T) {
 			var first []string
 			if b.Name == "sqlite" {
 				old = oldSQLiteCounts
-				first = []string{"DROP TRIGGER order_counts_insert", "DROP TRIGGER order_counts_delete", "DROP TRIGGER order_counts_update"}
+				first = []string{"DROP TRIGGER order_counts_insert", "DROP TRIGGER order_counts_delete", "DROP TRIGGER order_counts_update",
+					"DROP TRIGGER order_date_counts_insert", "DROP TRIGGER order_date_counts_delete", "DROP TRIGGER order_date_counts_update"}
 			}
+			first = append(first, "DROP TABLE order_date_counts") // the old releases had no counts by date
 			for _, q := range append(append(first,
 				"DROP INDEX ordercount_owner_id_configurator_id_slot",
 				"ALTER TABLE order_counts DROP COLUMN slot",
@@ -322,7 +407,9 @@ func TestMigrateOrderCounts(t *testing.T) {
 			if err := db.QueryRow("SELECT count(*) FROM order_counts").Scan(&rows); err != nil || rows != 2 {
 				t.Fatalf("the old shape: %d rows (%v); want 2", rows, err)
 			}
-			checkCounts(t, db, "the old shape")
+			if kept, real := countsOf(t, db); !maps.Equal(kept, real) {
+				t.Fatalf("the old shape: order_counts says %v; the orders are %v", kept, real)
+			}
 
 			for i := range 2 {
 				c, err := database.Open(context.Background(), url)
@@ -391,6 +478,7 @@ BEGIN
   RETURN NULL;
 END $$;
 DROP FUNCTION order_counts_bump(bigint, bigint, bigint);
+DROP FUNCTION order_date_counts_bump(bigint, bigint, boolean, date, bigint);
 ALTER TABLE order_counts RESET (fillfactor, autovacuum_vacuum_scale_factor, autovacuum_vacuum_threshold);`}
 	oldSQLiteCounts = []string{`
 CREATE TRIGGER IF NOT EXISTS order_counts_insert AFTER INSERT ON orders BEGIN

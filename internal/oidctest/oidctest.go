@@ -7,7 +7,6 @@ package oidctest
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -164,6 +163,3 @@ func (p *Provider) Rotate(t testing.TB) {
 		t.Fatalf("rotate: %d", res.StatusCode)
 	}
 }
-
-// String names the provider in test messages.
-func (p *Provider) String() string { return fmt.Sprintf("oidc-provider at %s", p.Issuer) }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -97,16 +98,7 @@ const (
 )
 
 func (k kind) String() string {
-	switch k {
-	case kindInt:
-		return "an integer"
-	case kindBool:
-		return "a boolean"
-	case kindString:
-		return "a string"
-	default:
-		return "an array of strings"
-	}
+	return [...]string{kindInt: "an integer", kindBool: "a boolean", kindString: "a string", kindStrings: "an array of strings"}[k]
 }
 
 // json is the kind jsonKind names for a value of kind k.
@@ -147,71 +139,34 @@ var typeFields = map[string][]string{
 }
 
 func isSelectLike(typ string) bool {
-	switch typ {
-	case "select", "radio", "checkbox", "select_thumb", "arrows":
-		return true
-	}
-	return false
-}
-
-// allowedFields returns the sorted fields an option of type typ accepts.
-func allowedFields(typ string) []string {
-	fs := append([]string{"id"}, typeFields[typ]...)
-	sort.Strings(fs)
-	return fs
-}
-
-// allFields returns every override field, sorted.
-func allFields() []string {
-	fs := make([]string, 0, len(fieldKinds))
-	for f := range fieldKinds {
-		fs = append(fs, f)
-	}
-	sort.Strings(fs)
-	return fs
+	return slices.Contains([]string{"select", "radio", "checkbox", "select_thumb", "arrows"}, typ)
 }
 
 // Parse checks raw, the options form field, against the configurator's
 // options and returns the override set, so that nothing is stored that
 // could not be applied. It returns the first problem as an *Error.
 func Parse(raw []byte, options []Option) (Data, error) {
-	ms, err := topMembers(raw)
-	if err != nil {
-		return nil, err
-	}
-	if len(ms) == 0 {
-		return nil, refuse("options", "options must name at least one option")
-	}
 	byID := make(map[int]Option, len(options))
 	for _, o := range options {
 		if _, dup := byID[o.ID]; !dup {
 			byID[o.ID] = o
 		}
 	}
-	d := make(Data, len(ms))
-	for i, m := range ms {
-		path := "options." + m.key
-		id, err := optionKey(path, m.key)
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 && ms[i-1].key == m.key {
-			return nil, refuse(path, "option %d is given more than once", id)
-		}
+	d, err := entries(raw, func(path string, id int, value json.RawMessage) (Entry, error) {
 		o, ok := byID[id]
 		if !ok {
-			return nil, refuse(path, "option %d is not an option of this configurator", id)
+			return Entry{}, refuse(path, "option %d is not an option of this configurator", id)
 		}
-		e, err := parseEntry(path, id, m.value, o.Type, allowedFields(o.Type))
-		if err != nil {
-			return nil, err
+		e, err := parseEntry(path, id, value, o.Type, slices.Sorted(slices.Values(append([]string{"id"}, typeFields[o.Type]...))))
+		if err == nil && !slices.ContainsFunc(o.Variations, func(v Variation) bool { return v.ID == e.ID }) {
+			err = refuse(path+".id", "option %d has no variation %d", id, e.ID)
 		}
-		if !slices.ContainsFunc(o.Variations, func(v Variation) bool { return v.ID == e.ID }) {
-			return nil, refuse(path+".id", "option %d has no variation %d", id, e.ID)
-		}
-		d[id] = e
+		return e, err
+	})
+	if err == nil && len(d) == 0 {
+		return nil, refuse("options", "options must name at least one option")
 	}
-	return d, nil
+	return d, err
 }
 
 // Decode reads back data written by MarshalJSON. It makes the type checks of
@@ -219,11 +174,19 @@ func Parse(raw []byte, options []Option) (Data, error) {
 // since the data was stored (Apply ignores what no longer fits). Unlike
 // Parse it accepts an empty object, which is how empty Data is written.
 func Decode(raw []byte) (Data, error) {
+	fields := slices.Sorted(maps.Keys(fieldKinds))
+	return entries(raw, func(path string, id int, value json.RawMessage) (Entry, error) {
+		return parseEntry(path, id, value, "", fields)
+	})
+}
+
+// entries reads the options object raw, each option's value with entry,
+// in key order, refusing a bad or repeated key first.
+func entries(raw []byte, entry func(path string, id int, value json.RawMessage) (Entry, error)) (Data, error) {
 	ms, err := topMembers(raw)
 	if err != nil {
 		return nil, err
 	}
-	fields := allFields()
 	d := make(Data, len(ms))
 	for i, m := range ms {
 		path := "options." + m.key
@@ -234,11 +197,9 @@ func Decode(raw []byte) (Data, error) {
 		if i > 0 && ms[i-1].key == m.key {
 			return nil, refuse(path, "option %d is given more than once", id)
 		}
-		e, err := parseEntry(path, id, m.value, "", fields)
-		if err != nil {
+		if d[id], err = entry(path, id, m.value); err != nil {
 			return nil, err
 		}
-		d[id] = e
 	}
 	return d, nil
 }
@@ -327,18 +288,9 @@ func jsonKind(raw []byte) string {
 // optionKey reads an option key: a positive decimal id without sign or
 // leading zeros.
 func optionKey(path, key string) (int, error) {
-	bad := refuse(path, "option key %q must be the id of an option in decimal, such as \"12\"", key)
-	if key == "" || key[0] < '1' || key[0] > '9' {
-		return 0, bad
-	}
-	for _, c := range []byte(key) {
-		if c < '0' || c > '9' {
-			return 0, bad
-		}
-	}
 	id, err := strconv.Atoi(key)
-	if err != nil {
-		return 0, bad
+	if err != nil || key[0] < '1' || key[0] > '9' {
+		return 0, refuse(path, "option key %q must be the id of an option in decimal, such as \"12\"", key)
 	}
 	return id, nil
 }

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 
@@ -10,46 +11,48 @@ import (
 	"github.com/configurator/catalogue/ent/configurator"
 	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/ent/ordercount"
+	"github.com/configurator/catalogue/ent/orderdatecount"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
 // OrderTotal is the total of an order list whose filters (wheres, applied
-// together) select nothing but, perhaps, one configurator: the sum of the
-// owner's order_counts rows, which the database keeps exact
-// (ent/schema/ordercount.go), so the default listing of an owner with
-// millions of orders costs a few rows instead of a scan of them all. Any
-// other filter is counted over the matching index (the zero Total:
+// together) select nothing but, perhaps, one configurator and a range of
+// whole UTC days of created_at (from a midnight, >=, to a midnight, <: the
+// bounds REST start_date and end_date make). Without a range it is the
+// sum of the owner's order_counts rows, without a configurator too, so the
+// default listing of an owner with millions of orders costs a few rows
+// instead of a scan of them all; with one, the sum of the range's rows of
+// order_date_counts (whole months and the days at its ends, see
+// dateSpans), a few dozen rows however many orders the range holds. Both
+// tables the database keeps exact (ent/schema/ordercount.go,
+// orderdatecount.go). Any other filter, or a bound that is not a UTC
+// midnight, is counted over the matching index (the zero Total:
 // COUNT(*)).
 func OrderTotal(ctx context.Context, client *ent.Client, wheres ...*ent.OrderWhereInput) Total {
-	var conf *int
-	for _, where := range wheres {
-		if where == nil {
-			continue
-		}
-		w := *where
-		if w.ConfiguratorID != nil {
-			if conf != nil && *conf != *w.ConfiguratorID {
-				return Total{}
-			}
-			conf, w.ConfiguratorID = w.ConfiguratorID, nil
-		}
-		if _, err := w.P(); !errors.Is(err, ent.ErrEmptyOrderWhereInput) {
-			return Total{}
-		}
+	f, ok := storedFilter(wheres)
+	if !ok {
+		return Total{}
 	}
 	t := Total{run: func(ctx context.Context) (int, error) {
-		q := client.OrderCount.Query()
-		if conf != nil {
-			q = q.Where(ordercount.ConfiguratorID(*conf))
+		var counts []int
+		var err error
+		if f.dated {
+			counts, err = client.OrderDateCount.Query().Where(func(s *sql.Selector) { s.Where(f.dates(s)) }).
+				Select(orderdatecount.FieldOrders).Ints(ctx)
+		} else {
+			q := client.OrderCount.Query()
+			if f.conf != nil {
+				q = q.Where(ordercount.ConfiguratorID(*f.conf))
+			}
+			counts, err = q.Select(ordercount.FieldOrders).Ints(ctx)
 		}
-		counts, err := q.Select(ordercount.FieldOrders).Ints(ctx)
 		n := 0
 		for _, c := range counts {
 			n += c
 		}
 		return n, err
 	}, stored: true}
-	// In the page's statement the sum is a subquery of order_counts for
+	// In the page's statement the sum is a subquery of the counts for
 	// the owner the tenancy rule filters the orders by (the viewer's),
 	// since ent's privacy rules apply to ent queries, not to SQL built
 	// here; without a viewer (system work) it runs on its own.
@@ -58,15 +61,162 @@ func OrderTotal(ctx context.Context, client *ent.Client, wheres ...*ent.OrderWhe
 		return t
 	}
 	t.of = func(page *sql.Selector) sql.Querier {
-		oc := sql.Table(ordercount.Table)
-		sum := sql.Dialect(page.Dialect()).Select("CAST(COALESCE(SUM(" + oc.C(ordercount.FieldOrders) + "), 0) AS BIGINT)").From(oc).
-			Where(sql.EQ(oc.C(ordercount.FieldOwnerID), v.OwnerID))
-		if conf != nil {
-			sum.Where(sql.EQ(oc.C(ordercount.FieldConfiguratorID), *conf))
-		}
-		return sum
+		return f.sum(page.Dialect(), v.OwnerID)
 	}
 	return t
+}
+
+// orderFilter is what OrderTotal reads of an order list's filters: at
+// most one configurator, and whole UTC days of created_at from from
+// (nil: the first) until until (nil: the last), when dated.
+type orderFilter struct {
+	conf        *int
+	dated       bool
+	from, until *time.Time
+}
+
+// storedFilter reads wheres into an orderFilter; ok is false when they
+// filter anything else, or by bounds the counts cannot answer.
+func storedFilter(wheres []*ent.OrderWhereInput) (f orderFilter, ok bool) {
+	for _, where := range wheres {
+		if where == nil {
+			continue
+		}
+		w := *where
+		if w.ConfiguratorID != nil {
+			if f.conf != nil && *f.conf != *w.ConfiguratorID {
+				return f, false
+			}
+			f.conf, w.ConfiguratorID = w.ConfiguratorID, nil
+		}
+		if t := w.CreatedAtGTE; t != nil {
+			if !midnight(*t) {
+				return f, false
+			}
+			if f.from == nil || t.After(*f.from) {
+				f.from = t
+			}
+			f.dated, w.CreatedAtGTE = true, nil
+		}
+		if t := w.CreatedAtLT; t != nil {
+			if !midnight(*t) {
+				return f, false
+			}
+			if f.until == nil || t.Before(*f.until) {
+				f.until = t
+			}
+			f.dated, w.CreatedAtLT = true, nil
+		}
+		if _, err := w.P(); !errors.Is(err, ent.ErrEmptyOrderWhereInput) {
+			return f, false
+		}
+	}
+	return f, true
+}
+
+// midnight tells whether t is the start of a UTC day.
+func midnight(t time.Time) bool {
+	t = t.UTC()
+	return t.Equal(t.Truncate(24 * time.Hour))
+}
+
+// sum is the total as a statement of its own: the sum of the owner's
+// rows of the counts that answer f.
+func (f orderFilter) sum(dialect string, owner int) *sql.Selector {
+	table, orders, ownerCol, confCol := ordercount.Table, ordercount.FieldOrders, ordercount.FieldOwnerID, ordercount.FieldConfiguratorID
+	if f.dated {
+		table, orders, ownerCol, confCol = orderdatecount.Table, orderdatecount.FieldOrders, orderdatecount.FieldOwnerID, orderdatecount.FieldConfiguratorID
+	}
+	t := sql.Table(table)
+	sum := sql.Dialect(dialect).Select("CAST(COALESCE(SUM(" + t.C(orders) + "), 0) AS BIGINT)").From(t).
+		Where(sql.EQ(t.C(ownerCol), owner))
+	if f.conf != nil {
+		sum.Where(sql.EQ(t.C(confCol), *f.conf))
+	}
+	if f.dated {
+		sum.Where(f.dates(sum))
+	}
+	return sum
+}
+
+// dates selects the order_date_counts rows of f's configurator (if any)
+// and range in s.
+func (f orderFilter) dates(s *sql.Selector) *sql.Predicate {
+	var ps []*sql.Predicate
+	if f.conf != nil {
+		ps = append(ps, sql.EQ(s.C(orderdatecount.FieldConfiguratorID), *f.conf))
+	}
+	var spans []*sql.Predicate
+	for _, d := range dateSpans(f.from, f.until) {
+		p := []*sql.Predicate{sql.EQ(s.C(orderdatecount.FieldMonth), d.month)}
+		if d.from != "" {
+			p = append(p, sql.GTE(s.C(orderdatecount.FieldDay), d.from))
+		}
+		if d.until != "" {
+			p = append(p, sql.LT(s.C(orderdatecount.FieldDay), d.until))
+		}
+		spans = append(spans, sql.And(p...))
+	}
+	switch len(spans) {
+	case 0:
+		ps = append(ps, sql.False())
+	case 1:
+		ps = append(ps, spans[0])
+	default:
+		ps = append(ps, sql.Or(spans...))
+	}
+	if len(ps) == 1 {
+		// Alone, not as And's only operand: And would write an Or
+		// without its parentheses, and the Selector's AND with the owner
+		// would bind tighter.
+		return ps[0]
+	}
+	return sql.And(ps...)
+}
+
+// dateSpan is a run of order_date_counts rows of one kind (months or
+// days) whose day is from from (empty: the first) until until (empty: the
+// last), as YYYY-MM-DD text, the column's form on both databases.
+type dateSpan struct {
+	month       bool
+	from, until string
+}
+
+// dateSpans splits the whole UTC days from from until until (nil: without
+// that bound) into the days before its first whole month, its whole
+// months, and the days after its last: at most two months' days and the
+// months between, however long the range. An empty range has no spans.
+func dateSpans(from, until *time.Time) []dateSpan {
+	if from != nil && until != nil && !from.Before(*until) {
+		return nil
+	}
+	day := func(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+	var spans []dateSpan
+	months := dateSpan{month: true}
+	var m0, m1 time.Time
+	if from != nil {
+		f := from.UTC()
+		if m0 = time.Date(f.Year(), f.Month(), 1, 0, 0, 0, 0, time.UTC); m0.Before(f) {
+			m0 = m0.AddDate(0, 1, 0)
+		}
+		months.from = day(m0)
+	}
+	if until != nil {
+		u := until.UTC()
+		m1 = time.Date(u.Year(), u.Month(), 1, 0, 0, 0, 0, time.UTC)
+		months.until = day(m1)
+	}
+	if from != nil && until != nil && !m0.Before(m1) {
+		return []dateSpan{{from: day(*from), until: day(*until)}}
+	}
+	if from != nil && from.Before(m0) {
+		spans = append(spans, dateSpan{from: day(*from), until: day(m0)})
+	}
+	spans = append(spans, months)
+	if until != nil && m1.Before(*until) {
+		spans = append(spans, dateSpan{from: day(m1), until: day(*until)})
+	}
+	return spans
 }
 
 // WithConfiguratorName loads what REST v1 shows of an order, its

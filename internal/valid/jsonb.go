@@ -2,6 +2,7 @@ package valid
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,13 +49,8 @@ type storer struct {
 }
 
 func (s *storer) space() {
-	for s.i < len(s.in) {
-		switch s.in[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
+	for s.i < len(s.in) && strings.IndexByte(" \t\n\r", s.in[s.i]) >= 0 {
+		s.i++
 	}
 }
 
@@ -132,10 +128,7 @@ func (s *storer) object(out *[]byte) error {
 	}
 	// A stable sort keeps duplicates in their order; the last one wins.
 	slices.SortStableFunc(members, func(a, b member) int {
-		if len(a.key) != len(b.key) {
-			return len(a.key) - len(b.key)
-		}
-		return bytes.Compare([]byte(a.key), []byte(b.key))
+		return cmp.Or(cmp.Compare(len(a.key), len(b.key)), strings.Compare(a.key, b.key))
 	})
 	*out = append(*out, '{')
 	first := true
@@ -291,27 +284,13 @@ func (s *storer) hex() (rune, error) {
 func appendStored(b []byte, str string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(str); i++ {
-		switch c := str[i]; c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			if c < 0x20 {
-				b = fmt.Appendf(b, `\u%04x`, c)
-			} else {
-				b = append(b, c)
-			}
+		c := str[i]
+		if e := strings.IndexByte("\"\\\b\f\n\r\t", c); e >= 0 {
+			b = append(b, '\\', "\"\\bfnrt"[e])
+		} else if c < 0x20 {
+			b = fmt.Appendf(b, `\u%04x`, c)
+		} else {
+			b = append(b, c)
 		}
 	}
 	return append(b, '"')

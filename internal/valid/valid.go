@@ -19,15 +19,7 @@ import (
 // exponent or fraction: an optional minus and digits.
 func plainInt(s string) bool {
 	s = strings.TrimPrefix(s, "-")
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // Int reads field as a plain base-10 integer that fits in bits bits: 1.5,

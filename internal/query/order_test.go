@@ -1,0 +1,166 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/order"
+	"github.com/configurator/catalogue/internal/dbtest"
+)
+
+// day is the UTC midnight of y-m-d.
+func day(y int, m time.Month, d int) *time.Time {
+	t := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	return &t
+}
+
+// TestDateSpans checks how a range of whole days splits into the days
+// before its first whole month, its whole months and the days after.
+func TestDateSpans(t *testing.T) {
+	d := func(month bool, from, until string) dateSpan { return dateSpan{month: month, from: from, until: until} }
+	for _, c := range []struct {
+		name        string
+		from, until *time.Time
+		want        []dateSpan
+	}{
+		{"W3: three months and a day", day(2024, 3, 1), day(2024, 6, 2),
+			[]dateSpan{d(true, "2024-03-01", "2024-06-01"), d(false, "2024-06-01", "2024-06-02")}},
+		{"days at both ends", day(2024, 2, 27), day(2024, 5, 3),
+			[]dateSpan{d(false, "2024-02-27", "2024-03-01"), d(true, "2024-03-01", "2024-05-01"), d(false, "2024-05-01", "2024-05-03")}},
+		{"within a month", day(2024, 2, 3), day(2024, 2, 10), []dateSpan{d(false, "2024-02-03", "2024-02-10")}},
+		{"across one month's end, no whole month", day(2024, 1, 20), day(2024, 2, 10), []dateSpan{d(false, "2024-01-20", "2024-02-10")}},
+		{"one whole month", day(2024, 2, 1), day(2024, 3, 1), []dateSpan{d(true, "2024-02-01", "2024-03-01")}},
+		{"across a year", day(2023, 12, 31), day(2024, 2, 1),
+			[]dateSpan{d(false, "2023-12-31", "2024-01-01"), d(true, "2024-01-01", "2024-02-01")}},
+		{"one day", day(2024, 2, 29), day(2024, 3, 1), []dateSpan{d(false, "2024-02-29", "2024-03-01")}},
+		{"from only", day(2024, 2, 29), nil, []dateSpan{d(false, "2024-02-29", "2024-03-01"), d(true, "2024-03-01", "")}},
+		{"from a month's first day only", day(2024, 3, 1), nil, []dateSpan{d(true, "2024-03-01", "")}},
+		{"until only", nil, day(2024, 3, 5), []dateSpan{d(true, "", "2024-03-01"), d(false, "2024-03-01", "2024-03-05")}},
+		{"until a month's first day only", nil, day(2024, 3, 1), []dateSpan{d(true, "", "2024-03-01")}},
+		{"empty", day(2024, 3, 5), day(2024, 3, 5), nil},
+		{"reversed", day(2024, 3, 5), day(2024, 3, 1), nil},
+	} {
+		if got := dateSpans(c.from, c.until); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %+v; want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestOrderTotalByDates creates orders over half a year, some at the very
+// ends of UTC days and some written in other zones, and checks, for many
+// ranges of whole days with and without a configurator, that OrderTotal
+// answers from the stored counts and that its total, both as the page's
+// subquery and on its own (a page read from the end counts first), is
+// the number of orders the same filters list. Bounds that are not UTC
+// midnights, and other filters, are counted (the zero Total).
+func TestOrderTotalByDates(t *testing.T) {
+	for _, b := range dbtest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			url := b.URL(t)
+			c := dbtest.Open(t, url)
+			A, B := dbtest.NewTenant(t, c, "A", "Sofa", "Chair"), dbtest.NewTenant(t, c, "B", "Lamp")
+			ctx := A.Dash(0)
+			plus2 := time.FixedZone("+02", 2*3600)
+			minus5 := time.FixedZone("-05", -5*3600)
+			times := []time.Time{
+				time.Date(2024, 1, 31, 23, 59, 59, 999_000_000, time.UTC),
+				time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC),
+				time.Date(2024, 2, 29, 12, 0, 0, 0, time.UTC),
+				time.Date(2024, 3, 1, 1, 30, 0, 0, plus2),   // February 29 in UTC on PostgreSQL
+				time.Date(2024, 5, 31, 21, 0, 0, 0, minus5), // June 1 in UTC on PostgreSQL
+				time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC),
+				time.Date(2024, 6, 30, 23, 59, 59, 0, time.UTC),
+			}
+			for i := range 60 {
+				times = append(times, time.Date(2024, 1, 10, 7, 0, 0, 0, time.UTC).Add(time.Duration(i)*(71*time.Hour+13*time.Minute)))
+			}
+			var bulk []*ent.OrderCreate
+			for i, at := range times {
+				owner, conf := A.ID, A.Confs[i%2].ID
+				if i%5 == 4 {
+					owner, conf = B.ID, B.Confs[0].ID
+				}
+				bulk = append(bulk, c.Order.Create().SetOwnerID(owner).SetConfiguratorID(conf).SetPrice(1).SetCreatedAt(at).
+					SetCustomerDetails(json.RawMessage(`{}`)).SetConfiguratorSummary(json.RawMessage(`{}`)))
+			}
+			dbtest.Must(c.Order.CreateBulk(bulk...).Save(dbtest.Sys))
+
+			bounds := []*time.Time{nil, day(2023, 12, 1), day(2024, 1, 31), day(2024, 2, 1), day(2024, 2, 29), day(2024, 3, 1),
+				day(2024, 3, 17), day(2024, 5, 1), day(2024, 6, 1), day(2024, 6, 2), day(2024, 7, 1), day(2025, 1, 1)}
+			confs := []*int{nil, &A.Confs[0].ID, &A.Confs[1].ID, &B.Confs[0].ID}
+			nonzero := 0
+			for _, from := range bounds {
+				for _, until := range bounds {
+					if from == nil && until == nil {
+						continue
+					}
+					for _, conf := range confs {
+						where := &ent.OrderWhereInput{ConfiguratorID: conf}
+						dates := &ent.OrderWhereInput{CreatedAtGTE: from, CreatedAtLT: until}
+						name := fmt.Sprintf("from %v until %v, configurator %v", from, until, conf)
+						if n := checkTotal(t, ctx, c, name, true, where, dates); n > 0 {
+							nonzero++
+						}
+					}
+				}
+			}
+			if nonzero < 200 {
+				t.Errorf("only %d ranges with orders; the test checks too little", nonzero)
+			}
+			noon := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+			midnightElsewhere := time.Date(2024, 3, 1, 0, 0, 0, 0, plus2)
+			checkTotal(t, ctx, c, "a bound at noon", false, &ent.OrderWhereInput{CreatedAtGTE: &noon})
+			checkTotal(t, ctx, c, "a bound at another zone's midnight", false, &ent.OrderWhereInput{CreatedAtLT: &midnightElsewhere})
+			checkTotal(t, ctx, c, "a status besides the dates", false, &ent.OrderWhereInput{CreatedAtGTE: day(2024, 3, 1), Status: new(string)})
+			checkTotal(t, ctx, c, "two ranges", true, &ent.OrderWhereInput{CreatedAtGTE: day(2024, 2, 1), CreatedAtLT: day(2024, 6, 1)},
+				&ent.OrderWhereInput{CreatedAtGTE: day(2024, 3, 1), CreatedAtLT: day(2024, 7, 1)})
+		})
+	}
+}
+
+// checkTotal checks that OrderTotal of wheres is stored (or not) as want
+// says and that its totals, in a page's statement and on their own, are
+// the number of orders the filters list; it returns that number.
+func checkTotal(t *testing.T, ctx context.Context, c *ent.Client, name string, stored bool, wheres ...*ent.OrderWhereInput) int {
+	t.Helper()
+	q := c.Order.Query()
+	for _, w := range wheres {
+		p, err := w.P()
+		if errors.Is(err, ent.ErrEmptyOrderWhereInput) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		q = q.Where(p)
+	}
+	want, err := q.Clone().Count(ctx)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	total := OrderTotal(ctx, c, wheres...)
+	if total.stored != stored || (total.of != nil) != stored {
+		t.Errorf("%s: stored %v (subquery %v); want %v", name, total.stored, total.of != nil, stored)
+	}
+	one := 1
+	for _, end := range []End{FromStart, FromEnd} {
+		restore := ReadPagesFrom(end)
+		_, info, err := Page[ent.Order, order.OrderOption, *ent.OrderSelect](ctx, q.Clone(), Args{Page: &one, PerPage: &one,
+			Sort: Sort{Column: order.FieldCreatedAt, Desc: true}, Counted: true, Total: total},
+			func(q *ent.OrderQuery) (*ent.OrderQuery, error) { return q, nil })
+		restore()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if info.Total != want {
+			t.Errorf("%s, page read from end %d: total %d; the filters list %d orders", name, end, info.Total, want)
+		}
+	}
+	return want
+}
