@@ -368,9 +368,7 @@ func (c *wsConn) handle(b []byte) bool {
 			return c.invalid("subscribe needs an id")
 		}
 		params := &graphql.RawParams{}
-		dec := json.NewDecoder(bytes.NewReader(m.Payload))
-		dec.UseNumber()
-		if len(m.Payload) == 0 || m.Payload[0] != '{' || dec.Decode(params) != nil ||
+		if len(m.Payload) == 0 || m.Payload[0] != '{' || decodeJSON(bytes.NewReader(m.Payload), params) != nil ||
 			params.Query == "" && params.Extensions["persistedQuery"] == nil {
 			return c.invalid("the payload of subscribe must be an object with a query")
 		}

@@ -231,43 +231,55 @@ func (t *Tokens) List(ctx context.Context) ([]*ent.APIToken, error) {
 // the notification arrives (a few milliseconds after the commit). An
 // unknown id is NotFound; revoking twice keeps the first time (and
 // notifies again, which is harmless).
-func (t *Tokens) Revoke(ctx context.Context, id int) (err error) {
+func (t *Tokens) Revoke(ctx context.Context, id int) error {
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
-	tx, err := t.client.Tx(ctx)
-	if err != nil {
-		return fmt.Errorf("revoke token %d: %w", id, err)
-	}
-	defer func() {
+	err := inTx(ctx, t.client, fmt.Sprintf("revoke token %d", id), func(tx *ent.Tx) error {
+		var d string
+		n, err := tx.APIToken.Update().
+			Where(apitoken.ID(id), apitoken.RevokedAtIsNil(), dialectOf(&d)).
+			SetRevokedAt(t.now()).Save(ctx)
 		if err != nil {
-			tx.Rollback()
+			return fmt.Errorf("revoke token %d: %w", id, err)
 		}
-	}()
-	var d string
-	n, err := tx.APIToken.Update().
-		Where(apitoken.ID(id), apitoken.RevokedAtIsNil(), dialectOf(&d)).
-		SetRevokedAt(t.now()).Save(ctx)
+		if n == 0 {
+			ok, err := tx.APIToken.Query().Where(apitoken.ID(id)).Exist(ctx)
+			if err != nil {
+				return fmt.Errorf("load token %d: %w", id, err)
+			}
+			if !ok {
+				return apperr.E(apperr.NotFound, "token %d not found", id)
+			}
+		}
+		if d == dialect.Postgres {
+			if _, err := tx.ExecContext(ctx, notifySQL, RevokeChannel, strconv.Itoa(id)); err != nil {
+				return fmt.Errorf("notify revocation of token %d: %w", id, err)
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("revoke token %d: %w", id, err)
-	}
-	if n == 0 {
-		ok, err := tx.APIToken.Query().Where(apitoken.ID(id)).Exist(ctx)
-		if err != nil {
-			return fmt.Errorf("load token %d: %w", id, err)
-		}
-		if !ok {
-			return apperr.E(apperr.NotFound, "token %d not found", id)
-		}
-	}
-	if d == dialect.Postgres {
-		if _, err := tx.ExecContext(ctx, notifySQL, RevokeChannel, strconv.Itoa(id)); err != nil {
-			return fmt.Errorf("notify revocation of token %d: %w", id, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("revoke token %d: %w", id, err)
+		return err
 	}
 	t.cache.evict(id)
 	t.watches.revoked(id)
+	return nil
+}
+
+// inTx runs fn in a transaction of c, committed when fn returns nil and
+// rolled back otherwise, so that a failed write leaves nothing; what names
+// the work in the errors of the transaction itself.
+func inTx(ctx context.Context, c *ent.Client, what string, fn func(*ent.Tx) error) error {
+	tx, err := c.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	return nil
 }
 

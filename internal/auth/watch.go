@@ -48,7 +48,6 @@ type watches struct {
 	kick chan struct{}
 }
 
-// watch is one watched stream.
 type watch struct {
 	cancel context.CancelCauseFunc
 }
