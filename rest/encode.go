@@ -1,11 +1,13 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph/scalar"
 )
 
@@ -47,8 +49,64 @@ func fastShape(v any) appender {
 		return v
 	case array[optionJSON]:
 		return v
+	case each[*ent.Material, materialJSON]:
+		return v
+	case each[*ent.ConfiguratorOption, optionJSON]:
+		return v
 	}
 	return nil
+}
+
+// records is a list of records that writes its own JSON (each), the data
+// of a page envelope: encoding/json and the appenders both write it as
+// an array.
+type records interface {
+	appender
+	json.Marshaler
+}
+
+// each is a list of records presented one at a time as the list is
+// written: every record's v1 shape (present) is appended as soon as it is
+// made, so an answer needs no slice of shapes beside its records (for a
+// page of 50 materials, 10 KB less to allocate and copy per request). It
+// writes what encoding/json writes for presentAll(items, present): an
+// array, empty rather than null.
+type each[T any, J appender] struct {
+	items   []T
+	present func(T) J
+}
+
+// presentEach is the list of items as each presents it.
+func presentEach[T any, J appender](items []T, present func(T) J) each[T, J] {
+	return each[T, J]{items: items, present: present}
+}
+
+func (l each[T, J]) appendJSON(b []byte) ([]byte, bool) {
+	b = append(b, '[')
+	for i, it := range l.items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var ok bool
+		if b, ok = l.present(it).appendJSON(b); !ok {
+			return b, false
+		}
+	}
+	return append(b, ']'), true
+}
+
+// MarshalJSON writes the list through encoding/json, as writeBody's
+// encoder would write presentAll(items, present) (no HTML escaping): the
+// answer of a value an appender refuses, and the reference the appenders
+// are tested against.
+func (l each[T, J]) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(presentAll(l.items, l.present)); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // array is a slice of a shape that has an appender, written as an array.

@@ -52,7 +52,7 @@ func (v orderConfiguratorJSON) appendJSON(b []byte) ([]byte, bool) {
 
 func (v orderPageJSON) appendJSON(b []byte) ([]byte, bool) {
 	ok, good := true, true
-	b, good = array[orderJSON](v.Data).appendJSON(append(b, `{"data":`...))
+	b, good = v.Data.appendJSON(append(b, `{"data":`...))
 	ok = ok && good
 	b, good = v.Pagination.appendJSON(append(b, `,"pagination":`...))
 	ok = ok && good

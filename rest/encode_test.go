@@ -21,6 +21,16 @@ func TestAppendersWriteWhatEncodingJSONWrites(t *testing.T) {
 			g.material(), g.order(), g.orderPage(), g.option(),
 			array[materialJSON]{g.material(), g.material()}, array[optionJSON]{}, array[materialJSON](nil),
 		}
+		ms := []materialJSON{g.material(), g.material()}
+		for _, l := range []records{presentEach(ms, same), presentEach(ms[:0], same), presentEach[materialJSON, materialJSON](nil, same)} {
+			want := encodingJSON(t, l)
+			if ref := encodingJSON(t, presentAll(l.(each[materialJSON, materialJSON]).items, same)); !bytes.Equal(want, ref) {
+				t.Fatalf("case %d: each's MarshalJSON %s; presentAll %s", i, want, ref)
+			}
+			if got, ok := l.appendJSON(nil); !ok || !bytes.Equal(got, want) {
+				t.Fatalf("case %d: each\nappender:      %s\nencoding/json: %s", i, got, want)
+			}
+		}
 		for _, v := range values {
 			want := encodingJSON(t, v)
 			a := fastShape(v)
@@ -42,7 +52,7 @@ func TestAppendersWriteWhatEncodingJSONWrites(t *testing.T) {
 // JSON; both fail, so writeBody answers its 500 either way.
 func TestAppendersRefuseWhatEncodingJSONRefuses(t *testing.T) {
 	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		for _, v := range []any{materialJSON{Opacity: f}, orderJSON{Price: f}, orderPageJSON{Data: []orderJSON{{Price: f}}}} {
+		for _, v := range []any{materialJSON{Opacity: f}, orderJSON{Price: f}, orderPageJSON{Data: presentEach([]orderJSON{{Price: f}}, same)}} {
 			if _, err := json.Marshal(v); err == nil {
 				t.Fatalf("encoding/json wrote %T with %v", v, f)
 			}
@@ -60,6 +70,9 @@ func TestSharedShapesKeepEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// same presents a shape as itself, for lists of generated shapes.
+func same[J any](v J) J { return v }
 
 func encodingJSON(t *testing.T, v any) []byte {
 	t.Helper()
@@ -169,7 +182,7 @@ func (g gen) orderPage() orderPageJSON {
 			data[i] = g.order()
 		}
 	}
-	return orderPageJSON{Data: data, Pagination: paginationJSON{
+	return orderPageJSON{Data: presentEach(data, same), Pagination: paginationJSON{
 		CurrentPage: g.int(), PerPage: g.int(), Total: g.int(), LastPage: g.int(), NextPageURL: g.strPtr(), PrevPageURL: g.strPtr(),
 	}}
 }

@@ -16,7 +16,7 @@ func (h *handler) listMaterials(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	writePage(w, r, presentAll(res.Data, presentMaterial), res.Pagination, h.linksOf(r, "/materials", res.Pagination))
+	writePage(w, r, presentEach(res.Data, presentMaterial), res.Pagination, h.linksOf(r, "/materials", res.Pagination))
 }
 
 // listMaterialCategories is GET /materials-categories/list: every

@@ -27,7 +27,7 @@ func (h *handler) listOptions(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, err)
 		return
 	}
-	writePage(w, r, presentAll(res.Data, presentOption), res.Pagination, h.linksOf(r, "/configurator-options", res.Pagination))
+	writePage(w, r, presentEach(res.Data, presentOption), res.Pagination, h.linksOf(r, "/configurator-options", res.Pagination))
 }
 
 // listVariations is GET /configurator-option-variations: the variations

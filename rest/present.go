@@ -68,7 +68,8 @@ func presentOrder(o *ent.Order) orderJSON {
 // orderPageJSON is the order list: the spec's data and pagination
 // envelope (Laravel's paginator).
 type orderPageJSON struct {
-	Data       []orderJSON    `json:"data"`
+	// Data is the page's orders as orderJSON (presentEach).
+	Data       records        `json:"data"`
 	Pagination paginationJSON `json:"pagination"`
 }
 
@@ -83,7 +84,7 @@ type paginationJSON struct {
 
 func presentOrderPage(p *model.OrderPage, links pageLinks) orderPageJSON {
 	return orderPageJSON{
-		Data: presentAll(p.Data, presentOrder),
+		Data: presentEach(p.Data, presentOrder),
 		Pagination: paginationJSON{
 			CurrentPage: p.Pagination.CurrentPage,
 			PerPage:     p.Pagination.PerPage,
@@ -427,7 +428,9 @@ func (h *handler) linksOf(r *http.Request, path string, pg *model.Pagination) pa
 
 // writePage answers a page of a list whose v1 shape is a bare array: the
 // page arithmetic travels in X-Total-Count and an RFC 8288 Link header.
-func writePage[J any](w http.ResponseWriter, r *http.Request, items []J, pg *model.Pagination, links pageLinks) {
+// items is the presented list: presentEach for the shapes with an
+// appender, presentAll for the others.
+func writePage(w http.ResponseWriter, r *http.Request, items any, pg *model.Pagination, links pageLinks) {
 	w.Header().Set("X-Total-Count", strconv.Itoa(pg.Total))
 	var link []string
 	if links.next != nil {
@@ -439,14 +442,7 @@ func writePage[J any](w http.ResponseWriter, r *http.Request, items []J, pg *mod
 	if len(link) > 0 {
 		w.Header().Set("Link", strings.Join(link, ", "))
 	}
-	var body any = items
-	switch items := any(items).(type) {
-	case []materialJSON:
-		body = array[materialJSON](items)
-	case []optionJSON:
-		body = array[optionJSON](items)
-	}
-	writeJSON(w, r, http.StatusOK, body)
+	writeJSON(w, r, http.StatusOK, items)
 }
 
 // sharedJSON is a configurator as a share link shows it.

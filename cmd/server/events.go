@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -87,15 +88,10 @@ func (p *eventParts) start(ctx context.Context, lis *pglisten.Listener, log *slo
 		return nil, fmt.Errorf("the webhook queue cannot start: %w", p.queueErr)
 	}
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	sent := make(chan struct{})
+	var sender sync.WaitGroup
 	if p.pg != nil {
 		events.Listen(lis, p.hub)
-		go func() {
-			defer close(sent)
-			p.pg.Run(lctx)
-		}()
-	} else {
-		close(sent)
+		sender.Go(func() { p.pg.Run(lctx) })
 	}
 	if p.queue != nil {
 		if err := p.queue.Start(lctx); err != nil {
@@ -112,6 +108,6 @@ func (p *eventParts) start(ctx context.Context, lis *pglisten.Listener, log *slo
 			}
 		}
 		cancel()
-		<-sent
+		sender.Wait()
 	}, nil
 }

@@ -62,11 +62,7 @@ func (ConfiguratorOption) Indexes() []ent.Index {
 // order unless the query orders them otherwise (the options of an option
 // set, for one, however they are loaded).
 func (ConfiguratorOption) Interceptors() []ent.Interceptor {
-	return []ent.Interceptor{orderRows(func(q ent.Query) {
-		if q, ok := q.(*gen.ConfiguratorOptionQuery); ok {
-			q.Order(defaultOrder(configuratoroption.FieldPosition, configuratoroption.FieldID))
-		}
-	})}
+	return []ent.Interceptor{orderRows((*gen.ConfiguratorOptionQuery).Order, configuratoroption.FieldPosition, configuratoroption.FieldID)}
 }
 
 // OptionVariation is one entry of an option's parameter_list. Besides its
@@ -136,11 +132,8 @@ func (OptionSet) Indexes() []ent.Index {
 // query orders it otherwise. Ordering by option first keeps the variations
 // of several options (an eager load) in the order of their index.
 func (OptionVariation) Interceptors() []ent.Interceptor {
-	return []ent.Interceptor{orderRows(func(q ent.Query) {
-		if q, ok := q.(*gen.OptionVariationQuery); ok {
-			q.Order(defaultOrder(optionvariation.FieldConfiguratorOptionID, optionvariation.FieldPosition, optionvariation.FieldID))
-		}
-	})}
+	return []ent.Interceptor{orderRows((*gen.OptionVariationQuery).Order,
+		optionvariation.FieldConfiguratorOptionID, optionvariation.FieldPosition, optionvariation.FieldID)}
 }
 
 // defaultOrder orders by columns a query that has no order of its own.
@@ -159,16 +152,19 @@ func defaultOrder(columns ...string) func(*sql.Selector) {
 	}
 }
 
-// orderRows applies order to the queries that read rows (not counts,
-// existence checks or aggregates, where an ORDER BY is meaningless or
-// invalid).
-func orderRows(order func(ent.Query)) ent.Interceptor {
+// orderRows orders the queries of type Q by columns (defaultOrder) when
+// they read rows (not counts, existence checks or aggregates, where an
+// ORDER BY is meaningless or invalid); order is Q's Order method.
+func orderRows[Q ent.Query, O ~func(*sql.Selector)](order func(Q, ...O) Q, columns ...string) ent.Interceptor {
+	by := O(defaultOrder(columns...))
 	return ent.InterceptFunc(func(next ent.Querier) ent.Querier {
 		return ent.QuerierFunc(func(ctx context.Context, q ent.Query) (ent.Value, error) {
 			if qc := ent.QueryFromContext(ctx); qc != nil {
 				switch qc.Op {
 				case ent.OpQueryAll, ent.OpQueryFirst, ent.OpQueryOnly:
-					order(q)
+					if q, ok := q.(Q); ok {
+						order(q, by)
+					}
 				}
 			}
 			return next.Query(ctx, q)

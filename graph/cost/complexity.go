@@ -3,6 +3,7 @@ package cost
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/vektah/gqlparser/v2/ast"
@@ -62,11 +63,9 @@ func NewWeights(s *ast.Schema, rows Rows) *Weights {
 	wrappers := map[string]bool{}
 	for _, def := range s.Types {
 		for _, f := range def.Fields {
-			for _, a := range sizeArgs {
-				if f.Arguments.ForName(a) != nil {
-					w.fields[f] = sized
-					wrappers[f.Type.Name()] = true
-				}
+			if slices.ContainsFunc(sizeArgs, func(a string) bool { return f.Arguments.ForName(a) != nil }) {
+				w.fields[f] = sized
+				wrappers[f.Type.Name()] = true
 			}
 		}
 	}
@@ -78,9 +77,7 @@ func NewWeights(s *ast.Schema, rows Rows) *Weights {
 			if w.fields[f] != plain || f.Type.Elem == nil || strings.HasPrefix(f.Name, "__") {
 				continue
 			}
-			switch el := s.Types[f.Type.Name()]; {
-			case el == nil:
-			case el.Kind == ast.Object || el.Kind == ast.Interface || el.Kind == ast.Union:
+			if el := s.Types[f.Type.Name()]; el != nil && (el.Kind == ast.Object || el.Kind == ast.Interface || el.Kind == ast.Union) {
 				w.fields[f] = list
 			}
 		}

@@ -144,7 +144,6 @@ func inValue(at string, v *ast.Value, name string) string {
 	return ""
 }
 
-// lastName is the last field or argument name of a path.
 func lastName(p ast.Path) string {
 	for i := len(p) - 1; i >= 0; i-- {
 		if n, ok := p[i].(ast.PathName); ok {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -128,24 +129,11 @@ func mediaRange(s string) (typ, sub string, q int, ok bool) {
 // qvalue parses a quality value (RFC 9110: 0 to 1 with at most three
 // decimals) into thousandths.
 func qvalue(s string) (int, bool) {
-	if s == "" || s[0] != '0' && s[0] != '1' {
+	whole, frac, _ := strings.Cut(s, ".")
+	if whole != "0" && whole != "1" || len(frac) > 3 || strings.Trim(frac, "0123456789") != "" {
 		return 0, false
 	}
-	q := int(s[0]-'0') * 1000
-	if len(s) == 1 {
-		return q, true
-	}
-	if s[1] != '.' || len(s) > 5 {
-		return 0, false
-	}
-	scale := 100
-	for _, c := range s[2:] {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		q += int(c-'0') * scale
-		scale /= 10
-	}
+	q, _ := strconv.Atoi(whole + (frac + "000")[:3])
 	return q, q <= 1000
 }
 
@@ -191,7 +179,6 @@ var _ graphql.Transport = exchange{}
 // (OPTIONS, WebSocket) do not.
 func (exchange) Supports(*http.Request) bool { return true }
 
-// Do answers one request.
 func (x exchange) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if up := r.Header.Get("Upgrade"); up != "" {
 		writeErrors(w, r, apperr.E(apperr.Invalid, "an upgrade to %q is not served: subscriptions use a WebSocket (graphql-transport-ws) or Server-Sent Events (POST with Accept: text/event-stream)", clip(up)))
@@ -294,7 +281,6 @@ type exchangeExecutor struct {
 	dispatched bool
 }
 
-// prepare creates the operation of params.
 func (e *exchangeExecutor) prepare(ctx context.Context, params *graphql.RawParams) {
 	e.rc, e.errs = e.GraphExecutor.CreateOperationContext(ctx, params)
 	e.prepared = true

@@ -132,16 +132,13 @@ func (s *streams) acquire(ctx context.Context) (release func(), err error) {
 		return nil, apperr.E(apperr.SubscriptionLimit, "this token has %d streams open on this server, the limit (STREAMS_PER_TOKEN); end one first", s.perCaller)
 	}
 	s.open[key]++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.open[key]--; s.open[key] <= 0 {
-				delete(s.open, key)
-			}
-		})
-	}, nil
+	return sync.OnceFunc(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.open[key]--; s.open[key] <= 0 {
+			delete(s.open, key)
+		}
+	}), nil
 }
 
 // watch returns ctx made to end with v's token (auth.Tokens.Watch).
@@ -237,18 +234,15 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	}
 	conn.SetReadLimit(int64(MaxDocumentBytes * 2))
 	c := &wsConn{
-		s:       t.s,
-		conn:    conn,
-		exec:    exec,
-		headers: r.Header,
-		ctx:     context.WithValue(r.Context(), socketKey{}, true),
-		ops:     map[string]*wsOp{},
+		s:         t.s,
+		conn:      conn,
+		exec:      exec,
+		headers:   r.Header,
+		ctx:       context.WithValue(r.Context(), socketKey{}, true),
+		ops:       map[string]*wsOp{},
+		stopWatch: func() {},
 	}
-	defer func() {
-		if c.stopWatch != nil {
-			c.stopWatch()
-		}
-	}()
+	defer func() { c.stopWatch() }()
 	c.serve()
 }
 
@@ -378,9 +372,7 @@ func (c *wsConn) handle(b []byte) bool {
 			return c.invalid("subscribe needs an id")
 		}
 		params := &graphql.RawParams{}
-		dec := json.NewDecoder(bytes.NewReader(m.Payload))
-		dec.UseNumber()
-		if len(m.Payload) == 0 || m.Payload[0] != '{' || dec.Decode(params) != nil ||
+		if len(m.Payload) == 0 || m.Payload[0] != '{' || decodeJSON(bytes.NewReader(m.Payload), params) != nil ||
 			params.Query == "" && params.Extensions["persistedQuery"] == nil {
 			return c.invalid("the payload of subscribe must be an object with a query")
 		}

@@ -226,16 +226,14 @@ func writeResponse(w http.ResponseWriter, r *http.Request, media string, resp *g
 	var errs, ext []byte
 	var err error
 	if len(resp.Errors) > 0 {
-		if errs, err = json.Marshal(resp.Errors); err != nil {
-			writeJSON(w, http.StatusOK, media, resp)
-			return
-		}
+		errs, err = json.Marshal(resp.Errors)
 	}
-	if len(resp.Extensions) > 0 {
-		if ext, err = json.Marshal(resp.Extensions); err != nil {
-			writeJSON(w, http.StatusOK, media, resp)
-			return
-		}
+	if len(resp.Extensions) > 0 && err == nil {
+		ext, err = json.Marshal(resp.Extensions)
+	}
+	if err != nil {
+		writeJSON(w, http.StatusOK, media, resp)
+		return
 	}
 	b := bufpool.Get()
 	if errs != nil {

@@ -18417,8 +18417,8 @@ func (ec *executionContext) unmarshalInputConfiguratorOptionWhereInput(ctx conte
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputConfiguratorOptionsPageArgs(ctx context.Context, obj any) (model.ConfiguratorOptionsPageArgs, error) {
-	var it model.ConfiguratorOptionsPageArgs
+func (ec *executionContext) unmarshalInputConfiguratorOptionsPageArgs(ctx context.Context, obj any) (model.PageArgs[ent.ConfiguratorOptionWhereInput, ent.ConfiguratorOptionOrderField], error) {
+	var it model.PageArgs[ent.ConfiguratorOptionWhereInput, ent.ConfiguratorOptionOrderField]
 	if obj == nil {
 		return it, nil
 	}
@@ -20179,8 +20179,8 @@ func (ec *executionContext) unmarshalInputFormFieldWhereInput(ctx context.Contex
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputFormFieldsPageArgs(ctx context.Context, obj any) (model.FormFieldsPageArgs, error) {
-	var it model.FormFieldsPageArgs
+func (ec *executionContext) unmarshalInputFormFieldsPageArgs(ctx context.Context, obj any) (model.PageArgs[ent.FormFieldWhereInput, ent.FormFieldOrderField], error) {
+	var it model.PageArgs[ent.FormFieldWhereInput, ent.FormFieldOrderField]
 	if obj == nil {
 		return it, nil
 	}
@@ -21912,8 +21912,8 @@ func (ec *executionContext) unmarshalInputMaterialWhereInput(ctx context.Context
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputMaterialsPageArgs(ctx context.Context, obj any) (model.MaterialsPageArgs, error) {
-	var it model.MaterialsPageArgs
+func (ec *executionContext) unmarshalInputMaterialsPageArgs(ctx context.Context, obj any) (model.PageArgs[ent.MaterialWhereInput, ent.MaterialOrderField], error) {
+	var it model.PageArgs[ent.MaterialWhereInput, ent.MaterialOrderField]
 	if obj == nil {
 		return it, nil
 	}
@@ -25182,8 +25182,8 @@ func (ec *executionContext) unmarshalInputTextureWhereInput(ctx context.Context,
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputTexturesPageArgs(ctx context.Context, obj any) (model.TexturesPageArgs, error) {
-	var it model.TexturesPageArgs
+func (ec *executionContext) unmarshalInputTexturesPageArgs(ctx context.Context, obj any) (model.PageArgs[ent.TextureWhereInput, ent.TextureOrderField], error) {
+	var it model.PageArgs[ent.TextureWhereInput, ent.TextureOrderField]
 	if obj == nil {
 		return it, nil
 	}

@@ -24,40 +24,26 @@ type OrdersPageArgs struct {
 	EndDate   *scalar.Date
 }
 
-// MaterialsPageArgs are the arguments of materialsPage (GET /materials).
-type MaterialsPageArgs struct {
-	Where   *ent.MaterialWhereInput
+// PageArgs are the arguments of a page query whose list is filtered by
+// Where (W) and sorted by OrderBy (F).
+type PageArgs[W, F any] struct {
+	Where   *W
 	Page    *int
 	PerPage *int
-	OrderBy *ent.MaterialOrderField
+	OrderBy *F
 	Order   *entgql.OrderDirection
 }
 
+// MaterialsPageArgs are the arguments of materialsPage (GET /materials).
+type MaterialsPageArgs = PageArgs[ent.MaterialWhereInput, ent.MaterialOrderField]
+
 // TexturesPageArgs are the arguments of texturesPage (GET /textures).
-type TexturesPageArgs struct {
-	Where   *ent.TextureWhereInput
-	Page    *int
-	PerPage *int
-	OrderBy *ent.TextureOrderField
-	Order   *entgql.OrderDirection
-}
+type TexturesPageArgs = PageArgs[ent.TextureWhereInput, ent.TextureOrderField]
 
 // FormFieldsPageArgs are the arguments of formFieldsPage (GET
 // /configurator-form-fields).
-type FormFieldsPageArgs struct {
-	Where   *ent.FormFieldWhereInput
-	Page    *int
-	PerPage *int
-	OrderBy *ent.FormFieldOrderField
-	Order   *entgql.OrderDirection
-}
+type FormFieldsPageArgs = PageArgs[ent.FormFieldWhereInput, ent.FormFieldOrderField]
 
 // ConfiguratorOptionsPageArgs are the arguments of configuratorOptionsPage
 // (GET /configurator-options).
-type ConfiguratorOptionsPageArgs struct {
-	Where   *ent.ConfiguratorOptionWhereInput
-	Page    *int
-	PerPage *int
-	OrderBy *ent.ConfiguratorOptionOrderField
-	Order   *entgql.OrderDirection
-}
+type ConfiguratorOptionsPageArgs = PageArgs[ent.ConfiguratorOptionWhereInput, ent.ConfiguratorOptionOrderField]

@@ -180,16 +180,7 @@ func spell(format, self string, name func(string) string) string {
 // (lower-case letters, digits and underscores, starting with a letter),
 // optionally followed by plain keys and indexes (.12, [0]).
 func isPath(s string) bool {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '[' || c == ']') {
-			return false
-		}
-	}
-	return true
+	return s != "" && s[0] >= 'a' && s[0] <= 'z' && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789_.[]") == ""
 }
 
 // SpellPath spells the leading name of a domain path with name and keeps

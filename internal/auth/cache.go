@@ -2,6 +2,7 @@ package auth
 
 import (
 	"container/list"
+	"slices"
 	"sync"
 	"time"
 
@@ -169,13 +170,7 @@ func (c *cache) remove(el *list.Element) {
 	e := el.Value.(*cacheEntry)
 	delete(c.byJWT, e.jwt)
 	c.lru.Remove(el)
-	els := c.byID[e.v.TokenID]
-	for i, x := range els {
-		if x == el {
-			els = append(els[:i], els[i+1:]...)
-			break
-		}
-	}
+	els := slices.DeleteFunc(c.byID[e.v.TokenID], func(x *list.Element) bool { return x == el })
 	if len(els) == 0 {
 		delete(c.byID, e.v.TokenID)
 	} else {

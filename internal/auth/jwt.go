@@ -80,10 +80,6 @@ func OpenSigner(ctx context.Context, c *ent.Client, secret string) (*Signer, err
 	return s, nil
 }
 
-// Static reports whether the key is JWT_SECRET's, which the database's
-// key commands do not manage.
-func (s *Signer) Static() bool { return s.client == nil }
-
 // KeysEvery is how often a serving process reloads its key set in any
 // case (Tokens.Run), and the least time between two reloads that a token
 // with an unknown kid causes, so that a flood of forged kids costs at

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -173,11 +174,7 @@ func RetireKey(ctx context.Context, c *ent.Client, kid string) error {
 	if err != nil {
 		return err
 	}
-	found := false
-	for _, k := range keys {
-		found = found || k.ID == kid
-	}
-	if !found {
+	if !slices.ContainsFunc(keys, func(k Key) bool { return k.ID == kid }) {
 		return apperr.E(apperr.NotFound, "signing key %q not found", kid)
 	}
 	if keys[len(keys)-1].ID == kid {
@@ -208,32 +205,22 @@ func RetireKey(ctx context.Context, c *ent.Client, kid string) error {
 // changeKeys runs change in a transaction that, on PostgreSQL, also
 // notifies KeysChannel, so every serving process reloads its key set as
 // the change commits.
-func changeKeys(ctx context.Context, c *ent.Client, change func(*ent.Tx) error) (err error) {
-	tx, err := c.Tx(ctx)
-	if err != nil {
-		return fmt.Errorf("change signing keys: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
+func changeKeys(ctx context.Context, c *ent.Client, change func(*ent.Tx) error) error {
+	return inTx(ctx, c, "change signing keys", func(tx *ent.Tx) error {
+		if err := change(tx); err != nil {
+			return err
 		}
-	}()
-	if err := change(tx); err != nil {
-		return err
-	}
-	var d string
-	if _, err := tx.SigningKey.Query().Where(func(s *sql.Selector) { d = s.Dialect() }).Exist(ctx); err != nil {
-		return fmt.Errorf("change signing keys: %w", err)
-	}
-	if d == dialect.Postgres {
-		if _, err := tx.ExecContext(ctx, keysNotifySQL, KeysChannel); err != nil {
-			return fmt.Errorf("notify signing key change: %w", err)
+		var d string
+		if _, err := tx.APIToken.Query().Where(dialectOf(&d)).Exist(ctx); err != nil {
+			return fmt.Errorf("change signing keys: %w", err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("change signing keys: %w", err)
-	}
-	return nil
+		if d == dialect.Postgres {
+			if _, err := tx.ExecContext(ctx, keysNotifySQL, KeysChannel); err != nil {
+				return fmt.Errorf("notify signing key change: %w", err)
+			}
+		}
+		return nil
+	})
 }
 
 // keysNotifySQL notifies channel $1 with the schema of the signing_keys

@@ -69,13 +69,8 @@ func (t *Tokens) Listen(l *pglisten.Listener, log *slog.Logger) {
 // unneeded eviction only costs a read, a missed one would be a bug.
 func (t *Tokens) notified(schema, payload string) {
 	i := strings.LastIndexByte(payload, ':')
-	if i < 0 {
-		t.cache.flush()
-		t.recheckSoon()
-		return
-	}
 	id, err := strconv.Atoi(payload[i+1:])
-	if err != nil {
+	if i < 0 || err != nil {
 		t.cache.flush()
 		t.recheckSoon()
 		return

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -14,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -162,20 +164,13 @@ func NewProvider(ctx context.Context, cfg ProviderConfig, log *slog.Logger) (*Pr
 	return &Provider{
 		issuer:     cfg.Issuer,
 		audience:   cfg.Audience,
-		ownerClaim: or(cfg.OwnerClaim, DefaultOwnerClaim),
-		confClaim:  or(cfg.ConfiguratorClaim, DefaultConfiguratorClaim),
+		ownerClaim: cmp.Or(cfg.OwnerClaim, DefaultOwnerClaim),
+		confClaim:  cmp.Or(cfg.ConfiguratorClaim, DefaultConfiguratorClaim),
 		keys:       store,
 		refreshing: refreshing,
 		unknownKid: rate.NewLimiter(rate.Every(UnknownKidEvery), 1),
 		now:        time.Now,
 	}, nil
-}
-
-func or(s, def string) string {
-	if s != "" {
-		return s
-	}
-	return def
 }
 
 // discover reads the provider's metadata and returns its jwks_uri.
@@ -269,9 +264,9 @@ func (p *Provider) verify(token string) (caller, error) {
 	c := caller{owner: owner}
 	scopes := strings.Fields(fmt.Sprint(claims["scope"]))
 	switch {
-	case contains(scopes, ScopeDashboard):
+	case slices.Contains(scopes, ScopeDashboard):
 		c.kind = viewer.KindDashboard
-	case contains(scopes, ScopeOpenAPI):
+	case slices.Contains(scopes, ScopeOpenAPI):
 		c.kind = viewer.KindOpenAPI
 		if c.conf, err = idClaim(claims, p.confClaim); err != nil {
 			return caller{}, err
@@ -287,15 +282,6 @@ func (p *Provider) verify(token string) (caller, error) {
 	h := sha256.Sum256([]byte(strings.Join([]string{p.issuer, sub, string(c.kind), strconv.Itoa(c.owner), strconv.Itoa(c.conf)}, "\x00")))
 	c.subject = "oidc:" + hex.EncodeToString(h[:16])
 	return c, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // idClaim reads a positive integer id from claim name, given as a number
@@ -366,14 +352,7 @@ func (t *Tokens) resolveProvider(ctx context.Context, token string, now time.Tim
 	if rec.RevokedAt != nil {
 		return nil, apperr.E(apperr.Unauthenticated, "token revoked")
 	}
-	// Open streams end at the token's exp itself (see Resolve).
-	v := viewer.Viewer{OwnerID: rec.OwnerID, Kind: viewer.Kind(rec.Kind), TokenID: rec.ID, Expires: c.until.Add(-leeway)}
-	if rec.ConfiguratorID != nil {
-		v.ConfiguratorID = *rec.ConfiguratorID
-	}
-	t.cache.put(token, v, c.until, epoch)
-	t.usage.note(v.TokenID, now)
-	return &v, nil
+	return t.answer(token, rec, c.until, now, epoch), nil
 }
 
 // createCaller makes the record of a provider caller, checking that its

@@ -73,6 +73,7 @@ func NewTokens(client *ent.Client, signer *Signer) *Tokens {
 		cache:        newCache(CacheSize),
 		flushEvery:   FlushEvery,
 		recheckEvery: RecheckEvery,
+		watches:      watches{kick: make(chan struct{}, 1)},
 	}
 }
 
@@ -142,13 +143,8 @@ func (t *Tokens) CreateOpenAPI(ctx context.Context, configuratorID int, opts ...
 	if err != nil {
 		return "", nil, fmt.Errorf("load configurator %d: %w", configuratorID, err)
 	}
-	rec, err := t.client.APIToken.Create().SetKind(apitoken.KindOpenAPI).
-		SetOwnerID(conf.OwnerID).SetConfiguratorID(conf.ID).SetNillableExpiresAt(t.expiry(opts)).Save(ctx)
-	if err != nil {
-		return "", nil, fmt.Errorf("create token: %w", err)
-	}
-	jwt, err := t.Mint(rec)
-	return jwt, rec, err
+	return t.create(ctx, t.client.APIToken.Create().SetKind(apitoken.KindOpenAPI).
+		SetOwnerID(conf.OwnerID).SetConfiguratorID(conf.ID), opts)
 }
 
 // CreateDashboard records a dashboard token of an owner and returns its
@@ -162,8 +158,13 @@ func (t *Tokens) CreateDashboard(ctx context.Context, ownerID int, opts ...Creat
 	if !ok {
 		return "", nil, apperr.E(apperr.NotFound, "owner %d not found", ownerID)
 	}
-	rec, err := t.client.APIToken.Create().SetKind(apitoken.KindDashboard).SetOwnerID(ownerID).
-		SetNillableExpiresAt(t.expiry(opts)).Save(ctx)
+	return t.create(ctx, t.client.APIToken.Create().SetKind(apitoken.KindDashboard).SetOwnerID(ownerID), opts)
+}
+
+// create saves the token record c with the expiry opts ask for and mints
+// its JWT.
+func (t *Tokens) create(ctx context.Context, c *ent.APITokenCreate, opts []CreateOption) (string, *ent.APIToken, error) {
+	rec, err := c.SetNillableExpiresAt(t.expiry(opts)).Save(ctx)
 	if err != nil {
 		return "", nil, fmt.Errorf("create token: %w", err)
 	}
@@ -230,43 +231,55 @@ func (t *Tokens) List(ctx context.Context) ([]*ent.APIToken, error) {
 // the notification arrives (a few milliseconds after the commit). An
 // unknown id is NotFound; revoking twice keeps the first time (and
 // notifies again, which is harmless).
-func (t *Tokens) Revoke(ctx context.Context, id int) (err error) {
+func (t *Tokens) Revoke(ctx context.Context, id int) error {
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
-	tx, err := t.client.Tx(ctx)
-	if err != nil {
-		return fmt.Errorf("revoke token %d: %w", id, err)
-	}
-	defer func() {
+	err := inTx(ctx, t.client, fmt.Sprintf("revoke token %d", id), func(tx *ent.Tx) error {
+		var d string
+		n, err := tx.APIToken.Update().
+			Where(apitoken.ID(id), apitoken.RevokedAtIsNil(), dialectOf(&d)).
+			SetRevokedAt(t.now()).Save(ctx)
 		if err != nil {
-			tx.Rollback()
+			return fmt.Errorf("revoke token %d: %w", id, err)
 		}
-	}()
-	var d string
-	n, err := tx.APIToken.Update().
-		Where(apitoken.ID(id), apitoken.RevokedAtIsNil(), dialectOf(&d)).
-		SetRevokedAt(t.now()).Save(ctx)
+		if n == 0 {
+			ok, err := tx.APIToken.Query().Where(apitoken.ID(id)).Exist(ctx)
+			if err != nil {
+				return fmt.Errorf("load token %d: %w", id, err)
+			}
+			if !ok {
+				return apperr.E(apperr.NotFound, "token %d not found", id)
+			}
+		}
+		if d == dialect.Postgres {
+			if _, err := tx.ExecContext(ctx, notifySQL, RevokeChannel, strconv.Itoa(id)); err != nil {
+				return fmt.Errorf("notify revocation of token %d: %w", id, err)
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("revoke token %d: %w", id, err)
-	}
-	if n == 0 {
-		ok, err := tx.APIToken.Query().Where(apitoken.ID(id)).Exist(ctx)
-		if err != nil {
-			return fmt.Errorf("load token %d: %w", id, err)
-		}
-		if !ok {
-			return apperr.E(apperr.NotFound, "token %d not found", id)
-		}
-	}
-	if d == dialect.Postgres {
-		if _, err := tx.ExecContext(ctx, notifySQL, RevokeChannel, strconv.Itoa(id)); err != nil {
-			return fmt.Errorf("notify revocation of token %d: %w", id, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("revoke token %d: %w", id, err)
+		return err
 	}
 	t.cache.evict(id)
 	t.watches.revoked(id)
+	return nil
+}
+
+// inTx runs fn in a transaction of c, committed when fn returns nil and
+// rolled back otherwise, so that a failed write leaves nothing; what names
+// the work in the errors of the transaction itself.
+func inTx(ctx context.Context, c *ent.Client, what string, fn func(*ent.Tx) error) error {
+	tx, err := c.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	return nil
 }
 
@@ -328,9 +341,15 @@ func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, err
 			until = u
 		}
 	}
+	return t.answer(token, rec, until, now, epoch), nil
+}
+
+// answer is the viewer of rec, whose JWT token verifies until until (zero:
+// always); it is cached and its use noted.
+func (t *Tokens) answer(token string, rec *ent.APIToken, until, now time.Time, epoch uint64) *viewer.Viewer {
+	v := viewer.Viewer{OwnerID: rec.OwnerID, Kind: viewer.Kind(rec.Kind), TokenID: rec.ID}
 	// Open streams end at the token's exp itself: the leeway is for
 	// the clocks of a new request, not a licence to outlive the exp.
-	v := viewer.Viewer{OwnerID: rec.OwnerID, Kind: claims.kind, TokenID: rec.ID}
 	if !until.IsZero() {
 		v.Expires = until.Add(-leeway)
 	}
@@ -339,5 +358,5 @@ func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, err
 	}
 	t.cache.put(token, v, until, epoch)
 	t.usage.note(v.TokenID, now)
-	return &v, nil
+	return &v
 }

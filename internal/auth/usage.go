@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/apitoken"
 	"github.com/configurator/catalogue/ent/privacy"
 )
@@ -73,30 +74,20 @@ func (t *Tokens) flushUsage(ctx context.Context) error {
 	return nil
 }
 
-func (t *Tokens) writeUsage(ctx context.Context, notes map[int]time.Time) (err error) {
+func (t *Tokens) writeUsage(ctx context.Context, notes map[int]time.Time) error {
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
-	tx, err := t.client.Tx(ctx)
-	if err != nil {
-		return fmt.Errorf("write token usage: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
+	return inTx(ctx, t.client, "write token usage", func(tx *ent.Tx) error {
+		// In id order, so that two replicas flushing at once lock the rows
+		// in the same order and cannot deadlock.
+		for _, id := range slices.Sorted(maps.Keys(notes)) {
+			at := notes[id]
+			err := tx.APIToken.Update().
+				Where(apitoken.ID(id), apitoken.Or(apitoken.LastUsedAtIsNil(), apitoken.LastUsedAtLT(at))).
+				SetLastUsedAt(at).Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("write last use of token %d: %w", id, err)
+			}
 		}
-	}()
-	// In id order, so that two replicas flushing at once lock the rows in
-	// the same order and cannot deadlock.
-	for _, id := range slices.Sorted(maps.Keys(notes)) {
-		at := notes[id]
-		err := tx.APIToken.Update().
-			Where(apitoken.ID(id), apitoken.Or(apitoken.LastUsedAtIsNil(), apitoken.LastUsedAtLT(at))).
-			SetLastUsedAt(at).Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("write last use of token %d: %w", id, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("write token usage: %w", err)
-	}
-	return nil
+		return nil
+	})
 }

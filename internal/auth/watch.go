@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -41,13 +42,12 @@ func Ended(ctx context.Context) error {
 // watches are the open streams of a process, by token record id, so that
 // a revocation ends every stream of the token.
 type watches struct {
-	mu    sync.Mutex
-	byID  map[int]map[*watch]struct{}
-	kick  chan struct{}
-	start sync.Once
+	mu   sync.Mutex
+	byID map[int]map[*watch]struct{}
+	// kick asks the recheck loop to read now (recheckSoon).
+	kick chan struct{}
 }
 
-// watch is one watched stream.
 type watch struct {
 	cancel context.CancelCauseFunc
 }
@@ -116,10 +116,7 @@ func (ws *watches) remove(id int, w *watch) {
 // revoked ends every stream of token id.
 func (ws *watches) revoked(id int) {
 	ws.mu.Lock()
-	var ends []*watch
-	for w := range ws.byID[id] {
-		ends = append(ends, w)
-	}
+	ends := slices.Collect(maps.Keys(ws.byID[id]))
 	ws.mu.Unlock()
 	for _, w := range ends {
 		w.cancel(ErrRevoked)
@@ -130,24 +127,7 @@ func (ws *watches) revoked(id int) {
 func (ws *watches) ids() []int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	ids := make([]int, 0, len(ws.byID))
-	for id := range ws.byID {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
-
-// Watched is the number of open streams that follow a token record;
-// tests use it to wait for a stream to be watched.
-func (t *Tokens) Watched() int {
-	t.watches.mu.Lock()
-	defer t.watches.mu.Unlock()
-	n := 0
-	for _, set := range t.watches.byID {
-		n += len(set)
-	}
-	return n
+	return slices.Sorted(maps.Keys(ws.byID))
 }
 
 // recheckSoon asks the recheck loop to read the watched tokens now (the
@@ -155,14 +135,9 @@ func (t *Tokens) Watched() int {
 // read), without waiting for its next tick.
 func (t *Tokens) recheckSoon() {
 	select {
-	case t.watches.kickChan() <- struct{}{}:
+	case t.watches.kick <- struct{}{}:
 	default:
 	}
-}
-
-func (ws *watches) kickChan() chan struct{} {
-	ws.start.Do(func() { ws.kick = make(chan struct{}, 1) })
-	return ws.kick
 }
 
 // recheckLoop reads the revocation of the watched tokens every
@@ -172,12 +147,11 @@ func (ws *watches) kickChan() chan struct{} {
 func (t *Tokens) recheckLoop(ctx context.Context, listening func() bool, log *slog.Logger) {
 	tick := time.NewTicker(t.recheckEvery)
 	defer tick.Stop()
-	kick := t.watches.kickChan()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-kick:
+		case <-t.watches.kick:
 		case <-tick.C:
 			if listening() {
 				continue

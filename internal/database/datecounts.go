@@ -19,12 +19,18 @@ import (
 //
 // Months and days both, rather than days alone: a range of two years of
 // one configurator is 24 month rows and at most 60 day rows, against 730
-// day rows, and for every configurator of an owner twenty times that. It
-// costs every order a second counter row to update (three in all with
-// order_counts), each chosen as order_counts' are (FOR NO KEY UPDATE
-// SKIP LOCKED, a new slot only when every row of the period is held), so
-// concurrent orders of one configurator still do not wait for each other;
-// and each period's rows stop changing once it is over. The triggers are
+// day rows, and for every configurator of an owner twenty times that.
+// Measured on the 2,000,000-order reference dataset (20 configurators,
+// two years; EXPLAIN ANALYZE, three runs): W3's total (one configurator,
+// 2024-03-01 to 2024-06-01) took 0.16-0.18 ms from months and days (4
+// rows), 0.41-0.52 ms from days alone (93 rows), 2.8-3.1 ms counting the
+// orders (12,668 index entries); every configurator over 23 months,
+// 0.77-0.93 ms (560 rows), 1.9-2.2 ms (some 13,000 rows) and 107-121 ms
+// (960,000 entries). It costs every order a second counter row to update
+// (three in all with order_counts), each chosen as order_counts' are (FOR
+// NO KEY UPDATE SKIP LOCKED, a new slot only when every row of the period
+// is held), so concurrent orders of one configurator still do not wait
+// for each other; and each period's rows stop changing once it is over. The triggers are
 // those of order_counts (counts.go): on PostgreSQL the same per-statement
 // functions update both tables; on SQLite, row triggers of their own.
 //

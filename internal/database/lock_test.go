@@ -63,7 +63,7 @@ func TestConcurrentMigrations(t *testing.T) {
 				t.Errorf("schema after %d concurrent migrations differs from one migration's:\n got %s\nwant %s", replicas, got, want)
 			}
 			// The schema works: an order is written and counted once by
-			// the triggers.
+			// the triggers, in its day and its month too.
 			c := dbtest.Open(t, shared)
 			sys := dbtest.Sys
 			o := dbtest.NewTenant(t, c, "A", "Sofa")
@@ -73,6 +73,10 @@ func TestConcurrentMigrations(t *testing.T) {
 			counts := dbtest.Must(c.OrderCount.Query().All(sys))
 			if len(counts) != 1 || counts[0].Orders != 1 {
 				t.Errorf("order counts after one order: %+v; want one row counting 1", counts)
+			}
+			dates := dbtest.Must(c.OrderDateCount.Query().All(sys))
+			if len(dates) != 2 || dates[0].Orders != 1 || dates[1].Orders != 1 || dates[0].Month == dates[1].Month {
+				t.Errorf("order counts by date after one order: %+v; want a day's and a month's row, each counting 1", dates)
 			}
 		})
 	}

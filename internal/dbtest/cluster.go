@@ -41,10 +41,7 @@ type Cluster struct {
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
 	bin := serverBinDir(t)
-	c := &Cluster{bin: bin, t: t}
-	if os.Geteuid() == 0 {
-		c.asPostgres = true
-	}
+	c := &Cluster{bin: bin, t: t, asPostgres: os.Geteuid() == 0}
 	dir, err := os.MkdirTemp("", "pgcluster-")
 	if err != nil {
 		t.Fatal(err)

@@ -15,8 +15,11 @@
 package httpcache
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -82,15 +85,8 @@ func ETag(h http.Header, body []byte) string {
 	}
 	d.WriteString("\n")
 	d.Write(body)
-	var b [18]byte
-	b[0], b[17] = '"', '"'
-	const hex = "0123456789abcdef"
-	sum := d.Sum64()
-	for i := 16; i >= 1; i-- {
-		b[i] = hex[sum&0xf]
-		sum >>= 4
-	}
-	return string(b[:])
+	sum := binary.BigEndian.AppendUint64(make([]byte, 0, 8), d.Sum64())
+	return `"` + hex.EncodeToString(sum) + `"`
 }
 
 // NoneMatch reports whether the If-None-Match field values match tag,
@@ -107,12 +103,12 @@ func NoneMatch(values []string, tag string) bool {
 	}
 	for _, v := range values {
 		for {
-			v = trimListSpace(v)
+			v = strings.TrimLeft(v, " \t,") // whitespace and empty list elements (RFC 9110, 5.6.1)
 			if v == "" {
 				break
 			}
 			if v[0] == '*' {
-				rest := trimOWS(v[1:])
+				rest := strings.TrimLeft(v[1:], " \t")
 				if rest == "" || rest[0] == ',' {
 					return true
 				}
@@ -145,7 +141,7 @@ func scanETag(s string) (opaque, rest string, ok bool) {
 		c := s[i]
 		switch {
 		case c == '"':
-			rest = trimOWS(s[i+1:])
+			rest = strings.TrimLeft(s[i+1:], " \t")
 			if rest != "" && rest[0] != ',' {
 				return "", "", false
 			}
@@ -156,21 +152,4 @@ func scanETag(s string) (opaque, rest string, ok bool) {
 		}
 	}
 	return "", "", false
-}
-
-// trimListSpace drops the whitespace and empty elements (commas) a
-// field list may start with (RFC 9110, 5.6.1).
-func trimListSpace(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t' || s[0] == ',') {
-		s = s[1:]
-	}
-	return s
-}
-
-// trimOWS drops leading optional whitespace.
-func trimOWS(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	return s
 }

@@ -100,10 +100,8 @@ func parseKey(values []string) (string, error) {
 	if key == "" || len(key) > MaxKeyLen {
 		return bad("the %s header must be 1 to %d characters, got %d", Header, MaxKeyLen, len(key))
 	}
-	for i := 0; i < len(key); i++ {
-		if key[i] < 0x20 || key[i] > 0x7e {
-			return bad("the %s header must be visible ASCII characters", Header)
-		}
+	if strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r > 0x7e }) {
+		return bad("the %s header must be visible ASCII characters", Header)
 	}
 	return key, nil
 }

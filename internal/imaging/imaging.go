@@ -13,7 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/jpeg"
+	_ "image/jpeg" // registered with the image package
 	"image/png"
 	"io"
 
@@ -35,18 +35,21 @@ const (
 	WebP Format = "webp"
 )
 
+// formats holds, for each accepted format, the media type a stored file is
+// served with, the extension it is stored under and the name people write.
+var formats = map[Format]struct{ contentType, ext, name string }{
+	PNG:  {"image/png", ".png", "PNG"},
+	JPEG: {"image/jpeg", ".jpg", "JPEG"},
+	WebP: {"image/webp", ".webp", "WebP"},
+}
+
 // ContentType returns the media type a file of this format is served with,
 // so a stored file is labelled by what its content was found to be. An
 // unknown format answers application/octet-stream, which no browser renders
 // or executes.
 func (f Format) ContentType() string {
-	switch f {
-	case PNG:
-		return "image/png"
-	case JPEG:
-		return "image/jpeg"
-	case WebP:
-		return "image/webp"
+	if i, ok := formats[f]; ok {
+		return i.contentType
 	}
 	return "application/octet-stream"
 }
@@ -54,17 +57,7 @@ func (f Format) ContentType() string {
 // Ext returns the file name extension, with its dot, under which a file of
 // this format is stored, so the stored name alone says how to serve it. An
 // unknown format answers "", so callers can tell it is not one to store.
-func (f Format) Ext() string {
-	switch f {
-	case PNG:
-		return ".png"
-	case JPEG:
-		return ".jpg"
-	case WebP:
-		return ".webp"
-	}
-	return ""
-}
+func (f Format) Ext() string { return formats[f].ext }
 
 // Limits on the images Check accepts. A small compressed file can declare an
 // enormous image (a decompression bomb); decoding one allocates about four
@@ -140,21 +133,19 @@ func Check(data []byte) (Format, error) {
 		err error
 	)
 	switch format {
-	case PNG:
-		cfg, err = png.DecodeConfig(bytes.NewReader(data))
-	case JPEG:
-		cfg, err = jpeg.DecodeConfig(bytes.NewReader(data))
+	case "":
+		return "", ErrUnsupported
 	case WebP:
 		cfg, err = webpConfig(data)
 	default:
-		return "", ErrUnsupported
+		cfg, _, err = image.DecodeConfig(bytes.NewReader(data))
 	}
 	if err != nil {
 		var ie *imageError
 		if errors.As(err, &ie) {
 			return "", err
 		}
-		return "", unsupported("the file is not a valid %s image", format.name())
+		return "", unsupported("the file is not a valid %s image", formats[format].name)
 	}
 	if err := checkSize(cfg.Width, cfg.Height); err != nil {
 		return "", err
@@ -162,33 +153,17 @@ func Check(data []byte) (Format, error) {
 	return format, nil
 }
 
-// name is the format as people write it, for messages.
-func (f Format) name() string {
-	switch f {
-	case PNG:
-		return "PNG"
-	case JPEG:
-		return "JPEG"
-	case WebP:
-		return "WebP"
-	}
-	return string(f)
-}
-
 func checkSize(w, h int) error {
+	tooBig := func(limit string) error {
+		return &imageError{msg: fmt.Sprintf("the image is %d×%d pixels; the limit is %s", w, h, limit), kind: ErrTooBig}
+	}
 	switch {
 	case w <= 0 || h <= 0:
 		return unsupported("the image is %d×%d pixels; both sides must be positive", w, h)
 	case w > MaxSide || h > MaxSide:
-		return &imageError{
-			msg:  fmt.Sprintf("the image is %d×%d pixels; the limit is %d per side", w, h, MaxSide),
-			kind: ErrTooBig,
-		}
+		return tooBig(fmt.Sprintf("%d per side", MaxSide))
 	case int64(w)*int64(h) > MaxPixels:
-		return &imageError{
-			msg:  fmt.Sprintf("the image is %d×%d pixels; the limit is %d pixels in all", w, h, MaxPixels),
-			kind: ErrTooBig,
-		}
+		return tooBig(fmt.Sprintf("%d pixels in all", MaxPixels))
 	}
 	return nil
 }
@@ -275,17 +250,11 @@ func Thumbnail(data []byte, size int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var src image.Image
-	switch format {
-	case PNG:
-		src, err = png.Decode(bytes.NewReader(data))
-	case JPEG:
-		src, err = jpeg.Decode(bytes.NewReader(data))
-	case WebP:
-		src, err = webp.Decode(bytes.NewReader(data))
-	}
+	// Check has named the format; the image package picks its decoder by
+	// the same magic bytes.
+	src, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, unsupported("the file is not a valid %s image", format.name())
+		return nil, unsupported("the file is not a valid %s image", formats[format].name)
 	}
 	sb := src.Bounds()
 	w, h := fit(sb.Dx(), sb.Dy(), size)

@@ -16,6 +16,7 @@ package metrics
 
 import (
 	"database/sql"
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -267,10 +268,7 @@ func seriesOf[K comparable](mu *sync.Mutex, cache *atomic.Pointer[map[K]*series]
 	}
 	lv := labels()
 	s := &series{count: count.WithLabelValues(lv...), duration: duration.WithLabelValues(lv...)}
-	next := make(map[K]*series, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
+	next := maps.Clone(old)
 	next[key] = s
 	cache.Store(&next)
 	return s

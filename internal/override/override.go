@@ -44,22 +44,23 @@ type Option struct {
 
 // Entry is the override of one option: the variation id and the supplied
 // fields (nil = not supplied), so that "keep the current value" and "set it"
-// stay distinct.
+// stay distinct. Its fields are in the byte order of their JSON names, the
+// order of the canonical form (Data.MarshalJSON).
 type Entry struct {
-	ID                  int
-	Selected            *bool
-	ModelID             *int
-	MaterialID          *int
-	MaterialCategoryID  *int
-	TextValue           *string
-	CustomColor         *bool
-	TextFontSize        *string
-	TextFontFamily      *string
-	TextColorCategoryID *int
-	NumericalDefault    *int
+	CustomColor        *bool `json:"custom_color,omitzero"`
+	ID                 int   `json:"id"`
+	MaterialCategoryID *int  `json:"material_category_id,omitzero"`
+	MaterialID         *int  `json:"material_id,omitzero"`
+	ModelID            *int  `json:"model_id,omitzero"`
+	NumericalDefault   *int  `json:"numerical_default,omitzero"`
+	Selected           *bool `json:"selected,omitzero"`
 	// SelectedParts is nil when not supplied and empty non-nil when supplied
 	// empty.
-	SelectedParts []string
+	SelectedParts       []string `json:"selected_parts,omitzero"`
+	TextColorCategoryID *int     `json:"text_color_category_id,omitzero"`
+	TextFontFamily      *string  `json:"text_font_family,omitzero"`
+	TextFontSize        *string  `json:"text_font_size,omitzero"`
+	TextValue           *string  `json:"text_value,omitzero"`
 }
 
 // Data is a validated override set, keyed by option id, as stored with an
@@ -307,7 +308,6 @@ func parseEntry(path string, id int, raw json.RawMessage, typ string, fields []s
 		return Entry{}, &Error{Path: path, Message: fmt.Sprintf("option %d must be valid JSON", id), err: err}
 	}
 	sort.SliceStable(ms, func(i, j int) bool { return ms[i].key < ms[j].key })
-	var e Entry
 	hasID := false
 	for i, m := range ms {
 		fpath := path + "." + m.key
@@ -322,7 +322,7 @@ func parseEntry(path string, id int, raw json.RawMessage, typ string, fields []s
 		if i > 0 && ms[i-1].key == m.key {
 			return Entry{}, refuse(fpath, "field %s of option %d is given more than once", m.key, id)
 		}
-		if err := setField(&e, fpath, id, m.key, m.value); err != nil {
+		if err := checkField(fpath, id, m.key, m.value); err != nil {
 			return Entry{}, err
 		}
 		if m.key == "id" {
@@ -332,86 +332,43 @@ func parseEntry(path string, id int, raw json.RawMessage, typ string, fields []s
 	if !hasID {
 		return Entry{}, refuse(path+".id", "option %d must have an integer id, the id of one of its variations", id)
 	}
+	// Every field is known, given once and of its kind: encoding/json
+	// reads them as they are.
+	var e Entry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return Entry{}, &Error{Path: path, Message: fmt.Sprintf("option %d must be valid JSON", id), err: err}
+	}
 	return e, nil
 }
 
-// setField checks the value of field name and stores it in e.
-func setField(e *Entry, path string, id int, name string, raw json.RawMessage) error {
+// checkField checks that the value of field name is of its kind: an
+// integer written as one (a positive one for id), or an array of strings
+// only.
+func checkField(path string, id int, name string, raw json.RawMessage) error {
 	want, got := fieldKinds[name], jsonKind(raw)
-	wrong := func() error {
-		return refuse(path, "%s of option %d must be %s, got %s", name, id, want, got)
-	}
 	if got != want.json() {
-		return wrong()
+		return refuse(path, "%s of option %d must be %s, got %s", name, id, want, got)
 	}
 	switch want {
 	case kindInt:
 		n, err := parseInt(raw)
-		switch {
-		case err != nil:
+		if err != nil {
 			return refuse(path, "%s of option %d must be %s, got %s", name, id, want, err.Error())
-		case name != "id":
-			*e.field(name).(**int) = &n
-		case n <= 0:
+		}
+		if name == "id" && n <= 0 {
 			return refuse(path, "id of option %d must be a positive integer, got %d", id, n)
-		default:
-			e.ID = n
 		}
-	case kindBool:
-		b := bytes.HasPrefix(bytes.TrimLeft(raw, " \t\r\n"), []byte("true"))
-		*e.field(name).(**bool) = &b
-	case kindString:
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return wrong()
-		}
-		*e.field(name).(**string) = &s
 	case kindStrings:
 		var items []json.RawMessage
 		if err := json.Unmarshal(raw, &items); err != nil {
-			return wrong()
+			return refuse(path, "%s of option %d must be %s, got %s", name, id, want, got)
 		}
-		parts := make([]string, 0, len(items))
 		for i, it := range items {
 			if k := jsonKind(it); k != "a string" {
 				return refuse(fmt.Sprintf("%s[%d]", path, i),
 					"%s of option %d must be %s, got %s at index %d", name, id, want, k, i)
 			}
-			var s string
-			if err := json.Unmarshal(it, &s); err != nil {
-				return wrong()
-			}
-			parts = append(parts, s)
 		}
-		e.SelectedParts = parts
-	}
-	return nil
-}
-
-// field is where the optional field name of fieldKinds goes in e: a
-// **int, **bool or **string, as its kind says.
-func (e *Entry) field(name string) any {
-	switch name {
-	case "selected":
-		return &e.Selected
-	case "model_id":
-		return &e.ModelID
-	case "material_id":
-		return &e.MaterialID
-	case "material_category_id":
-		return &e.MaterialCategoryID
-	case "text_value":
-		return &e.TextValue
-	case "custom_color":
-		return &e.CustomColor
-	case "text_font_size":
-		return &e.TextFontSize
-	case "text_font_family":
-		return &e.TextFontFamily
-	case "text_color_category_id":
-		return &e.TextColorCategoryID
-	case "numerical_default":
-		return &e.NumericalDefault
 	}
 	return nil
 }
@@ -436,7 +393,6 @@ func parseInt(raw json.RawMessage) (int, error) {
 	return n, nil
 }
 
-// clip shortens s for a message.
 func clip(s string) string {
 	if len(s) > 24 {
 		return s[:21] + "..."
@@ -448,36 +404,17 @@ func clip(s string) string {
 // stored as equal text: the shape of the input ({"12":{"id":45,"material_id":3}}),
 // only supplied fields, keys of every object in byte order, no spaces.
 func (d Data) MarshalJSON() ([]byte, error) {
-	out := make(map[string]map[string]any, len(d))
-	for id, e := range d {
-		m := map[string]any{"id": e.ID}
-		putPtr(m, "selected", e.Selected)
-		putPtr(m, "model_id", e.ModelID)
-		putPtr(m, "material_id", e.MaterialID)
-		putPtr(m, "material_category_id", e.MaterialCategoryID)
-		putPtr(m, "text_value", e.TextValue)
-		putPtr(m, "custom_color", e.CustomColor)
-		putPtr(m, "text_font_size", e.TextFontSize)
-		putPtr(m, "text_font_family", e.TextFontFamily)
-		putPtr(m, "text_color_category_id", e.TextColorCategoryID)
-		putPtr(m, "numerical_default", e.NumericalDefault)
-		if e.SelectedParts != nil {
-			m["selected_parts"] = e.SelectedParts
-		}
-		out[strconv.Itoa(id)] = m
+	// encoding/json writes map keys in byte order, so "10" before "9", and
+	// empty Data, nil included, as {}.
+	m := map[int]Entry(d)
+	if m == nil {
+		m = map[int]Entry{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	if err := enc.Encode(out); err != nil {
+	b, err := json.Marshal(m)
+	if err != nil {
 		return nil, fmt.Errorf("marshal override data: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-func putPtr[T any](m map[string]any, key string, p *T) {
-	if p != nil {
-		m[key] = *p
-	}
+	return b, nil
 }
 
 // Digest returns the hex SHA-256 of the canonical form of d, so that equal
@@ -581,5 +518,4 @@ func cloneVariations(vs []Variation) []Variation {
 	return out
 }
 
-// compile-time check that Data is a json.Marshaler.
 var _ json.Marshaler = Data(nil)

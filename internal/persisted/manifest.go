@@ -30,15 +30,7 @@ func Hash(doc string) string {
 // ValidHash reports whether h has the form of a Hash: 64 lower-case hex
 // digits.
 func ValidHash(h string) bool {
-	if len(h) != sha256.Size*2 {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		if c := h[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return len(h) == sha256.Size*2 && strings.Trim(h, "0123456789abcdef") == ""
 }
 
 // Manifest is a set of trusted documents by their hash, read from a file

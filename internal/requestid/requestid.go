@@ -11,6 +11,8 @@ package requestid
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"math/rand/v2"
 	"net/http"
 )
@@ -63,16 +65,8 @@ func Valid(id string) bool {
 // not secret, and this costs a few nanoseconds where crypto/rand would
 // cost a system call on some kernels.
 func New() string {
-	const hex = "0123456789abcdef"
-	var b [32]byte
-	for half := 0; half < 2; half++ {
-		v := rand.Uint64()
-		for i := 0; i < 16; i++ {
-			b[half*16+i] = hex[v&0xf]
-			v >>= 4
-		}
-	}
-	return string(b[:])
+	b := binary.LittleEndian.AppendUint64(make([]byte, 0, 16), rand.Uint64())
+	return hex.EncodeToString(binary.LittleEndian.AppendUint64(b, rand.Uint64()))
 }
 
 type key struct{}

@@ -62,7 +62,6 @@ func (f *Files) maxBytes() int64 {
 	return DefaultMaxBytes
 }
 
-// base returns BaseURL with exactly one trailing slash.
 func (f *Files) base() string {
 	return strings.TrimRight(f.BaseURL, "/") + "/"
 }

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -135,15 +136,10 @@ func (l Location) Open(ctx context.Context, env func(string) string) (Store, err
 		Bucket:          l.Bucket,
 		Prefix:          l.Prefix,
 		Endpoint:        l.Endpoint,
-		Region:          l.Region,
+		Region:          cmp.Or(l.Region, env("AWS_REGION"), env("AWS_DEFAULT_REGION")),
 		AccessKeyID:     env("AWS_ACCESS_KEY_ID"),
 		SecretAccessKey: env("AWS_SECRET_ACCESS_KEY"),
 		SessionToken:    env("AWS_SESSION_TOKEN"),
-	}
-	for _, name := range []string{"AWS_REGION", "AWS_DEFAULT_REGION"} {
-		if cfg.Region == "" {
-			cfg.Region = env(name)
-		}
 	}
 	if cfg.AccessKeyID == "" || cfg.SecretAccessKey == "" {
 		return nil, fmt.Errorf("%s: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", l)

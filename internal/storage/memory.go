@@ -28,12 +28,8 @@ func (m *Memory) Put(ctx context.Context, name string, data []byte) error {
 	if err := check(ctx, "store", name); err != nil {
 		return err
 	}
-	b := bytes.Clone(data)
-	if b == nil {
-		b = []byte{}
-	}
 	m.mu.Lock()
-	m.files[name] = b
+	m.files[name] = bytes.Clone(data)
 	m.mu.Unlock()
 	return nil
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,9 +60,7 @@ func NewS3(cfg S3Config) (*S3, error) {
 	if cfg.Bucket == "" {
 		return nil, errors.New("s3 store: no bucket given")
 	}
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
-	}
+	cfg.Region = cmp.Or(cfg.Region, "us-east-1")
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultS3Timeout
 	}
@@ -115,22 +114,16 @@ func (s *S3) Check(ctx context.Context) error {
 // Put stores data as one object, with the content type of the name's
 // extension so the bucket reads well in other tools.
 func (s *S3) Put(ctx context.Context, name string, data []byte) error {
-	if err := check(ctx, "store", name); err != nil {
+	return s.do(ctx, "store", name, func(ctx context.Context, key *string) error {
+		_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
+			Bucket:        aws.String(s.bucket),
+			Key:           key,
+			Body:          bytes.NewReader(data),
+			ContentLength: aws.Int64(int64(len(data))),
+			ContentType:   aws.String(contentType(name)),
+		})
 		return err
-	}
-	octx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	_, err := s.client.PutObject(octx, &s3.PutObjectInput{
-		Bucket:        aws.String(s.bucket),
-		Key:           aws.String(s.prefix + name),
-		Body:          bytes.NewReader(data),
-		ContentLength: aws.Int64(int64(len(data))),
-		ContentType:   aws.String(contentType(name)),
 	})
-	if err != nil {
-		return s.fail(ctx, "store", name, err)
-	}
-	return nil
 }
 
 // Open reads the whole object and returns it as a reader that also seeks,
@@ -139,19 +132,18 @@ func (s *S3) Put(ctx context.Context, name string, data []byte) error {
 // costs little; reading it whole keeps the call under the timeout and
 // frees the connection at once.
 func (s *S3) Open(ctx context.Context, name string) (io.ReadCloser, error) {
-	if err := check(ctx, "open", name); err != nil {
+	var data []byte
+	err := s.do(ctx, "open", name, func(ctx context.Context, key *string) error {
+		out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: key})
+		if err != nil {
+			return err
+		}
+		defer out.Body.Close()
+		data, err = io.ReadAll(out.Body)
+		return err
+	})
+	if err != nil {
 		return nil, err
-	}
-	octx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	out, err := s.client.GetObject(octx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(s.prefix + name)})
-	if err != nil {
-		return nil, s.fail(ctx, "open", name, err)
-	}
-	defer out.Body.Close()
-	data, err := io.ReadAll(out.Body)
-	if err != nil {
-		return nil, s.fail(ctx, "open", name, err)
 	}
 	return memoryFile{bytes.NewReader(data)}, nil
 }
@@ -159,14 +151,22 @@ func (s *S3) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 // Delete removes the object; S3 answers a missing key as a success, so a
 // clean-up can be retried.
 func (s *S3) Delete(ctx context.Context, name string) error {
-	if err := check(ctx, "delete", name); err != nil {
+	return s.do(ctx, "delete", name, func(ctx context.Context, key *string) error {
+		_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: key})
+		return err
+	})
+}
+
+// do makes call, operation op on the object of name, with its key and
+// under the timeout, and classifies its error (fail).
+func (s *S3) do(ctx context.Context, op, name string, call func(context.Context, *string) error) error {
+	if err := check(ctx, op, name); err != nil {
 		return err
 	}
-	key := aws.String(s.prefix + name)
 	octx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	if _, err := s.client.DeleteObject(octx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: key}); err != nil {
-		return s.fail(ctx, "delete", name, err)
+	if err := call(octx, aws.String(s.prefix+name)); err != nil {
+		return s.fail(ctx, op, name, err)
 	}
 	return nil
 }

@@ -1,11 +1,11 @@
 package testkit
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"go/build"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -185,11 +185,11 @@ func (s *S3) Object(t testing.TB, bucket, key string) []byte {
 		t.Fatalf("get %s/%s: %v", bucket, key, err)
 	}
 	defer out.Body.Close()
-	var b bytes.Buffer
-	if _, err := b.ReadFrom(out.Body); err != nil {
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
 		t.Fatalf("read %s/%s: %v", bucket, key, err)
 	}
-	return b.Bytes()
+	return b
 }
 
 // Log returns what the server printed, for failure messages.

@@ -65,34 +65,16 @@ func (s *storer) value(out *[]byte) error {
 	case c == '{':
 		return s.object(out)
 	case c == '[':
-		s.i++
+		start := len(*out)
 		*out = append(*out, '[')
-		s.space()
-		if s.i < len(s.in) && s.in[s.i] == ']' {
-			s.i++
-			*out = append(*out, ']')
-			return nil
-		}
-		for {
-			s.space()
-			if err := s.value(out); err != nil {
-				return err
-			}
-			s.space()
-			if s.i >= len(s.in) {
-				return errSyntax
-			}
-			s.i++
-			switch s.in[s.i-1] {
-			case ',':
+		err := s.items(']', func() error {
+			if len(*out) > start+1 {
 				*out = append(*out, ',')
-			case ']':
-				*out = append(*out, ']')
-				return nil
-			default:
-				return errSyntax
 			}
-		}
+			return s.value(out)
+		})
+		*out = append(*out, ']')
+		return err
 	case c == '"':
 		str, err := s.string()
 		if err != nil {
@@ -151,42 +133,55 @@ func (s *storer) object(out *[]byte) error {
 // members reads the members of the object at s.i, in their order.
 func (s *storer) members() ([]member, error) {
 	var members []member
-	s.i++
-	s.space()
-	if s.i < len(s.in) && s.in[s.i] == '}' {
-		s.i++
-		return nil, nil
-	}
-	for {
-		s.space()
+	err := s.items('}', func() error {
 		if s.i >= len(s.in) || s.in[s.i] != '"' {
-			return nil, errSyntax
+			return errSyntax
 		}
 		key, err := s.string()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.space()
 		if s.i >= len(s.in) || s.in[s.i] != ':' {
-			return nil, errSyntax
+			return errSyntax
 		}
 		s.i++
 		s.space()
 		var v []byte
 		if err := s.value(&v); err != nil {
-			return nil, err
+			return err
 		}
 		members = append(members, member{key, v})
+		return nil
+	})
+	return members, err
+}
+
+// items reads the comma-separated items of the array or object at s.i,
+// up to its closing byte, each with item.
+func (s *storer) items(closing byte, item func() error) error {
+	s.i++
+	s.space()
+	if s.i < len(s.in) && s.in[s.i] == closing {
+		s.i++
+		return nil
+	}
+	for {
+		s.space()
+		if err := item(); err != nil {
+			return err
+		}
 		s.space()
 		if s.i >= len(s.in) {
-			return nil, errSyntax
+			return errSyntax
 		}
 		s.i++
-		if s.in[s.i-1] == '}' {
-			return members, nil
-		}
-		if s.in[s.i-1] != ',' {
-			return nil, errSyntax
+		switch s.in[s.i-1] {
+		case ',':
+		case closing:
+			return nil
+		default:
+			return errSyntax
 		}
 	}
 }

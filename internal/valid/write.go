@@ -2,6 +2,7 @@ package valid
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"math"
@@ -172,10 +173,7 @@ func Nulls(in any, fields []string) error {
 	var errs apperr.List
 	fields = slices.Clone(fields)
 	slices.SortFunc(fields, func(a, b string) int {
-		if d := inputOrder(v.Type(), a) - inputOrder(v.Type(), b); d != 0 {
-			return d
-		}
-		return strings.Compare(a, b)
+		return cmp.Or(inputOrder(v.Type(), a)-inputOrder(v.Type(), b), strings.Compare(a, b))
 	})
 	for _, f := range fields {
 		want := "Clear" + pascal(strings.TrimSuffix(f, "_id"))

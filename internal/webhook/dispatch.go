@@ -105,20 +105,15 @@ func (q *Queue) dispatch(ctx context.Context, sel selection) (ids []int, more bo
 
 // undispatched reads the first dispatchBatch events not dispatched that
 // sel selects, locking them on PostgreSQL (skipping the rows another
-// replica has locked).
+// replica has locked), through an index scan of events_undispatched
+// (indexScanOnly).
 func undispatched(ctx context.Context, t *database.Tx, sel selection) ([]*ent.Event, error) {
-	lock := ""
 	if t.Dialect == dialect.Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
+		if _, err := t.SQL.ExecContext(ctx, indexScanOnly); err != nil {
+			return nil, fmt.Errorf("dispatch: %w", err)
+		}
 	}
-	where := ""
-	if len(sel.only) > 0 {
-		where = fmt.Sprintf(" AND %s IN (%s)", event.FieldID, idList(sel.only))
-	} else if len(sel.skip) > 0 {
-		where = fmt.Sprintf(" AND %s NOT IN (%s)", event.FieldID, idList(sel.skip))
-	}
-	rows, err := t.SQL.QueryContext(ctx, fmt.Sprintf(`SELECT %s, %s, %s FROM %s WHERE %s IS NULL%s ORDER BY %s LIMIT %d%s`,
-		event.FieldID, event.FieldOwnerID, event.FieldType, event.Table, event.FieldDispatchedAt, where, event.FieldID, dispatchBatch, lock))
+	rows, err := t.SQL.QueryContext(ctx, undispatchedSQL(t.Dialect, sel))
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: %w", err)
 	}
@@ -133,6 +128,35 @@ func undispatched(ctx context.Context, t *database.Tx, sel selection) ([]*ent.Ev
 	}
 	return evs, rows.Err()
 }
+
+// undispatchedSQL is the statement of undispatched on dialectName.
+func undispatchedSQL(dialectName string, sel selection) string {
+	lock := ""
+	if dialectName == dialect.Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	where := ""
+	if len(sel.only) > 0 {
+		where = fmt.Sprintf(" AND %s IN (%s)", event.FieldID, idList(sel.only))
+	} else if len(sel.skip) > 0 {
+		where = fmt.Sprintf(" AND %s NOT IN (%s)", event.FieldID, idList(sel.skip))
+	}
+	return fmt.Sprintf(`SELECT %s, %s, %s FROM %s WHERE %s IS NULL%s ORDER BY %s LIMIT %d%s`,
+		event.FieldID, event.FieldOwnerID, event.FieldType, event.Table, event.FieldDispatchedAt, where, event.FieldID, dispatchBatch, lock)
+}
+
+// indexScanOnly rules out, for the rest of the dispatch's transaction on
+// PostgreSQL, the plans that read events_undispatched without killing its
+// dead entries. Every dispatched event leaves one there (its row is
+// updated out of the index's predicate) until the table is vacuumed. An
+// index scan marks each entry it finds dead as such, once, and skips it
+// thereafter; a bitmap scan (which the planner takes while it thinks the
+// table small, and keeps: the statement is prepared once per connection
+// and has no parameters, so its first plan is reused) visits every dead
+// entry's row again at every dispatch, 40 times a second when idle, and
+// cost 27 ms a dispatch after 20,000 orders, growing with each
+// (bench/RESULTS.md, sustained).
+const indexScanOnly = `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`
 
 // deliveriesOf makes the deliveries of the first events of evs, one per
 // enabled endpoint of the event's owner that wants its type, as many
@@ -216,6 +240,9 @@ type dispatcher struct {
 	suspects [][]int
 	// failing are the events whose dispatch failed alone.
 	failing map[int]*failure
+	// dispatched counts the events dispatched since the events table was
+	// last vacuumed (vacuumEvents).
+	dispatched int
 }
 
 // step makes one dispatch: a group of suspects if there are any, else an
@@ -246,6 +273,7 @@ func (d *dispatcher) step(ctx context.Context) (more bool) {
 	}
 	ids, more, err := q.dispatch(ctx, sel)
 	if err == nil {
+		d.dispatched += len(ids)
 		for _, id := range append(ids, sel.only...) {
 			delete(d.failing, id)
 		}
@@ -301,7 +329,8 @@ func (d *dispatcher) failed(ctx context.Context, id int, err error) {
 
 // dispatchLoop dispatches until ctx is done: at once again after a full
 // batch, every dispatchEvery otherwise; every depthEvery it also counts
-// the pending deliveries (webhook_queue_depth).
+// the pending deliveries (webhook_queue_depth), and after every
+// vacuumAfter events it dispatched it vacuums the events table.
 func (q *Queue) dispatchLoop(ctx context.Context) {
 	var counted time.Time
 	d := &dispatcher{q: q, failing: map[int]*failure{}}
@@ -309,6 +338,10 @@ func (q *Queue) dispatchLoop(ctx context.Context) {
 		if time.Since(counted) >= depthEvery {
 			q.countDepth(ctx)
 			counted = time.Now()
+		}
+		if d.dispatched >= q.vacuumAfter {
+			q.vacuumEvents(ctx)
+			d.dispatched = 0
 		}
 		if d.step(ctx) {
 			continue
@@ -318,5 +351,29 @@ func (q *Queue) dispatchLoop(ctx context.Context) {
 			return
 		case <-time.After(dispatchEvery):
 		}
+	}
+}
+
+// DefaultVacuumAfter is Config.VacuumAfter's default: at a thousand
+// orders a second, a vacuum every 5 s.
+const DefaultVacuumAfter = 5000
+
+// vacuumEvents reclaims, on PostgreSQL, the entries dispatched events
+// left in events_undispatched and their rows' old versions, whether or
+// not the server runs autovacuum (it is off on many test servers, and
+// with it on a large table waits for a fifth of its rows to be dead).
+// Without it every dispatch walks the entries of every event dispatched
+// since the table was last vacuumed, a cost that grows with each order
+// (indexScanOnly). INDEX_CLEANUP ON: by default VACUUM leaves the indexes
+// alone when few pages have dead rows, which is always the case here. It
+// skips a table another replica is vacuuming and never truncates it
+// (truncation takes a lock that writers would queue behind). A failure
+// is logged; the next vacuum comes after as many events again.
+func (q *Queue) vacuumEvents(ctx context.Context) {
+	if q.dialect != dialect.Postgres {
+		return
+	}
+	if _, err := q.db.ExecContext(ctx, "VACUUM (SKIP_LOCKED, TRUNCATE false, INDEX_CLEANUP ON) "+event.Table); err != nil && ctx.Err() == nil {
+		q.log.Warn("could not vacuum the events table", "err", err)
 	}
 }

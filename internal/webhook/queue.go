@@ -73,6 +73,9 @@ type Config struct {
 	// HTTPClient sends the deliveries (nil: one that dials through Guard,
 	// follows no redirect and ignores proxy settings).
 	HTTPClient *http.Client
+	// VacuumAfter is how many events a replica dispatches between two
+	// vacuums of the events table on PostgreSQL (0: DefaultVacuumAfter).
+	VacuumAfter int
 }
 
 // Queue delivers webhooks through River, a job queue in the service's own
@@ -103,6 +106,8 @@ type Queue struct {
 	metrics  *queueMetrics
 	// stopDispatch ends the dispatch loop Start began.
 	stopDispatch func()
+	// vacuumAfter is Config.VacuumAfter.
+	vacuumAfter int
 	// depth is the number of pending deliveries at the last count
 	// (countDepth), which the metric reports without a query per scrape.
 	depth atomic.Int64
@@ -138,7 +143,8 @@ func (deliverArgs) Kind() string { return "webhook_delivery" }
 func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue, error) {
 	workers := cmp.Or(cfg.Workers, defaultWorkers)
 	q := &Queue{client: c, db: db, dialect: dialectName, schedule: cfg.Schedule, http: cfg.HTTPClient,
-		log: cmp.Or(cfg.Log, slog.Default()), stopping: make(chan struct{}), sending: make(chan struct{}, workers)}
+		vacuumAfter: cmp.Or(cfg.VacuumAfter, DefaultVacuumAfter),
+		log:         cmp.Or(cfg.Log, slog.Default()), stopping: make(chan struct{}), sending: make(chan struct{}, workers)}
 	if len(q.schedule) == 0 {
 		q.schedule = DefaultSchedule
 	}

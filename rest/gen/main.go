@@ -105,7 +105,7 @@ func appendField(k, x, typ string, isShape map[string]bool) string {
 	if elem, ok := strings.CutPrefix(typ, "[]"); ok && isShape[elem] {
 		return fmt.Sprintf("b, good = array[%s](%s).appendJSON(append(b, %s...))\n\tok = ok && good", elem, x, k)
 	}
-	if isShape[typ] {
+	if isShape[typ] || typ == "records" {
 		return fmt.Sprintf("b, good = %s.appendJSON(append(b, %s...))\n\tok = ok && good", x, k)
 	}
 	fail(fmt.Errorf("no appender for a field of type %s", typ))

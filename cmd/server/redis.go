@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/metrics"
+	"github.com/configurator/catalogue/internal/persisted"
 	"github.com/configurator/catalogue/internal/ratelimit"
 )
 
@@ -24,22 +26,11 @@ func newLimiter(cfg *config.Config, m *metrics.Metrics, log *slog.Logger) (lim r
 	if cfg.RedisURL == "" {
 		return ratelimit.NewMemory(int(cfg.RateLimit)), nil
 	}
-	opts, err := ratelimit.RedisOptions(cfg.RedisURL)
-	if err != nil {
-		// Validate has read the URL already.
-		panic(err)
-	}
-	r := ratelimit.NewRedis(opts, int(cfg.RateLimit), log)
+	r := ratelimit.NewRedis(redisOptions(cfg), int(cfg.RateLimit), log)
 	m.Registry().MustRegister(
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "ratelimit_redis_up",
-			Help: "1 while the rate limiter's Redis answers, 0 while requests pass unmetered because it does not.",
-		}, func() float64 {
-			if r.Stats().Up {
-				return 1
-			}
-			return 0
-		}),
+		upGauge("ratelimit_redis_up",
+			"1 while the rate limiter's Redis answers, 0 while requests pass unmetered because it does not.",
+			func() bool { return r.Stats().Up }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "ratelimit_unmetered_total",
 			Help: "Requests let through without charging their token because the rate limiter's Redis was unreachable.",
@@ -50,6 +41,40 @@ func newLimiter(cfg *config.Config, m *metrics.Metrics, log *slog.Logger) (lim r
 		}, func() float64 { return float64(r.Stats().Failures) }),
 	)
 	return r, r
+}
+
+// newAPQ returns the APQ cache shared by every replica in the Redis of
+// REDIS_URL, whatever the rate limits (the same Redis, its own
+// connections), or nil without it: then the endpoint keeps its own in
+// process. Its state goes to the metrics.
+func newAPQ(cfg *config.Config, m *metrics.Metrics, log *slog.Logger) *persisted.Redis {
+	if cfg.RedisURL == "" {
+		return nil
+	}
+	r := persisted.NewRedis(redisOptions(cfg), persisted.NewMemory(persisted.DefaultMemoryBytes), log)
+	m.Registry().MustRegister(upGauge("apq_redis_up",
+		"1 while the persisted queries' Redis answers, 0 while each replica keeps the documents registered with it to itself.", r.Up))
+	return r
+}
+
+// redisOptions are the connection options of REDIS_URL, which Validate
+// has read already.
+func redisOptions(cfg *config.Config) *redis.Options {
+	opts, err := ratelimit.RedisOptions(cfg.RedisURL)
+	if err != nil {
+		panic(err)
+	}
+	return opts
+}
+
+// upGauge is a gauge of 1 while up holds, 0 while it does not.
+func upGauge(name, help string, up func() bool) prometheus.GaugeFunc {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+		if up() {
+			return 1
+		}
+		return 0
+	})
 }
 
 // limiterName describes the rate limiter for the start's log line, without
