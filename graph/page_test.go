@@ -185,7 +185,8 @@ func TestOrderingAndFilters(t *testing.T) {
 		}
 		a2 := strconv.Itoa(w.a2.ID)
 		// The total of one configurator's orders comes from order_counts
-		// (query.OrderTotal); with a date filter too it is counted.
+		// (query.OrderTotal); with a date filter of whole UTC days too it is a sum of
+		// order_date_counts; other filters are counted.
 		for _, vars := range []map[string]any{
 			{"where": map[string]any{"configuratorID": a2}},
 			{"where": map[string]any{"configuratorID": a2}, "start": "2026-03-01"},
