@@ -514,6 +514,12 @@ func (c *wsConn) run(ctx context.Context, id string, op *wsOp, rc *graphql.Opera
 		}
 		c.write(wsMessage{ID: id, Type: "next", Payload: mustMarshal(resp)})
 	}
+	if auth.Ended(c.ctx) != nil {
+		// The token was revoked or expired: serve closes the connection
+		// with 4403, which is the answer; a complete sent first would
+		// tell the client the stream ended normally.
+		return
+	}
 	c.finish(id, op, wsMessage{Type: "complete"})
 }
 
