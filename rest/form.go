@@ -2,6 +2,8 @@ package rest
 
 import (
 	"net/http"
+
+	"github.com/configurator/catalogue/graph/model"
 )
 
 // listForms is GET /configurator-forms: every form, by id. The spec gives
@@ -15,17 +17,7 @@ func (h *handler) listForms(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusOK, presentAll(forms, presentForm))
 }
 
-// listFormFields is GET /configurator-form-fields: a bare array, paged.
-func (h *handler) listFormFields(w http.ResponseWriter, r *http.Request) {
-	args, err := formFieldsArgs(r)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	res, err := h.res.Query().FormFieldsPage(r.Context(), args)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writePage(w, r, presentAll(res.Data, presentFormField), res.Pagination, h.linksOf(r, "/configurator-form-fields", res.Pagination))
+// formFieldPage shapes GET /configurator-form-fields: a bare array, paged.
+func formFieldPage(p *model.FormFieldPage) (any, *model.Pagination) {
+	return presentAll(p.Data, presentFormField), p.Pagination
 }

@@ -90,28 +90,18 @@ func texturesArgs(r *http.Request) (model.TexturesPageArgs, error) {
 	return a, q.err()
 }
 
-// formFieldsArgs reads GET /configurator-form-fields: page, per_page,
-// order_by, order.
-func formFieldsArgs(r *http.Request) (model.FormFieldsPageArgs, error) {
-	q, err := readQuery(r, nil, "page", "per_page", "order_by", "order")
-	if err != nil {
-		return model.FormFieldsPageArgs{}, err
+// pageArgs reads a list that takes only page, per_page, order_by (one of
+// s) and order: GET /configurator-form-fields and /configurator-options.
+func pageArgs[W, F any](s sorts[F]) func(*http.Request) (model.PageArgs[W, F], error) {
+	return func(r *http.Request) (model.PageArgs[W, F], error) {
+		q, err := readQuery(r, nil, "page", "per_page", "order_by", "order")
+		if err != nil {
+			return model.PageArgs[W, F]{}, err
+		}
+		a := model.PageArgs[W, F]{}
+		a.Page, a.PerPage, a.OrderBy, a.Order = pageOf(q, s)
+		return a, q.err()
 	}
-	a := model.FormFieldsPageArgs{}
-	a.Page, a.PerPage, a.OrderBy, a.Order = pageOf(q, formFieldSorts)
-	return a, q.err()
-}
-
-// optionsArgs reads GET /configurator-options: page, per_page, order_by,
-// order.
-func optionsArgs(r *http.Request) (model.ConfiguratorOptionsPageArgs, error) {
-	q, err := readQuery(r, nil, "page", "per_page", "order_by", "order")
-	if err != nil {
-		return model.ConfiguratorOptionsPageArgs{}, err
-	}
-	a := model.ConfiguratorOptionsPageArgs{}
-	a.Page, a.PerPage, a.OrderBy, a.Order = pageOf(q, optionSorts)
-	return a, q.err()
 }
 
 // materialBody is the body of POST /materials and PUT /materials/{id}:

@@ -2,21 +2,13 @@ package rest
 
 import (
 	"net/http"
+
+	"github.com/configurator/catalogue/graph/model"
 )
 
-// listMaterials is GET /materials: a bare array, paged.
-func (h *handler) listMaterials(w http.ResponseWriter, r *http.Request) {
-	args, err := materialsArgs(r)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	res, err := h.res.Query().MaterialsPage(r.Context(), args)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writePage(w, r, presentEach(res.Data, presentMaterial), res.Pagination, h.linksOf(r, "/materials", res.Pagination))
+// materialPage shapes GET /materials: a bare array, paged.
+func materialPage(p *model.MaterialPage) (any, *model.Pagination) {
+	return presentEach(p.Data, presentMaterial), p.Pagination
 }
 
 // listMaterialCategories is GET /materials-categories/list: every

@@ -2,6 +2,8 @@ package rest
 
 import (
 	"net/http"
+
+	"github.com/configurator/catalogue/graph/model"
 )
 
 // listOptionTypes is GET /configurator-options/types/list.
@@ -14,20 +16,10 @@ func (h *handler) listOptionTypes(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusOK, presentOptionTypes(types))
 }
 
-// listOptions is GET /configurator-options: a bare array, paged, like the
-// other non-order lists; by default in position order.
-func (h *handler) listOptions(w http.ResponseWriter, r *http.Request) {
-	args, err := optionsArgs(r)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	res, err := h.res.Query().ConfiguratorOptionsPage(r.Context(), args)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writePage(w, r, presentEach(res.Data, presentOption), res.Pagination, h.linksOf(r, "/configurator-options", res.Pagination))
+// optionPage shapes GET /configurator-options: a bare array, paged, like
+// the other non-order lists; by default in position order.
+func optionPage(p *model.ConfiguratorOptionPage) (any, *model.Pagination) {
+	return presentEach(p.Data, presentOption), p.Pagination
 }
 
 // listVariations is GET /configurator-option-variations: the variations

@@ -17,7 +17,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/idempotency"
@@ -84,14 +86,14 @@ func (h *handler) routes(r chi.Router) {
 	r.With(token).Get("/orders/{id}", byID(h.res.Query().Order, presentOrder))
 	r.With(token, orderUpdate).Patch("/orders/{id}", h.updateOrder)
 
-	r.With(token).Get("/materials", h.listMaterials)
+	r.With(token).Get("/materials", paged(h, "/materials", materialsArgs, h.res.Query().MaterialsPage, materialPage))
 	r.With(token, catalogue).Post("/materials", h.createMaterial)
 	r.With(token).Get("/materials/{id}", byID(h.res.Query().Material, presentMaterial))
 	r.With(token, catalogue).Put("/materials/{id}", h.updateMaterial)
 	r.With(token, catalogue).Delete("/materials/{id}", byID(h.res.Mutation().DeleteMaterial, deleted("material")))
 	r.With(token).Get("/materials-categories/list", h.listMaterialCategories)
 
-	r.With(token).Get("/textures", h.listTextures)
+	r.With(token).Get("/textures", paged(h, "/textures", texturesArgs, h.res.Query().TexturesPage, texturePage))
 	r.With(token, catalogue).Post("/textures", h.createTexture)
 	r.With(token).Get("/textures/{id}", byID(h.res.Query().Texture, presentTexture))
 	r.With(token, catalogue).Put("/textures/{id}", h.updateTexture)
@@ -99,11 +101,11 @@ func (h *handler) routes(r chi.Router) {
 
 	r.With(token).Get("/configurator-forms", h.listForms)
 	r.With(token).Get("/configurator-forms/{id}", byID(h.res.Query().ConfiguratorForm, presentForm))
-	r.With(token).Get("/configurator-form-fields", h.listFormFields)
+	r.With(token).Get("/configurator-form-fields", paged(h, "/configurator-form-fields", pageArgs[ent.FormFieldWhereInput](formFieldSorts), h.res.Query().FormFieldsPage, formFieldPage))
 	r.With(token).Get("/configurator-form-fields/{id}", byID(h.res.Query().FormField, presentFormField))
 
 	r.With(token).Get("/configurator-options/types/list", h.listOptionTypes)
-	r.With(token).Get("/configurator-options", h.listOptions)
+	r.With(token).Get("/configurator-options", paged(h, "/configurator-options", pageArgs[ent.ConfiguratorOptionWhereInput](optionSorts), h.res.Query().ConfiguratorOptionsPage, optionPage))
 	r.With(token).Get("/configurator-option/{id}", byID(h.res.Query().ConfiguratorOption, presentOption))
 	r.With(token).Get("/configurator-option-variations", h.listVariations)
 	r.With(enveloped).Get("/configurator-option-sets", h.listOptionSets)
@@ -140,6 +142,26 @@ func byID[T, J any](load func(context.Context, int) (T, error), present func(T) 
 			return
 		}
 		writeJSON(w, r, http.StatusOK, present(v))
+	}
+}
+
+// paged is the handler of a bare-array page list at path: read takes its
+// parameters, load is the page resolver of the same meaning, and present
+// shapes the page's items and gives its pagination (headers and links).
+func paged[A, P any](h *handler, path string, read func(*http.Request) (A, error), load func(context.Context, A) (P, error), present func(P) (any, *model.Pagination)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		args, err := read(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		res, err := load(r.Context(), args)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		items, pg := present(res)
+		writePage(w, r, items, pg, h.linksOf(r, path, pg))
 	}
 }
 
