@@ -241,18 +241,15 @@ type result struct {
 
 func (r result) rate() float64 { return float64(r.orders) / r.secs }
 
-func (r result) lockShare() float64 {
-	if r.samples == 0 {
-		return 0
-	}
-	return 100 * float64(r.waiting) / float64(r.samples)
-}
+func (r result) lockShare() float64   { return r.share(r.waiting) }
+func (r result) writesShare() float64 { return r.share(r.writesWaiting) }
 
-func (r result) writesShare() float64 {
+// share is n in percent of the samples.
+func (r result) share(n int) float64 {
 	if r.samples == 0 {
 		return 0
 	}
-	return 100 * float64(r.writesWaiting) / float64(r.samples)
+	return 100 * float64(n) / float64(r.samples)
 }
 
 func (r result) kinds() string {

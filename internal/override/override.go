@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // Variation is the part of a parameter_list entry an override can change;
@@ -384,20 +386,13 @@ func parseInt(raw json.RawMessage) (int, error) {
 	}
 	s := num.String()
 	if strings.ContainsAny(s, ".eE") {
-		return 0, fmt.Errorf("a number with a fraction or exponent (%s); write whole numbers without them, such as 3", clip(s))
+		return 0, fmt.Errorf("a number with a fraction or exponent (%s); write whole numbers without them, such as 3", valid.Clip(s))
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("an integer out of range (%s)", clip(s))
+		return 0, fmt.Errorf("an integer out of range (%s)", valid.Clip(s))
 	}
 	return n, nil
-}
-
-func clip(s string) string {
-	if len(s) > 24 {
-		return s[:21] + "..."
-	}
-	return s
 }
 
 // MarshalJSON writes the canonical form of d, so that equal content is

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -46,13 +45,10 @@ const (
 // it ends; while it lasts, one call per ProbeEvery tries Redis and the
 // others do not wait for it.
 type Redis struct {
-	client     *redis.Client
-	local      *Memory
-	log        *slog.Logger
-	probeEvery time.Duration
-
-	down    atomic.Bool
-	retryAt atomic.Int64 // Unix ns: when the next call may try a Redis that is down
+	client *redis.Client
+	local  *Memory
+	log    *slog.Logger
+	outage ratelimit.Outage
 }
 
 var _ graphql.Cache[string] = (*Redis)(nil)
@@ -63,7 +59,7 @@ var _ graphql.Cache[string] = (*Redis)(nil)
 // at start is an outage like any other.
 func NewRedis(opts *redis.Options, local *Memory, log *slog.Logger) *Redis {
 	ratelimit.QuietRedisLog()
-	return &Redis{client: redis.NewClient(opts), local: local, log: log, probeEvery: ProbeEvery}
+	return &Redis{client: redis.NewClient(opts), local: local, log: log, outage: ratelimit.Outage{ProbeEvery: ProbeEvery}}
 }
 
 // Get returns the document of key, from the process or from Redis.
@@ -71,7 +67,7 @@ func (r *Redis) Get(ctx context.Context, key string) (string, bool) {
 	if doc, ok := r.local.Get(ctx, key); ok {
 		return doc, true
 	}
-	if r.skip() {
+	if r.outage.Skip() {
 		return "", false
 	}
 	ctx, cancel := redisContext(ctx)
@@ -105,7 +101,7 @@ func redisContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // Add keeps doc under key in the process and in Redis.
 func (r *Redis) Add(ctx context.Context, key, doc string) {
 	r.local.Add(ctx, key, doc)
-	if r.skip() {
+	if r.outage.Skip() {
 		return
 	}
 	ctx, cancel := redisContext(ctx)
@@ -121,30 +117,18 @@ func (r *Redis) Add(ctx context.Context, key, doc string) {
 func (r *Redis) Close() error { return r.client.Close() }
 
 // Up reports whether the cache takes Redis for reachable.
-func (r *Redis) Up() bool { return !r.down.Load() }
-
-// skip reports whether a call must not try Redis: while it is down, one
-// call per probeEvery tries it.
-func (r *Redis) skip() bool {
-	if !r.down.Load() {
-		return false
-	}
-	at, now := r.retryAt.Load(), time.Now().UnixNano()
-	return now < at || !r.retryAt.CompareAndSwap(at, now+int64(r.probeEvery))
-}
+func (r *Redis) Up() bool { return r.outage.Up() }
 
 // failed starts an outage, logged once, unless one is under way.
 func (r *Redis) failed(err error) {
-	if r.down.Swap(true) {
-		return
+	if r.outage.Fail() {
+		r.log.Warn("persisted queries: Redis is unreachable; documents are kept in this process until it answers again", "err", err)
 	}
-	r.retryAt.Store(time.Now().UnixNano() + int64(r.probeEvery))
-	r.log.Warn("persisted queries: Redis is unreachable; documents are kept in this process until it answers again", "err", err)
 }
 
 // succeeded ends an outage, if there was one.
 func (r *Redis) succeeded() {
-	if r.down.Load() && r.down.Swap(false) {
+	if r.outage.Recover() {
 		r.log.Info("persisted queries: Redis answers again; documents are shared")
 	}
 }

@@ -77,7 +77,7 @@ func TestRedisDown(t *testing.T) {
 	ctx := context.Background()
 	srv := testkit.StartRedis(t)
 	r, logs := newRedis(t, srv)
-	r.probeEvery = 0 // every call tries Redis: the test needs no clock
+	r.outage.ProbeEvery = 0 // every call tries Redis: the test needs no clock
 	srv.Kill()
 
 	r.Add(ctx, Hash(docA), docA)
@@ -113,7 +113,7 @@ func TestRedisProbe(t *testing.T) {
 	ctx := context.Background()
 	srv := testkit.StartRedis(t)
 	r, _ := newRedis(t, srv)
-	r.probeEvery = 1 << 62 // no second try within the test
+	r.outage.ProbeEvery = 1 << 62 // no second try within the test
 	srv.Kill()
 	r.Get(ctx, Hash(docA)) // fails: the outage starts
 	srv.Start()

@@ -36,12 +36,10 @@ type Redis struct {
 	rate    redis_rate.Limit
 	prefix  string
 	log     *slog.Logger
-	// probeEvery is how often a call tries Redis while it is down;
-	// logEvery how often the outage is logged again.
-	probeEvery, logEvery time.Duration
+	outage  Outage
+	// logEvery is how often the outage is logged again.
+	logEvery time.Duration
 
-	down      atomic.Bool
-	retryAt   atomic.Int64 // Unix ns: when the next call may try a Redis that is down
 	loggedAt  atomic.Int64 // Unix ns: when the outage was last logged
 	unmetered atomic.Uint64
 	failures  atomic.Uint64
@@ -112,21 +110,21 @@ func NewRedis(opts *redis.Options, limit int, log *slog.Logger) *Redis {
 	QuietRedisLog()
 	client := redis.NewClient(opts)
 	return &Redis{
-		client:     client,
-		limiter:    redis_rate.NewLimiter(client),
-		limit:      limit,
-		rate:       redis_rate.Limit{Rate: limit, Burst: limit, Period: Window},
-		prefix:     KeyPrefix,
-		log:        log,
-		probeEvery: ProbeEvery,
-		logEvery:   LogEvery,
+		client:   client,
+		limiter:  redis_rate.NewLimiter(client),
+		limit:    limit,
+		rate:     redis_rate.Limit{Rate: limit, Burst: limit, Period: Window},
+		prefix:   KeyPrefix,
+		log:      log,
+		outage:   Outage{ProbeEvery: ProbeEvery},
+		logEvery: LogEvery,
 	}
 }
 
 // Allow implements Limiter, unless Redis is down and it is not this
 // call's turn to try it.
 func (r *Redis) Allow(ctx context.Context, key string, n int) (Status, error) {
-	if r.skip() {
+	if r.outage.Skip() {
 		r.failed("allow", ErrUnavailable)
 		return Status{}, ErrUnavailable
 	}
@@ -179,17 +177,7 @@ type RedisStats struct {
 
 // Stats returns the limiter's counts, for the metrics.
 func (r *Redis) Stats() RedisStats {
-	return RedisStats{Up: !r.down.Load(), Unmetered: r.unmetered.Load(), Failures: r.failures.Load()}
-}
-
-// skip reports whether a call must fail without trying Redis: while it is
-// down, one call per probeEvery tries it.
-func (r *Redis) skip() bool {
-	if !r.down.Load() {
-		return false
-	}
-	at, now := r.retryAt.Load(), time.Now().UnixNano()
-	return now < at || !r.retryAt.CompareAndSwap(at, now+int64(r.probeEvery))
+	return RedisStats{Up: r.outage.Up(), Unmetered: r.unmetered.Load(), Failures: r.failures.Load()}
 }
 
 // failed counts a failed call and logs the outage when it starts, then at
@@ -200,8 +188,7 @@ func (r *Redis) failed(op string, err error) {
 		r.unmetered.Add(1)
 	}
 	now := time.Now().UnixNano()
-	if !r.down.Swap(true) {
-		r.retryAt.Store(now + int64(r.probeEvery))
+	if r.outage.Fail() {
 		r.loggedAt.Store(now)
 		r.log.Warn("rate limiter: Redis is unreachable; requests pass unmetered until it answers again", "err", err)
 		return
@@ -213,7 +200,7 @@ func (r *Redis) failed(op string, err error) {
 
 // succeeded ends an outage, if there was one.
 func (r *Redis) succeeded() {
-	if r.down.Load() && r.down.Swap(false) {
+	if r.outage.Recover() {
 		r.log.Info("rate limiter: Redis answers again; requests are metered", "unmetered", r.unmetered.Load())
 	}
 }
@@ -233,3 +220,38 @@ type debugLog struct{}
 func (debugLog) Printf(ctx context.Context, format string, v ...any) {
 	slog.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 }
+
+// Outage paces the calls of a user of Redis (the limiter,
+// internal/persisted) while Redis is down: one call per ProbeEvery tries
+// it, the others do not wait for it.
+type Outage struct {
+	ProbeEvery time.Duration
+
+	down    atomic.Bool
+	retryAt atomic.Int64 // Unix ns: when the next call may try a Redis that is down
+}
+
+// Skip reports whether a call must not try Redis: while it is down, one
+// call per ProbeEvery tries it.
+func (o *Outage) Skip() bool {
+	if !o.down.Load() {
+		return false
+	}
+	at, now := o.retryAt.Load(), time.Now().UnixNano()
+	return now < at || !o.retryAt.CompareAndSwap(at, now+int64(o.ProbeEvery))
+}
+
+// Fail records a failed call; it reports whether that starts an outage.
+func (o *Outage) Fail() bool {
+	if o.down.Swap(true) {
+		return false
+	}
+	o.retryAt.Store(time.Now().UnixNano() + int64(o.ProbeEvery))
+	return true
+}
+
+// Recover records a call that succeeded; it reports whether that ends an outage.
+func (o *Outage) Recover() bool { return o.down.Load() && o.down.Swap(false) }
+
+// Up reports whether Redis is taken for reachable.
+func (o *Outage) Up() bool { return !o.down.Load() }

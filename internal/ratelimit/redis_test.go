@@ -92,7 +92,7 @@ func TestRedisOutage(t *testing.T) {
 	ctx := context.Background()
 	srv := testkit.StartRedis(t)
 	r, logs := newRedis(t, srv, 60)
-	r.probeEvery, r.logEvery = time.Hour, time.Hour // the test moves them on itself
+	r.outage.ProbeEvery, r.logEvery = time.Hour, time.Hour // the test moves them on itself
 	if s, err := r.Allow(ctx, "a", 50); err != nil || !s.Allowed {
 		t.Fatalf("take 50: %+v, %v", s, err)
 	}
@@ -132,7 +132,7 @@ func TestRedisOutage(t *testing.T) {
 	if _, err := r.Allow(ctx, "a", 1); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("take before the next probe: %v; want ErrUnavailable", err)
 	}
-	r.retryAt.Store(0)
+	r.outage.retryAt.Store(0)
 	s, err := r.Allow(ctx, "a", 1)
 	if err != nil || !s.Allowed || s.Remaining != 59 {
 		t.Fatalf("take once Redis is back: %+v, %v; want metered, 59 left", s, err)

@@ -30,22 +30,15 @@ type Redis struct {
 	out *bytes.Buffer
 }
 
-// RedisBinary returns the path of redis-server, skipping the test when it is
-// missing, or failing it under CI=true.
-func RedisBinary(t testing.TB) string {
-	t.Helper()
-	if p, err := exec.LookPath("redis-server"); err == nil {
-		return p
-	}
-	Missing(t, "redis-server", RedisInstall)
-	return ""
-}
-
 // StartRedis starts a server on a free port; it is killed when the test ends.
+// Without redis-server the test is skipped, or fails under CI=true.
 func StartRedis(t testing.TB) *Redis {
 	t.Helper()
-	s := &Redis{t: t, bin: RedisBinary(t), dir: t.TempDir()}
-	s.Addr = FreeAddr(t)
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		Missing(t, "redis-server", RedisInstall)
+	}
+	s := &Redis{t: t, bin: bin, dir: t.TempDir(), Addr: FreeAddr(t)}
 	s.Start()
 	t.Cleanup(s.Kill)
 	return s
