@@ -43,11 +43,12 @@ func main() {
 	// each meets the growth as often as the other, and the totals compare.
 	var orders [2]int
 	for r := 1; r <= *rounds; r++ {
-		setups := []bool{false, true}
+		setups := []int{0, 1} // orders' index: 1 with one active endpoint
 		if r%2 == 0 {
-			setups = []bool{true, false}
+			setups = []int{1, 0}
 		}
-		for _, active := range setups {
+		for _, s := range setups {
+			active := s == 1
 			if active {
 				var out struct {
 					CreateWebhookEndpoint struct{ Endpoint struct{ ID string } }
@@ -58,23 +59,16 @@ func main() {
 			}
 			rcv.reset()
 			n, answered := load(client, *base, *open, *dur, *conns)
-			setup := "no endpoint"
-			lag := ""
+			setup, lag := "no endpoint", "– | – | –"
 			if active {
 				setup = "one active endpoint"
 				rcv.wait(answered, 30*time.Second)
 				p50, p99, got := rcv.lags(answered)
 				lag = fmt.Sprintf("%d of %d | %.1f | %.1f", got, n, p50, p99)
 				post(client, *base, *dash, `mutation($id: ID!) { deleteWebhookEndpoint(id: $id) }`, map[string]any{"id": endpointID}, nil)
-			} else {
-				lag = "– | – | –"
 			}
 			fmt.Printf("| %d | %s | %.0f | %s |\n", r, setup, float64(n)/dur.Seconds(), lag)
-			if active {
-				orders[1] += n
-			} else {
-				orders[0] += n
-			}
+			orders[s] += n
 		}
 	}
 	fmt.Printf("\nover %d rounds: %.0f orders/s with no endpoint, %.0f with one active endpoint (%.1f%% fewer)\n",

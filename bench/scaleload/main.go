@@ -153,12 +153,10 @@ func (l *load) sustain(d time.Duration, conns int) {
 	go func() {
 		tick := time.NewTicker(10 * time.Second)
 		defer tick.Stop()
-		s, db := l.cpu()
-		at := [][2]int64{{s, db}}
+		at := [][2]int64{l.cpu()}
 		for range int(d / (10 * time.Second)) {
 			<-tick.C
-			s, db := l.cpu()
-			at = append(at, [2]int64{s, db})
+			at = append(at, l.cpu())
 		}
 		cpus <- at
 	}()
@@ -187,8 +185,9 @@ func (l *load) sustain(d time.Duration, conns int) {
 }
 
 // cpu is the CPU time, in clock ticks, of the server process and of the
-// backends of the product's database (but the sampler's own).
-func (l *load) cpu() (server, db int64) {
+// backends of the product's database (but the sampler's own), in that order.
+func (l *load) cpu() [2]int64 {
+	var db int64
 	rows, err := l.db.Query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
 	if err != nil {
 		log.Fatal(err)
@@ -199,7 +198,7 @@ func (l *load) cpu() (server, db int64) {
 		rows.Scan(&pid)
 		db += ticks(pid)
 	}
-	return ticks(l.serverPID), db
+	return [2]int64{ticks(l.serverPID), db}
 }
 
 // ticks is the CPU time (user and system) of process pid in clock ticks,
