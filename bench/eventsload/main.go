@@ -86,9 +86,7 @@ func load(client *http.Client, base, token string, d time.Duration, conns int) (
 	defer cancel()
 	var wg sync.WaitGroup
 	for range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for ctx.Err() == nil {
 				var out struct{ CreateOrder struct{ ID string } }
 				if err := post(client, base, token, createOrder, nil, &out); err != nil {
@@ -103,7 +101,7 @@ func load(client *http.Client, base, token string, d time.Duration, conns int) (
 				answered[out.CreateOrder.ID] = at
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return int(n.Load()), answered

@@ -292,9 +292,7 @@ func (l *load) create(d time.Duration, conns, confs int) result {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			vars := map[string]any{"c": fmt.Sprint(1 + i%confs)}
 			for ctx.Err() == nil {
 				if err := l.post(createOrder, vars); err != nil {
@@ -309,7 +307,7 @@ func (l *load) create(d time.Duration, conns, confs int) result {
 				n.Add(1)
 				windows[int(time.Since(start)/(10*time.Second))].Add(1)
 			}
-		}()
+		})
 	}
 	res := result{byKind: map[string]int{}}
 	tick := time.NewTicker(50 * time.Millisecond)

@@ -125,13 +125,8 @@ func NewProvider(ctx context.Context, cfg ProviderConfig, log *slog.Logger) (*Pr
 	if cfg.Audience == "" {
 		return nil, errors.New("OIDC_AUDIENCE is required with OIDC_ISSUER")
 	}
-	client := cfg.Client
-	if client == nil {
-		client = &http.Client{Timeout: 10 * time.Second}
-	}
-	if log == nil {
-		log = slog.Default()
-	}
+	client := cmp.Or(cfg.Client, &http.Client{Timeout: 10 * time.Second})
+	log = cmp.Or(log, slog.Default())
 	jwksURL, err := discover(ctx, client, cfg.Issuer)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -87,9 +88,7 @@ func (t *Tokens) Run(ctx context.Context, log *slog.Logger) error {
 	if !t.running.CompareAndSwap(false, true) {
 		return errors.New("token service already running")
 	}
-	if log == nil {
-		log = slog.Default()
-	}
+	log = cmp.Or(log, slog.Default())
 	var wg sync.WaitGroup
 	wg.Go(func() { t.recheckLoop(ctx, t.Listening, log) })
 	tick := time.NewTicker(t.flushEvery)

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"net"
@@ -316,12 +317,8 @@ func (c *Config) fillDefaults() {
 	case c.StorageURL == "":
 		c.StorageURL = DefaultStorageURL
 	}
-	if c.MaxUploadBytes == 0 {
-		c.MaxUploadBytes = DefaultMaxUploadBytes
-	}
-	if c.WebhookMaxEndpoints == 0 {
-		c.WebhookMaxEndpoints = webhook.DefaultMaxEndpoints
-	}
+	c.MaxUploadBytes = cmp.Or(c.MaxUploadBytes, DefaultMaxUploadBytes)
+	c.WebhookMaxEndpoints = cmp.Or(c.WebhookMaxEndpoints, webhook.DefaultMaxEndpoints)
 }
 
 // loadTrusted reads and checks the manifest of PersistedDocuments into

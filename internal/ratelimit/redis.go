@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -84,13 +85,9 @@ func RedisOptions(rawURL string) (*redis.Options, error) {
 	}
 	q := u.Query()
 	for _, d := range []*time.Duration{&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout} {
-		if *d == 0 {
-			*d = 500 * time.Millisecond
-		}
+		*d = cmp.Or(*d, 500*time.Millisecond)
 	}
-	if o.PoolTimeout == 0 {
-		o.PoolTimeout = time.Second
-	}
+	o.PoolTimeout = cmp.Or(o.PoolTimeout, time.Second)
 	if !q.Has("max_retries") {
 		o.MaxRetries = -1
 	}

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net"
@@ -31,10 +32,7 @@ const browserTimeout = 60 * time.Second
 // by their HTML; without one the test is skipped (Missing), and fails in CI.
 func Chromium(t testing.TB) string {
 	t.Helper()
-	p := os.Getenv("CHROMIUM_PATH")
-	if p == "" {
-		p = ChromiumPath
-	}
+	p := cmp.Or(os.Getenv("CHROMIUM_PATH"), ChromiumPath)
 	if _, err := exec.LookPath(p); err != nil {
 		Missing(t, "chromium", "apt-get install chromium")
 	}

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -186,7 +187,7 @@ func (g *Guard) CheckURL(ctx context.Context, field, raw string) error {
 	}
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	addrs, err := g.resolver().LookupNetIP(lctx, "ip", host)
+	addrs, err := cmp.Or(g.Resolver, net.DefaultResolver).LookupNetIP(lctx, "ip", host)
 	if err != nil || len(addrs) == 0 {
 		return apperr.Field(field, "{} names a host that does not resolve (%s)", host)
 	}
@@ -196,13 +197,6 @@ func (g *Guard) CheckURL(ctx context.Context, field, raw string) error {
 		}
 	}
 	return nil
-}
-
-func (g *Guard) resolver() *net.Resolver {
-	if g.Resolver != nil {
-		return g.Resolver
-	}
-	return net.DefaultResolver
 }
 
 // Dialer returns the dialer of deliveries: it refuses, after resolution,
