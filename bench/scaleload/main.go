@@ -13,6 +13,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -257,10 +258,7 @@ func (r result) kinds() string {
 		ks = append(ks, fmt.Sprintf("%s %d", k, n))
 	}
 	sort.Strings(ks)
-	if len(ks) == 0 {
-		return "none"
-	}
-	return strings.Join(ks, ", ")
+	return cmp.Or(strings.Join(ks, ", "), "none")
 }
 
 func (r result) locks() string {

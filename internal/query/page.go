@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/configurator/catalogue/ent"
@@ -159,9 +160,9 @@ func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx
 		q.Modify(func(s *sql.Selector) { s.AppendSelectExprAs(count.of(s), totalColumn) })
 	}
 	if pp != valid.AllPages {
-		q = q.Offset((p - 1) * pp).Limit(pp)
+		q = q.Limit(pp)
 		if p > 1 {
-			q.Modify(deferredJoin)
+			q.Modify(deferredJoin((p - 1) * pp))
 		}
 	}
 	items, err := q.All(ctx)
@@ -222,9 +223,9 @@ func fromEnd[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](
 	for _, t := range s.Terms() {
 		q = q.Order(O(t))
 	}
-	q = q.Offset(end).Limit(n)
+	q = q.Limit(n)
 	if end > 0 {
-		q.Modify(deferredJoin)
+		q.Modify(deferredJoin(end))
 	}
 	items, err := q.All(ctx)
 	if err != nil {
@@ -309,11 +310,11 @@ func intOf(v ent.Value) (int, error) {
 	return 0, fmt.Errorf("integer column of type %T", v)
 }
 
-// deferredJoin rewrites a page after the first, SELECT columns FROM t
-// WHERE filters ORDER BY sort LIMIT n OFFSET k, into
+// deferredJoin rewrites a page that skips rows, SELECT columns FROM t
+// WHERE filters ORDER BY sort LIMIT n, into
 //
 //	SELECT columns FROM t WHERE filters AND id IN (
-//	  SELECT id FROM t WHERE filters ORDER BY sort LIMIT n OFFSET k)
+//	  SELECT id FROM t WHERE filters ORDER BY sort LIMIT n OFFSET $skip)
 //	ORDER BY sort LIMIT n
 //
 // The rows a page skips are then read from the sort index alone (an
@@ -321,12 +322,30 @@ func intOf(v ent.Value) (int, error) {
 // are read from the table; skipping k rows of the table itself cost a
 // heap fetch each, about 4 ms for page 50 of an owner's orders. It runs
 // last (an ent modifier), when the selector holds every filter,
-// tenancy's included, and its page bounds; the outer query keeps the
-// filters too.
-func deferredJoin(s *sql.Selector) {
-	ids := s.Clone()
-	ids.Select(ids.C("id"))
-	s.Where(sql.In(s.C("id"), ids)).Offset(0)
+// tenancy's included, and its limit; the outer query keeps the filters
+// too. The offset is a parameter (ent writes literals): every page of a
+// list is then one prepared statement, planned once per connection.
+func deferredJoin(skip int) func(*sql.Selector) {
+	return func(s *sql.Selector) {
+		ids := s.Clone()
+		ids.Select(ids.C("id"))
+		s.Where(sql.In(s.C("id"), offset{ids, skip}))
+	}
+}
+
+// offset is a selector followed by OFFSET skip as a parameter.
+type offset struct {
+	*sql.Selector
+	skip int
+}
+
+func (o offset) Query() (string, []any) {
+	q, args := o.Selector.Query()
+	p := "?"
+	if o.Dialect() == dialect.Postgres {
+		p = "$" + strconv.Itoa(o.Total()+1)
+	}
+	return q + " OFFSET " + p, append(args, o.skip)
 }
 
 // One returns the single result of q, or NotFound naming what was sought.
