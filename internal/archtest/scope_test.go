@@ -131,6 +131,44 @@ func scopeDecisions(t *testing.T, root string, pkgs []*packages.Package) []scope
 		t.Fatalf("viewer.Viewer.Kind, viewer.KindDashboard or viewer.KindOpenAPI not found")
 	}
 	var out []scopeDecision
+	inspectHandWritten(t, root, pkgs, func(p *packages.Package, file string, n ast.Node) {
+		decide := func(n ast.Node, compared ...ast.Expr) {
+			if !slices.ContainsFunc(compared, func(e ast.Expr) bool { return refers(p.TypesInfo, e, kind) }) {
+				return
+			}
+			rule := "scope"
+			for _, e := range compared {
+				for obj, r := range consts {
+					if refers(p.TypesInfo, e, obj) {
+						rule = r
+					}
+				}
+			}
+			out = append(out, scopeDecision{at: file + ":" + strconv.Itoa(p.Fset.Position(n.Pos()).Line), rule: rule})
+		}
+		switch n := n.(type) {
+		case *ast.BinaryExpr:
+			if n.Op == token.EQL || n.Op == token.NEQ {
+				decide(n, n.X, n.Y)
+			}
+		case *ast.SwitchStmt:
+			if n.Tag != nil {
+				cases := []ast.Expr{n.Tag}
+				for _, s := range n.Body.List {
+					cases = append(cases, s.(*ast.CaseClause).List...)
+				}
+				decide(n, cases...)
+			}
+		}
+	})
+	return out
+}
+
+// inspectHandWritten calls visit for every node of the hand-written
+// (not generated) files of pkgs, with the file's slash-separated path
+// from root, so that each rule test only says what it looks for.
+func inspectHandWritten(t *testing.T, root string, pkgs []*packages.Package, visit func(p *packages.Package, file string, n ast.Node)) {
+	t.Helper()
 	for _, p := range pkgs {
 		for _, f := range p.Syntax {
 			if ast.IsGenerated(f) {
@@ -141,40 +179,12 @@ func scopeDecisions(t *testing.T, root string, pkgs []*packages.Package) []scope
 				t.Fatal(err)
 			}
 			file = filepath.ToSlash(file)
-			decide := func(n ast.Node, compared ...ast.Expr) {
-				if !slices.ContainsFunc(compared, func(e ast.Expr) bool { return refers(p.TypesInfo, e, kind) }) {
-					return
-				}
-				rule := "scope"
-				for _, e := range compared {
-					for obj, r := range consts {
-						if refers(p.TypesInfo, e, obj) {
-							rule = r
-						}
-					}
-				}
-				out = append(out, scopeDecision{at: file + ":" + strconv.Itoa(p.Fset.Position(n.Pos()).Line), rule: rule})
-			}
 			ast.Inspect(f, func(n ast.Node) bool {
-				switch n := n.(type) {
-				case *ast.BinaryExpr:
-					if n.Op == token.EQL || n.Op == token.NEQ {
-						decide(n, n.X, n.Y)
-					}
-				case *ast.SwitchStmt:
-					if n.Tag != nil {
-						cases := []ast.Expr{n.Tag}
-						for _, s := range n.Body.List {
-							cases = append(cases, s.(*ast.CaseClause).List...)
-						}
-						decide(n, cases...)
-					}
-				}
+				visit(p, file, n)
 				return true
 			})
 		}
 	}
-	return out
 }
 
 // refers reports whether e mentions obj (a use of it, or the selection

@@ -3,7 +3,6 @@ package archtest
 import (
 	"go/ast"
 	"go/types"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,25 +45,13 @@ func ownerReads(t *testing.T, root string, pkgs []*packages.Package) []string {
 	t.Helper()
 	field := viewerField(t, pkgs, "OwnerID")
 	var out []string
-	for _, p := range pkgs {
-		for _, f := range p.Syntax {
-			if ast.IsGenerated(f) {
-				continue
+	inspectHandWritten(t, root, pkgs, func(p *packages.Package, file string, n ast.Node) {
+		if s, ok := n.(*ast.SelectorExpr); ok {
+			if sel := p.TypesInfo.Selections[s]; sel != nil && sel.Obj() == field {
+				out = append(out, file+":"+strconv.Itoa(p.Fset.Position(s.Sel.Pos()).Line))
 			}
-			file, err := filepath.Rel(root, p.Fset.Position(f.Pos()).Filename)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				if s, ok := n.(*ast.SelectorExpr); ok {
-					if sel := p.TypesInfo.Selections[s]; sel != nil && sel.Obj() == field {
-						out = append(out, filepath.ToSlash(file)+":"+strconv.Itoa(p.Fset.Position(s.Sel.Pos()).Line))
-					}
-				}
-				return true
-			})
 		}
-	}
+	})
 	return out
 }
 
