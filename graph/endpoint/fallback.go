@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/configurator/catalogue/internal/apperr"
 )
 
@@ -16,7 +18,7 @@ func checkUpgrade(r *http.Request) error {
 	switch {
 	case r.Method != http.MethodGet:
 		return apperr.E(apperr.Invalid, "a WebSocket upgrade must be a GET, not %s", clip(r.Method))
-	case !headerHasToken(r.Header, "Connection", "upgrade"):
+	case !httpguts.HeaderValuesContainsToken(r.Header.Values("Connection"), "upgrade"):
 		return apperr.E(apperr.Invalid, "a WebSocket upgrade needs the header Connection: Upgrade")
 	case r.Header.Get("Sec-WebSocket-Version") != "13":
 		return apperr.E(apperr.Invalid, "a WebSocket upgrade needs the header Sec-WebSocket-Version: 13")
@@ -29,19 +31,6 @@ func checkUpgrade(r *http.Request) error {
 		return apperr.E(apperr.Invalid, "the Sec-WebSocket-Key of a WebSocket upgrade must be 16 bytes in base64")
 	}
 	return nil
-}
-
-// headerHasToken reports whether one of the comma-separated values of
-// header name is token, in any case.
-func headerHasToken(h http.Header, name, token string) bool {
-	for _, v := range h.Values(name) {
-		for t := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // upgradeWriter holds back what the WebSocket library writes when it

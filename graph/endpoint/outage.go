@@ -1,11 +1,9 @@
 package endpoint
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"sync/atomic"
 
@@ -78,14 +76,10 @@ func (w *outageWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// Unwrap lets http.ResponseController reach the underlying writer.
+// Unwrap lets http.ResponseController, and the WebSocket library's
+// Hijack, reach the underlying writer.
 func (w *outageWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Flush sends what is buffered, for streamed answers (subscriptions over
 // Server-Sent Events), which look for http.Flusher on the writer itself.
 func (w *outageWriter) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
-
-// Hijack hands the connection over, for WebSocket upgrades.
-func (w *outageWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(w.ResponseWriter).Hijack()
-}

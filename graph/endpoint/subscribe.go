@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
@@ -95,14 +97,12 @@ type streams struct {
 }
 
 func newStreams(tokens *auth.Tokens, l StreamLimits) *streams {
-	s := &streams{tokens: tokens, perConnection: l.PerConnection, perCaller: l.PerCaller, open: map[string]int{}}
-	if s.perConnection <= 0 {
-		s.perConnection = DefaultSubscriptionsPerConnection
+	return &streams{
+		tokens:        tokens,
+		perConnection: cmp.Or(l.PerConnection, DefaultSubscriptionsPerConnection),
+		perCaller:     cmp.Or(l.PerCaller, DefaultStreamsPerToken),
+		open:          map[string]int{},
 	}
-	if s.perCaller <= 0 {
-		s.perCaller = DefaultStreamsPerToken
-	}
-	return s
 }
 
 // callerKey is the identity the per-caller cap counts by: the token
@@ -199,7 +199,7 @@ type websocketTransport struct {
 // Supports takes a request to upgrade to WebSocket; another upgrade
 // (h2c, ...) falls through to the exchange, which refuses it.
 func (websocketTransport) Supports(r *http.Request) bool {
-	return headerHasToken(r.Header, "Upgrade", "websocket")
+	return httpguts.HeaderValuesContainsToken(r.Header.Values("Upgrade"), "websocket")
 }
 
 // Do upgrades the request and serves the connection until it ends. A
