@@ -2,12 +2,9 @@ package endpoint
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"net/http"
 	"sync/atomic"
 
-	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/problem"
 )
@@ -23,7 +20,7 @@ type outageKey struct{}
 func Outage(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen := new(atomic.Bool)
-		ow := &outageWriter{ResponseWriter: w, seen: seen, ctx: r.Context()}
+		ow := &outageWriter{ResponseWriter: w, seen: seen}
 		next.ServeHTTP(ow, r.WithContext(context.WithValue(r.Context(), outageKey{}, seen)))
 	})
 }
@@ -41,7 +38,6 @@ func noteOutage(ctx context.Context) {
 type outageWriter struct {
 	http.ResponseWriter
 	seen    *atomic.Bool
-	ctx     context.Context
 	written bool
 }
 
@@ -54,22 +50,7 @@ func (w *outageWriter) WriteHeader(status int) {
 	w.ResponseWriter.WriteHeader(status)
 }
 
-// Write sends the body. gqlgen answers a request whose context ended
-// before the operation ran (its deadline passed while the body was read)
-// with a bare null; that becomes the UNAVAILABLE error it is.
 func (w *outageWriter) Write(b []byte) (int, error) {
-	if !w.written && string(b) == "null" && errors.Is(w.ctx.Err(), context.DeadlineExceeded) {
-		w.seen.Store(true)
-		ae := problem.Classify(w.ctx.Err())
-		body, _ := json.Marshal(map[string]any{"data": nil, "errors": []map[string]any{
-			{"message": ae.Render(graph.FieldName), "extensions": errorExtensions(w.ctx, ae.Kind)},
-		}})
-		w.WriteHeader(http.StatusOK)
-		if _, err := w.ResponseWriter.Write(body); err != nil {
-			return 0, err
-		}
-		return len(b), nil
-	}
 	if !w.written {
 		w.WriteHeader(http.StatusOK)
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/requestid"
 )
 
@@ -20,14 +19,4 @@ func tagRequest(ctx context.Context, e *gqlerror.Error) {
 	if id := requestid.FromContext(ctx); id != "" {
 		setExt(e, RequestIDExtension, id)
 	}
-}
-
-// errorExtensions are the extensions of an error written outside gqlgen:
-// its code and the request's id.
-func errorExtensions(ctx context.Context, code apperr.Kind) map[string]any {
-	ext := map[string]any{"code": code}
-	if id := requestid.FromContext(ctx); id != "" {
-		ext[RequestIDExtension] = id
-	}
-	return ext
 }

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -212,12 +213,20 @@ func writeErrors(w http.ResponseWriter, r *http.Request, err error) {
 // no-store: it says nothing a client should keep.
 func writeResponse(w http.ResponseWriter, r *http.Request, media string, resp *graphql.Response) {
 	if resp == nil {
-		// gqlgen's answer to a request whose context ended before it ran:
-		// a bare null, with no length declared, which Outage replaces by
-		// the UNAVAILABLE error it is.
-		w.Header().Set("Content-Type", media)
-		w.Write([]byte("null"))
-		return
+		// gqlgen's answer to a request whose context ended before it ran
+		// (its deadline passed while the body was read): the UNAVAILABLE
+		// error it is, which Outage makes a 503. A client that left gets
+		// gqlgen's bare null.
+		err := r.Context().Err()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			w.Header().Set("Content-Type", media)
+			w.Write([]byte("null"))
+			return
+		}
+		noteOutage(r.Context())
+		gerr := asGraphQLError(err)
+		tagRequest(r.Context(), gerr)
+		resp = &graphql.Response{Errors: gqlerror.List{gerr}}
 	}
 	if resp.Label != "" || resp.Path != nil || resp.HasNext != nil {
 		writeJSON(w, http.StatusOK, media, resp)
