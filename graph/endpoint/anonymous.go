@@ -51,45 +51,18 @@ func (a anonymousRule) allows(query, operation string) bool {
 	if op == nil && operation == "" && len(doc.Operations) == 1 {
 		op = doc.Operations[0]
 	}
-	if op == nil || op.Operation != ast.Query {
+	if op == nil || op.Operation != ast.Query || len(op.SelectionSet) == 0 {
 		return false
 	}
-	return a.rootAllowed(doc, op.SelectionSet, map[string]bool{})
-}
-
-func (a anonymousRule) rootAllowed(doc *ast.QueryDocument, set ast.SelectionSet, seen map[string]bool) bool {
-	if len(set) == 0 {
-		return false
-	}
-	for _, sel := range set {
-		switch sel := sel.(type) {
-		case *ast.Field:
-			switch sel.Name {
-			case "__typename", "sharedConfigurator":
-			case "__schema", "__type":
-				if !a.publicIntrospection {
-					return false
-				}
-			default:
-				return false
-			}
-		case *ast.InlineFragment:
-			if !a.rootAllowed(doc, sel.SelectionSet, seen) {
-				return false
-			}
-		case *ast.FragmentSpread:
-			if seen[sel.Name] {
-				continue // checked already (or a cycle, which validation refuses)
-			}
-			seen[sel.Name] = true
-			fd := doc.Fragments.ForName(sel.Name)
-			if fd == nil {
-				return false
-			}
-			if !a.rootAllowed(doc, fd.SelectionSet, seen) {
-				return false
-			}
+	return eachField(doc, op.SelectionSet, map[string]bool{}, func(f *ast.Field) bool {
+		switch {
+		case f == nil: // a spread of a fragment the document lacks
+			return false
+		case f.Name == "__typename" || f.Name == "sharedConfigurator":
+			return true
+		case f.Name == "__schema" || f.Name == "__type":
+			return a.publicIntrospection
 		}
-	}
-	return true
+		return false
+	})
 }

@@ -93,31 +93,20 @@ func variableField(ctx context.Context, p ast.Path) string {
 // filledBy returns the name of the first argument or input field of set
 // whose value is the variable name, looking into fragments once each.
 func filledBy(doc *ast.QueryDocument, set ast.SelectionSet, name string, seen map[string]bool) string {
-	for _, sel := range set {
-		switch sel := sel.(type) {
-		case *ast.Field:
-			for _, a := range sel.Arguments {
-				if f := inValue(a.Name, a.Value, name); f != "" {
-					return f
-				}
-			}
-			if f := filledBy(doc, sel.SelectionSet, name, seen); f != "" {
-				return f
-			}
-		case *ast.InlineFragment:
-			if f := filledBy(doc, sel.SelectionSet, name, seen); f != "" {
-				return f
-			}
-		case *ast.FragmentSpread:
-			if fd := doc.Fragments.ForName(sel.Name); fd != nil && !seen[sel.Name] {
-				seen[sel.Name] = true
-				if f := filledBy(doc, fd.SelectionSet, name, seen); f != "" {
-					return f
-				}
+	found := ""
+	eachField(doc, set, seen, func(f *ast.Field) bool {
+		if f == nil {
+			return true
+		}
+		for _, a := range f.Arguments {
+			if found = inValue(a.Name, a.Value, name); found != "" {
+				return false
 			}
 		}
-	}
-	return ""
+		found = filledBy(doc, f.SelectionSet, name, seen)
+		return found == ""
+	})
+	return found
 }
 
 // inValue returns the innermost name under which v, the value of the

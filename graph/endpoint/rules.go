@@ -36,37 +36,53 @@ func singleRootField(observers *core.Events, addError core.AddErrFunc) {
 		var keys []string
 		var second *ast.Position
 		seen := map[string]bool{}
-		visited := map[string]bool{}
-		var walk func(ast.SelectionSet)
-		walk = func(set ast.SelectionSet) {
-			for _, sel := range set {
-				switch sel := sel.(type) {
-				case *ast.Field:
-					key := cmp.Or(sel.Alias, sel.Name)
-					if strings.HasPrefix(sel.Name, "__") {
-						addError(core.Message("%s must not select an introspection top level field (%s).", name, sel.Name), core.At(sel.Position))
-					}
-					if !seen[key] {
-						seen[key] = true
-						keys = append(keys, key)
-						if len(keys) == 2 {
-							second = sel.Position
-						}
-					}
-				case *ast.InlineFragment:
-					walk(sel.SelectionSet)
-				case *ast.FragmentSpread:
-					if sel.Definition != nil && !visited[sel.Name] {
-						visited[sel.Name] = true
-						walk(sel.Definition.SelectionSet)
-					}
+		eachField(walker.Document, op.SelectionSet, map[string]bool{}, func(f *ast.Field) bool {
+			if f == nil {
+				return true // an unknown fragment, which its own rule reports
+			}
+			key := cmp.Or(f.Alias, f.Name)
+			if strings.HasPrefix(f.Name, "__") {
+				addError(core.Message("%s must not select an introspection top level field (%s).", name, f.Name), core.At(f.Position))
+			}
+			if !seen[key] {
+				seen[key] = true
+				keys = append(keys, key)
+				if len(keys) == 2 {
+					second = f.Position
 				}
 			}
-		}
-		walk(op.SelectionSet)
+			return true
+		})
 		if len(keys) > 1 {
 			addError(core.Message("%s must select only one top level field; it selects %d (%s). Send one subscription for each.",
 				name, len(keys), strings.Join(keys, ", ")), core.At(second))
 		}
 	})
+}
+
+// eachField calls visit with every field of set, looking into its inline
+// fragments and, once each (seen holds those spread so far), into the
+// fragments of doc it spreads; a spread of a fragment doc lacks is
+// visit(nil). It stops when visit returns false, and then returns false.
+func eachField(doc *ast.QueryDocument, set ast.SelectionSet, seen map[string]bool, visit func(*ast.Field) bool) bool {
+	for _, sel := range set {
+		ok := true
+		switch sel := sel.(type) {
+		case *ast.Field:
+			ok = visit(sel)
+		case *ast.InlineFragment:
+			ok = eachField(doc, sel.SelectionSet, seen, visit)
+		case *ast.FragmentSpread:
+			if fd := doc.Fragments.ForName(sel.Name); fd == nil {
+				ok = visit(nil)
+			} else if !seen[sel.Name] {
+				seen[sel.Name] = true
+				ok = eachField(doc, fd.SelectionSet, seen, visit)
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
