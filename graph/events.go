@@ -86,7 +86,7 @@ func eventTypes(types []string) ([]string, error) {
 	if len(unknown) > 0 {
 		shown := make([]string, 0, min(len(unknown), maxUnknownShown))
 		for _, t := range unknown[:min(len(unknown), maxUnknownShown)] {
-			shown = append(shown, strconv.Quote(clip(t, 64)))
+			shown = append(shown, strconv.Quote(Clip(t, 64, 64)))
 		}
 		more := ""
 		if n := len(unknown) - len(shown); n > 0 {
@@ -98,15 +98,17 @@ func eventTypes(types []string) ([]string, error) {
 	return folded, nil
 }
 
-// clip shortens s to at most n bytes, on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
+// Clip shortens s, something a client sent, to quote it in an answer or
+// a log line: s when it has at most max bytes, and otherwise its first
+// cut bytes (fewer, to end at a rune boundary) and an ellipsis.
+func Clip(s string, max, cut int) string {
+	if len(s) <= max {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
 	}
-	return s[:n] + "…"
+	return s[:cut] + "…"
 }
 
 // loadEvent reads the record of an event whose type starts with prefix,

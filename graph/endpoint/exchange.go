@@ -10,13 +10,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/valid"
 )
@@ -414,19 +414,7 @@ const clipLength = 64
 
 // clip shortens s, something the client sent, to quote it in an answer
 // or a log line: at most clipLength bytes and an ellipsis.
-func clip(s string) string { return shorten(s, clipLength, clipLength) }
-
-// shorten returns s when it has at most max bytes, and otherwise its
-// first cut bytes (fewer, to end at a rune boundary) and an ellipsis.
-func shorten(s string, max, cut int) string {
-	if len(s) <= max {
-		return s
-	}
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func clip(s string) string { return graph.Clip(s, clipLength, clipLength) }
 
 // notAcceptable answers 406 to a request whose Accept admits no answer
 // the endpoint gives, in application/json whatever it asked for.

@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/problem"
@@ -581,7 +582,7 @@ func (c *wsConn) close(code int, reason string) {
 
 // clipReason shortens a close reason to the 123 bytes a close frame
 // holds.
-func clipReason(s string) string { return shorten(s, 123, 123-len("…")) }
+func clipReason(s string) string { return graph.Clip(s, 123, 123-len("…")) }
 
 func mustMarshal(v any) json.RawMessage {
 	b, err := json.Marshal(v)
