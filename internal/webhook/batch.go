@@ -177,7 +177,7 @@ func (q *Queue) attemptAll(ctx context.Context, as []firstAttempt, startBy time.
 			// (it is bounded by AttemptTimeout) and recorded.
 			a.code, a.err = q.send(context.WithoutCancel(ctx), a.url, a.secret, MessageID(a.id), a.payload)
 			a.tried = true
-			q.metrics.latency(time.Since(start))
+			q.metrics.duration.Observe(time.Since(start).Seconds())
 		}(&as[i])
 	}
 	wg.Wait()

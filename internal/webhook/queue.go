@@ -312,7 +312,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
 	}
 	start := time.Now()
 	code, sendErr := q.send(ctx, d.url, d.secret, MessageID(job.Args.DeliveryID), d.payload)
-	q.metrics.latency(time.Since(start))
+	q.metrics.duration.Observe(time.Since(start).Seconds())
 	if code != 0 {
 		up.SetLastStatusCode(code)
 	}
@@ -402,9 +402,11 @@ type queueMetrics struct {
 	aside    prometheus.Counter
 }
 
+// newQueueMetrics registers the series on reg; with none (Config.Metrics
+// nil) they are counted in a registry of their own that nobody reads.
 func newQueueMetrics(reg prometheus.Registerer, q *Queue) *queueMetrics {
 	if reg == nil {
-		return nil
+		reg = prometheus.NewRegistry()
 	}
 	m := &queueMetrics{
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -429,20 +431,4 @@ func newQueueMetrics(reg prometheus.Registerer, q *Queue) *queueMetrics {
 	return m
 }
 
-func (m *queueMetrics) outcome(o string) {
-	if m != nil {
-		m.outcomes.WithLabelValues(o).Inc()
-	}
-}
-
-func (m *queueMetrics) latency(d time.Duration) {
-	if m != nil {
-		m.duration.Observe(d.Seconds())
-	}
-}
-
-func (m *queueMetrics) setAside() {
-	if m != nil {
-		m.aside.Inc()
-	}
-}
+func (m *queueMetrics) outcome(o string) { m.outcomes.WithLabelValues(o).Inc() }
