@@ -2,50 +2,9 @@ package rest
 
 import (
 	"fmt"
-	"net/http"
 
-	"github.com/configurator/catalogue/internal/valid"
+	"github.com/configurator/catalogue/ent"
 )
-
-// createMaterial is POST /materials [Dashboard API]: a JSON object of the
-// material's writable fields; 201 with the material.
-func (h *handler) createMaterial(w http.ResponseWriter, r *http.Request) {
-	b, _, err := readMaterial(w, r, true)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	m, err := h.res.Mutation().CreateMaterial(r.Context(), b.createInput())
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	w.Header().Set("Location", fmt.Sprintf("%s/materials/%d", h.base, m.ID))
-	writeJSON(w, r, http.StatusCreated, presentMaterial(m))
-}
-
-// updateMaterial is PUT /materials/{id} [Dashboard API]: the fields the
-// body names change, the others stay; null clears material_file,
-// category_id and texture_id (the resolver's null rule). 200 with the
-// material.
-func (h *handler) updateMaterial(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	b, nulls, err := readMaterial(w, r, false)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	m, err := h.res.Mutation().UpdateMaterial(valid.WithNulls(r.Context(), nulls), id, b.updateInput())
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writeJSON(w, r, http.StatusOK, presentMaterial(m))
-}
 
 // deletedJSON confirms a deletion.
 type deletedJSON struct {
@@ -69,45 +28,7 @@ type textureCreatedJSON struct {
 	Texture textureJSON `json:"texture"`
 }
 
-// createTexture is POST /textures [Dashboard API]: multipart/form-data
-// with name and file (required), category_id and bump_file (optional).
-// 201 with the status, the id and the texture.
-func (h *handler) createTexture(w http.ResponseWriter, r *http.Request) {
-	in, done, err := readTextureCreate(w, r)
-	defer done()
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	t, err := h.res.Mutation().CreateTexture(r.Context(), in)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	w.Header().Set("Location", fmt.Sprintf("%s/textures/%d", h.base, t.ID))
-	writeJSON(w, r, http.StatusCreated, textureCreatedJSON{Status: "success", ID: t.ID, Texture: presentTexture(t)})
-}
-
-// updateTexture is PUT /textures/{id} [Dashboard API]: multipart/form-data
-// (name, file, category_id, bump_file) or a JSON object (name,
-// category_id; null clears the category). A new file replaces the image
-// and its thumbnails. 200 with the texture.
-func (h *handler) updateTexture(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	in, nulls, done, err := readTextureUpdate(w, r)
-	defer done()
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	t, err := h.res.Mutation().UpdateTexture(valid.WithNulls(r.Context(), nulls), id, in)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writeJSON(w, r, http.StatusOK, presentTexture(t))
+// presentTextureCreated presents the texture POST /textures created.
+func presentTextureCreated(t *ent.Texture) textureCreatedJSON {
+	return textureCreatedJSON{Status: "success", ID: t.ID, Texture: presentTexture(t)}
 }

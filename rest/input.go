@@ -168,37 +168,41 @@ func checkFields(fields []field, members map[string]json.RawMessage, required ..
 // required when creating, ids 1 or more. The fields the client set to
 // null (domain names) are returned for the resolver, which clears what
 // can be cleared and refuses the rest (valid.Nulls), as for GraphQL.
-func readMaterial(w http.ResponseWriter, r *http.Request, create bool) (*materialBody, []string, error) {
+func readMaterial(w http.ResponseWriter, r *http.Request, create bool) (materialBody, []string, error) {
 	var b materialBody
 	members, err := decodeJSON(w, r, &b)
 	if err != nil {
-		return nil, nil, err
+		return b, nil, err
 	}
 	var required []string
 	if create {
 		required = []string{"name"}
 	}
 	nulls, err := checkFields(b.fields(), members, required...)
-	return &b, nulls, err
+	return b, nulls, err
 }
 
-// createInput is the body as ent's create input.
-func (b *materialBody) createInput() ent.CreateMaterialInput {
+// readMaterialCreate reads POST /materials [Dashboard API]: a JSON object
+// of the material's writable fields, name required.
+func readMaterialCreate(w http.ResponseWriter, r *http.Request) (ent.CreateMaterialInput, func(), error) {
+	b, _, err := readMaterial(w, r, true)
 	return ent.CreateMaterialInput{
 		Name: deref(b.Name), MaterialFile: b.MaterialFile, CategoryID: b.CategoryID, TextureID: b.TextureID,
 		Status: b.Status, MaterialType: b.MaterialType, Surface: b.Surface, Bump: b.Bump, Color: b.Color,
 		Opacity: b.Opacity, Specular: b.Specular, Reflection: b.Reflection, CreatedBy: b.CreatedBy,
-	}
+	}, func() {}, err
 }
 
-// updateInput is the body as ent's update input; nulls are the
-// resolver's to read.
-func (b *materialBody) updateInput() ent.UpdateMaterialInput {
+// readMaterialUpdate reads PUT /materials/{id} [Dashboard API]: the
+// fields the body names change, the others stay; null clears
+// material_file, category_id and texture_id (the resolver's null rule).
+func readMaterialUpdate(w http.ResponseWriter, r *http.Request) (ent.UpdateMaterialInput, []string, func(), error) {
+	b, nulls, err := readMaterial(w, r, false)
 	return ent.UpdateMaterialInput{
 		Name: b.Name, MaterialFile: b.MaterialFile, CategoryID: b.CategoryID, TextureID: b.TextureID,
 		Status: b.Status, MaterialType: b.MaterialType, Surface: b.Surface, Bump: b.Bump, Color: b.Color,
 		Opacity: b.Opacity, Specular: b.Specular, Reflection: b.Reflection, CreatedBy: b.CreatedBy,
-	}
+	}, nulls, func() {}, err
 }
 
 // orderBody is the JSON body of PATCH /orders/{id}.
@@ -211,16 +215,16 @@ type orderBody struct {
 // readOrderUpdate reads PATCH /orders/{id}: a JSON object of status,
 // invoice_url and order_storefront, each optional; null clears the last
 // two (the resolver reads nulls) and is refused for status.
-func readOrderUpdate(w http.ResponseWriter, r *http.Request) (model.UpdateOrderInput, []string, error) {
+func readOrderUpdate(w http.ResponseWriter, r *http.Request) (model.UpdateOrderInput, []string, func(), error) {
 	var b orderBody
 	members, err := decodeJSON(w, r, &b)
 	if err != nil {
-		return model.UpdateOrderInput{}, nil, err
+		return model.UpdateOrderInput{}, nil, func() {}, err
 	}
 	nulls, err := checkFields([]field{
 		{"status", b.Status != nil, nil}, {"invoice_url", b.InvoiceURL != nil, nil}, {"order_storefront", b.OrderStorefront != nil, nil},
 	}, members)
-	return model.UpdateOrderInput{Status: b.Status, InvoiceURL: b.InvoiceURL, OrderStorefront: b.OrderStorefront}, nulls, err
+	return model.UpdateOrderInput{Status: b.Status, InvoiceURL: b.InvoiceURL, OrderStorefront: b.OrderStorefront}, nulls, func() {}, err
 }
 
 // textureJSONBody is the JSON body of PUT /textures/{id}.
@@ -231,7 +235,8 @@ type textureJSONBody struct {
 
 // readTextureUpdate reads PUT /textures/{id}: multipart/form-data (name,
 // file, category_id, bump_file) or a JSON object (name, category_id; null
-// clears the category, as the resolver reads nulls).
+// clears the category, as the resolver reads nulls). A new file replaces
+// the image and its thumbnails.
 func readTextureUpdate(w http.ResponseWriter, r *http.Request) (model.UpdateTextureInput, []string, func(), error) {
 	switch mediaType(r) {
 	case "multipart/form-data":

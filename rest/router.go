@@ -13,6 +13,7 @@ package rest
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -24,6 +25,7 @@ import (
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/ratelimit"
+	"github.com/configurator/catalogue/internal/valid"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -82,21 +84,21 @@ func (h *handler) routes(r chi.Router) {
 	r.Get("/shared/{key}", h.getShared)
 
 	r.With(token).Get("/orders", h.listOrders)
-	r.With(token, idempotency.Middleware(writeProblem)).Post("/orders", h.createOrder)
+	r.With(token, idempotency.Middleware(writeProblem)).Post("/orders", created(h, "/orders", readOrder, h.res.Mutation().CreateOrder, func(o *ent.Order) int { return o.ID }, presentOrder))
 	r.With(token).Get("/orders/{id}", byID(h.res.Query().Order, presentOrder))
-	r.With(token, orderUpdate).Patch("/orders/{id}", h.updateOrder)
+	r.With(token, orderUpdate).Patch("/orders/{id}", updated(readOrderUpdate, h.res.Mutation().UpdateOrder, presentOrder))
 
 	r.With(token).Get("/materials", paged(h, "/materials", materialsArgs, h.res.Query().MaterialsPage, materialPage))
-	r.With(token, catalogue).Post("/materials", h.createMaterial)
+	r.With(token, catalogue).Post("/materials", created(h, "/materials", readMaterialCreate, h.res.Mutation().CreateMaterial, func(m *ent.Material) int { return m.ID }, presentMaterial))
 	r.With(token).Get("/materials/{id}", byID(h.res.Query().Material, presentMaterial))
-	r.With(token, catalogue).Put("/materials/{id}", h.updateMaterial)
+	r.With(token, catalogue).Put("/materials/{id}", updated(readMaterialUpdate, h.res.Mutation().UpdateMaterial, presentMaterial))
 	r.With(token, catalogue).Delete("/materials/{id}", byID(h.res.Mutation().DeleteMaterial, deleted("material")))
 	r.With(token).Get("/materials-categories/list", h.listMaterialCategories)
 
 	r.With(token).Get("/textures", paged(h, "/textures", texturesArgs, h.res.Query().TexturesPage, texturePage))
-	r.With(token, catalogue).Post("/textures", h.createTexture)
+	r.With(token, catalogue).Post("/textures", created(h, "/textures", readTextureCreate, h.res.Mutation().CreateTexture, func(t *ent.Texture) int { return t.ID }, presentTextureCreated))
 	r.With(token).Get("/textures/{id}", byID(h.res.Query().Texture, presentTexture))
-	r.With(token, catalogue).Put("/textures/{id}", h.updateTexture)
+	r.With(token, catalogue).Put("/textures/{id}", updated(readTextureUpdate, h.res.Mutation().UpdateTexture, presentTexture))
 	r.With(token, catalogue).Delete("/textures/{id}", byID(h.res.Mutation().DeleteTexture, deleted("texture")))
 
 	r.With(token).Get("/configurator-forms", h.listForms)
@@ -137,6 +139,55 @@ func byID[T, J any](load func(context.Context, int) (T, error), present func(T) 
 			return
 		}
 		v, err := load(r.Context(), id)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		writeJSON(w, r, http.StatusOK, present(v))
+	}
+}
+
+// created is the handler of a POST that creates a record under path:
+// read takes the body (done frees what it holds, a form's uploads and
+// temporary files), create is the resolver of the same meaning, and the
+// answer is 201 with present's shape and the record's Location (id gives
+// its id).
+func created[I, T, J any](h *handler, path string, read func(http.ResponseWriter, *http.Request) (I, func(), error), create func(context.Context, I) (T, error), id func(T) int, present func(T) J) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		in, done, err := read(w, r)
+		defer done()
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		v, err := create(r.Context(), in)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		w.Header().Set("Location", h.base+path+"/"+strconv.Itoa(id(v)))
+		writeJSON(w, r, http.StatusCreated, present(v))
+	}
+}
+
+// updated is the handler of a PUT or PATCH of .../{id}: read takes the
+// body and the fields it sets to null, which the resolver of the same
+// meaning (update) reads (valid.WithNulls) to clear what can be cleared
+// and refuse the rest; 200 with present's shape.
+func updated[I, T, J any](read func(http.ResponseWriter, *http.Request) (I, []string, func(), error), update func(context.Context, int, I) (T, error), present func(T) J) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		in, nulls, done, err := read(w, r)
+		defer done()
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		v, err := update(valid.WithNulls(r.Context(), nulls), id, in)
 		if err != nil {
 			writeProblem(w, r, err)
 			return

@@ -5,12 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/configurator/catalogue/ent/material"
-	"github.com/configurator/catalogue/ent/order"
-	"github.com/configurator/catalogue/ent/texture"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/events"
-	"github.com/configurator/catalogue/internal/query"
 	"github.com/configurator/catalogue/internal/webhook"
 )
 
@@ -87,30 +83,13 @@ func (r *recorder) emit(ctx context.Context, typ string, id int, resource any) e
 	return nil
 }
 
-// emitOrder records typ for order id, read back in t with its
+// emitRead records typ for resource id as load reads it back in the
+// write's transaction, after the change: an order with its
 // configurator's name, as the payload shows it.
-func (r *recorder) emitOrder(ctx context.Context, typ string, id int) error {
-	o, err := query.WithConfiguratorName(r.t.Client.Order.Query().Where(order.ID(id))).Only(ctx)
+func emitRead[T any](ctx context.Context, r *recorder, typ string, id int, load func(context.Context) (T, error)) error {
+	v, err := load(ctx)
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)
 	}
-	return r.emit(ctx, typ, id, o)
-}
-
-// emitMaterial records typ for material id, read back in t.
-func (r *recorder) emitMaterial(ctx context.Context, typ string, id int) error {
-	m, err := r.t.Client.Material.Query().Where(material.ID(id)).Only(ctx)
-	if err != nil {
-		return fmt.Errorf("event %s: %w", typ, err)
-	}
-	return r.emit(ctx, typ, id, m)
-}
-
-// emitTexture records typ for texture id, read back in t.
-func (r *recorder) emitTexture(ctx context.Context, typ string, id int) error {
-	x, err := r.t.Client.Texture.Query().Where(texture.ID(id)).Only(ctx)
-	if err != nil {
-		return fmt.Errorf("event %s: %w", typ, err)
-	}
-	return r.emit(ctx, typ, id, x)
+	return r.emit(ctx, typ, id, v)
 }

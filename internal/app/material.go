@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/material"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/events"
@@ -59,7 +60,7 @@ func (a *App) UpdateMaterial(ctx context.Context, cmd UpdateMaterial) error {
 		if err := query.NotFoundAs(t.Client.Material.UpdateOneID(cmd.ID).SetInput(cmd.Input).Exec(ctx), "material", cmd.ID); err != nil {
 			return err
 		}
-		return a.recorder(t).emitMaterial(ctx, events.MaterialUpdated, cmd.ID)
+		return emitRead(ctx, a.recorder(t), events.MaterialUpdated, cmd.ID, t.Client.Material.Query().Where(material.ID(cmd.ID)).Only)
 	})
 }
 

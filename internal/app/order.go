@@ -222,9 +222,7 @@ func (a *App) UpdateOrder(ctx context.Context, cmd UpdateOrder) error {
 		return err
 	}
 	return a.withTx(ctx, func(t *database.Tx) error {
-		c := t.Client
-		rec := a.recorder(t)
-		u := c.Order.UpdateOneID(cmd.ID).SetNillableStatus(cmd.Status).
+		u := t.Client.Order.UpdateOneID(cmd.ID).SetNillableStatus(cmd.Status).
 			SetNillableInvoiceURL(cmd.InvoiceURL).SetNillableOrderStorefront(cmd.OrderStorefront)
 		if cmd.ClearInvoiceURL {
 			u.ClearInvoiceURL()
@@ -235,7 +233,7 @@ func (a *App) UpdateOrder(ctx context.Context, cmd UpdateOrder) error {
 		if err := query.NotFoundAs(u.Exec(ctx), "order", cmd.ID); err != nil {
 			return err
 		}
-		return rec.emitOrder(ctx, events.OrderUpdated, cmd.ID)
+		return emitRead(ctx, a.recorder(t), events.OrderUpdated, cmd.ID, query.WithConfiguratorName(t.Client.Order.Query().Where(order.ID(cmd.ID))).Only)
 	})
 }
 

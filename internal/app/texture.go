@@ -123,7 +123,7 @@ func (a *App) UpdateTexture(ctx context.Context, cmd UpdateTexture) (err error) 
 		if err := query.NotFoundAs(u.Exec(ctx), "texture", cmd.ID); err != nil {
 			return err
 		}
-		return a.recorder(t).emitTexture(ctx, events.TextureUpdated, cmd.ID)
+		return emitRead(ctx, a.recorder(t), events.TextureUpdated, cmd.ID, t.Client.Texture.Query().Where(texture.ID(cmd.ID)).Only)
 	})
 	if err != nil {
 		return err

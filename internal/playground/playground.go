@@ -47,14 +47,16 @@ const contentSecurityPolicy = "default-src 'self'; " +
 	"connect-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'"
 
-var graphiqlPage = template.Must(template.New("graphiql").Parse(`<!doctype html>
+// pages are the two pages, which share their head: "graphiql" (Handler)
+// and "docs" (Docs).
+var pages = template.Must(template.New("").Parse(`{{define "head"}}<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="{{.Assets}}graphiql.min.css">
+{{end}}{{define "graphiql"}}{{template "head" .}}<link rel="stylesheet" href="{{.Assets}}graphiql.min.css">
 <link rel="stylesheet" href="{{.Assets}}graphiql-plugin-explorer.css">
 <link rel="stylesheet" href="{{.Assets}}playground.css">
 </head>
@@ -67,16 +69,7 @@ var graphiqlPage = template.Must(template.New("graphiql").Parse(`<!doctype html>
 <script src="{{.Assets}}playground.js"></script>
 </body>
 </html>
-`))
-
-var docsPage = template.Must(template.New("docs").Parse(`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}}</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="{{.Assets}}swagger-ui.css">
+{{end}}{{define "docs"}}{{template "head" .}}<link rel="stylesheet" href="{{.Assets}}swagger-ui.css">
 <link rel="stylesheet" href="{{.Assets}}docs.css">
 </head>
 <body>
@@ -85,7 +78,7 @@ var docsPage = template.Must(template.New("docs").Parse(`<!doctype html>
 <script src="{{.Assets}}docs.js"></script>
 </body>
 </html>
-`))
+{{end}}`))
 
 // Handler returns a handler serving a GraphiQL page titled title that sends
 // queries to endpoint, so developers can try the API from a browser.
@@ -98,7 +91,7 @@ var docsPage = template.Must(template.New("docs").Parse(`<!doctype html>
 // to the server, so the token does not end up in access logs. The page opens
 // on WelcomeQuery and has GraphiQL's explorer plugin.
 func Handler(title, endpoint string, opts ...Option) http.Handler {
-	h := &handler{page: graphiqlPage, title: title, endpoint: endpoint, query: WelcomeQuery}
+	h := &handler{page: pages.Lookup("graphiql"), title: title, endpoint: endpoint, query: WelcomeQuery}
 	for _, o := range opts {
 		o(h)
 	}
@@ -128,7 +121,7 @@ func DemoToken(token string) Option {
 // like Handler's page, assets included; #token=XYZ authorizes the
 // operations tried from the page with that bearer token.
 func Docs(title, specURL string) http.Handler {
-	return &handler{page: docsPage, title: title, endpoint: specURL}
+	return &handler{page: pages.Lookup("docs"), title: title, endpoint: specURL}
 }
 
 // handler serves one page: page is its template, endpoint the URL it

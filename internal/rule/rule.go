@@ -86,76 +86,30 @@ func FilterOwnerID() privacy.QueryRule {
 // reference is a foreign key a mutation may set, with the query that tells
 // whether the viewer can see its target.
 type reference struct {
-	// name names the target in messages; field is the input that sets
-	// it (a domain field name).
+	// name names the target in messages; field is the ent field (and the
+	// domain input) that sets it, read with the mutation's Field.
 	name, field string
-	get         func(ent.Mutation) (int, bool)
 	exists      func(ctx context.Context, c *ent.Client, id int) (bool, error)
 }
 
 type clienter interface{ Client() *ent.Client }
 
 var references = []reference{
-	{
-		name: "configurator", field: "configurator_id",
-		get: func(m ent.Mutation) (int, bool) {
-			if r, ok := m.(interface{ ConfiguratorID() (int, bool) }); ok {
-				return r.ConfiguratorID()
-			}
-			return 0, false
-		},
-		exists: func(ctx context.Context, c *ent.Client, id int) (bool, error) {
-			return c.Configurator.Query().Where(configurator.ID(id)).Exist(ctx)
-		},
-	},
-	{
-		name: "category", field: "category_id",
-		get: func(m ent.Mutation) (int, bool) {
-			if r, ok := m.(interface{ CategoryID() (int, bool) }); ok {
-				return r.CategoryID()
-			}
-			return 0, false
-		},
-		exists: func(ctx context.Context, c *ent.Client, id int) (bool, error) {
-			return c.MaterialCategory.Query().Where(materialcategory.ID(id)).Exist(ctx)
-		},
-	},
-	{
-		name: "texture", field: "texture_id",
-		get: func(m ent.Mutation) (int, bool) {
-			if r, ok := m.(interface{ TextureID() (int, bool) }); ok {
-				return r.TextureID()
-			}
-			return 0, false
-		},
-		exists: func(ctx context.Context, c *ent.Client, id int) (bool, error) {
-			return c.Texture.Query().Where(texture.ID(id)).Exist(ctx)
-		},
-	},
-	{
-		name: "configurator option", field: "configurator_option_id",
-		get: func(m ent.Mutation) (int, bool) {
-			if r, ok := m.(interface{ ConfiguratorOptionID() (int, bool) }); ok {
-				return r.ConfiguratorOptionID()
-			}
-			return 0, false
-		},
-		exists: func(ctx context.Context, c *ent.Client, id int) (bool, error) {
-			return c.ConfiguratorOption.Query().Where(configuratoroption.ID(id)).Exist(ctx)
-		},
-	},
-	{
-		name: "form", field: "form_id",
-		get: func(m ent.Mutation) (int, bool) {
-			if r, ok := m.(interface{ FormID() (int, bool) }); ok {
-				return r.FormID()
-			}
-			return 0, false
-		},
-		exists: func(ctx context.Context, c *ent.Client, id int) (bool, error) {
-			return c.ConfiguratorForm.Query().Where(configuratorform.ID(id)).Exist(ctx)
-		},
-	},
+	{"configurator", "configurator_id", func(ctx context.Context, c *ent.Client, id int) (bool, error) {
+		return c.Configurator.Query().Where(configurator.ID(id)).Exist(ctx)
+	}},
+	{"category", "category_id", func(ctx context.Context, c *ent.Client, id int) (bool, error) {
+		return c.MaterialCategory.Query().Where(materialcategory.ID(id)).Exist(ctx)
+	}},
+	{"texture", "texture_id", func(ctx context.Context, c *ent.Client, id int) (bool, error) {
+		return c.Texture.Query().Where(texture.ID(id)).Exist(ctx)
+	}},
+	{"configurator option", "configurator_option_id", func(ctx context.Context, c *ent.Client, id int) (bool, error) {
+		return c.ConfiguratorOption.Query().Where(configuratoroption.ID(id)).Exist(ctx)
+	}},
+	{"form", "form_id", func(ctx context.Context, c *ent.Client, id int) (bool, error) {
+		return c.ConfiguratorForm.Query().Where(configuratorform.ID(id)).Exist(ctx)
+	}},
 }
 
 // ReferencesVisible refuses a write that points a record at another
@@ -168,8 +122,9 @@ func ReferencesVisible() privacy.MutationRule {
 			return privacy.Skip
 		}
 		for _, ref := range references {
-			id, set := ref.get(m)
-			if !set {
+			v, set := m.Field(ref.field)
+			id, isID := v.(int)
+			if !set || !isID {
 				continue
 			}
 			ok, err := ref.exists(ctx, c.Client(), id)
