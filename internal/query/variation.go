@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -94,7 +95,8 @@ func Variations(o *ent.ConfiguratorOption) []*ent.OptionVariation {
 }
 
 // variationTime is a time in the JSON of WithVariations: RFC 3339 from
-// PostgreSQL, or the text the SQLite driver wrote (time.Time.String).
+// PostgreSQL, or the text the SQLite driver wrote (time.Time.String, with
+// the monotonic reading of a time.Now, " m=+0.26", which it drops).
 type variationTime time.Time
 
 func (t *variationTime) UnmarshalJSON(b []byte) error {
@@ -104,6 +106,7 @@ func (t *variationTime) UnmarshalJSON(b []byte) error {
 	}
 	v, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
+		s, _, _ = strings.Cut(s, " m=")
 		v, err = time.Parse("2006-01-02 15:04:05.999999999 -0700 MST", s)
 	}
 	*t = variationTime(v)
