@@ -105,13 +105,6 @@ func parseForm(w http.ResponseWriter, r *http.Request, urlencoded bool) (*form, 
 	return &form{values: r.PostForm}, nil
 }
 
-// cleanup removes the temporary files of a multipart body.
-func cleanup(r *http.Request) {
-	if r.MultipartForm != nil {
-		r.MultipartForm.RemoveAll()
-	}
-}
-
 // close closes the uploads handed out by file and fileArray (a part over
 // the in-memory budget is an open temporary file) and then removes the
 // temporary files of the body; handlers that take files defer it.
@@ -119,7 +112,9 @@ func (f *form) close(r *http.Request) {
 	for _, file := range f.opened {
 		file.Close()
 	}
-	cleanup(r)
+	if r.MultipartForm != nil {
+		r.MultipartForm.RemoveAll()
+	}
 }
 
 func (f *form) fail(name, format string, args ...any) {
@@ -127,12 +122,7 @@ func (f *form) fail(name, format string, args ...any) {
 }
 
 // err returns the collected faults, or nil.
-func (f *form) err() error {
-	if len(f.errs) == 0 {
-		return nil
-	}
-	return f.errs
-}
+func (f *form) err() error { return f.errs.Err() }
 
 // text returns the one text value of name; absent is ok false.
 func (f *form) text(name string) (string, bool) {

@@ -16,12 +16,6 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	problem.Write(w, r, err)
 }
 
-// writeStatusProblem answers a problem that no error kind describes, such
-// as 405.
-func writeStatusProblem(w http.ResponseWriter, r *http.Request, status int, code apperr.Kind, detail string) {
-	problem.WriteStatus(w, r, status, code, detail)
-}
-
 // writeEnvelopeError answers err in the spec's {success, message, data}
 // envelope, used by the option-set and override endpoints, with the same
 // status and headers as writeProblem would choose.

@@ -24,6 +24,7 @@ import (
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/idempotency"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/valid"
 	"github.com/configurator/catalogue/internal/viewer"
@@ -268,7 +269,7 @@ func MethodNotAllowed(routes chi.Routes) http.HandlerFunc {
 			return
 		}
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		writeStatusProblem(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+		problem.WriteStatus(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
 			"method "+r.Method+" is not allowed on "+r.URL.Path+"; allowed: "+strings.Join(allowed, ", "))
 	}
 }

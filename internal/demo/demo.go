@@ -127,9 +127,9 @@ func Seeded(ctx context.Context, c *ent.Client) (bool, error) {
 // seedTx checks for the marker and, when it is missing, writes the marker
 // and the dataset through tx.
 func seedTx(ctx context.Context, tx *ent.Tx) (*Summary, error) {
-	seeded, err := tx.Setting.Query().Where(setting.Key(MarkerKey)).Exist(ctx)
+	seeded, err := Seeded(ctx, tx.Client())
 	if err != nil {
-		return nil, fmt.Errorf("demo: look for the %s setting: %w", MarkerKey, err)
+		return nil, err
 	}
 	if seeded {
 		return summarize(ctx, tx.Client(), false)

@@ -73,15 +73,9 @@ func (r *Redis) Get(ctx context.Context, key string) (string, bool) {
 	ctx, cancel := redisContext(ctx)
 	defer cancel()
 	doc, err := r.client.Get(ctx, KeyPrefix+key).Result()
-	if errors.Is(err, redis.Nil) {
-		r.succeeded()
+	if !r.answered(err) || err != nil {
 		return "", false
 	}
-	if err != nil {
-		r.failed(err)
-		return "", false
-	}
-	r.succeeded()
 	if Hash(doc) != key {
 		// Not written by this service (Redis may be shared): a client
 		// never runs a text other than the one it named.
@@ -106,11 +100,7 @@ func (r *Redis) Add(ctx context.Context, key, doc string) {
 	}
 	ctx, cancel := redisContext(ctx)
 	defer cancel()
-	if err := r.client.Set(ctx, KeyPrefix+key, doc, TTL).Err(); err != nil {
-		r.failed(err)
-		return
-	}
-	r.succeeded()
+	r.answered(r.client.Set(ctx, KeyPrefix+key, doc, TTL).Err())
 }
 
 // Close closes the connections to Redis.
@@ -119,16 +109,19 @@ func (r *Redis) Close() error { return r.client.Close() }
 // Up reports whether the cache takes Redis for reachable.
 func (r *Redis) Up() bool { return r.outage.Up() }
 
-// failed starts an outage, logged once, unless one is under way.
-func (r *Redis) failed(err error) {
-	if r.outage.Fail() {
-		r.log.Warn("persisted queries: Redis is unreachable; documents are kept in this process until it answers again", "err", err)
+// answered reports whether Redis answered a call that returned err (a
+// missing key, redis.Nil, is an answer) and keeps the outage up to date:
+// a failure starts one, logged once, unless one is under way; an answer
+// ends it, if there was one.
+func (r *Redis) answered(err error) bool {
+	if err != nil && !errors.Is(err, redis.Nil) {
+		if r.outage.Fail() {
+			r.log.Warn("persisted queries: Redis is unreachable; documents are kept in this process until it answers again", "err", err)
+		}
+		return false
 	}
-}
-
-// succeeded ends an outage, if there was one.
-func (r *Redis) succeeded() {
 	if r.outage.Recover() {
 		r.log.Info("persisted queries: Redis answers again; documents are shared")
 	}
+	return true
 }

@@ -3,6 +3,7 @@ package testkit
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"net"
 	"os/exec"
 	"strconv"
@@ -107,9 +108,19 @@ func (s *Redis) signal(sig syscall.Signal) {
 // into the server.
 func (s *Redis) Do(t testing.TB, args ...string) string {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", s.Addr, 2*time.Second)
+	reply, err := call(s.Addr, args...)
 	if err != nil {
 		t.Fatalf("redis %s: %v", s.Addr, err)
+	}
+	return reply
+}
+
+// call sends one command to the Redis at addr and returns its answer as
+// Do does.
+func call(addr string, args ...string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return "", err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(5 * time.Second))
@@ -119,37 +130,25 @@ func (s *Redis) Do(t testing.TB, args ...string) string {
 		b.WriteString("$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n")
 	}
 	if _, err := c.Write([]byte(b.String())); err != nil {
-		t.Fatalf("redis %s: %v", s.Addr, err)
+		return "", err
 	}
 	r := bufio.NewReader(c)
 	line, err := r.ReadString('\n')
-	if err != nil || line == "" {
-		t.Fatalf("redis %s: %v", s.Addr, err)
+	if line = strings.TrimRight(line, "\r\n"); err != nil || line == "" {
+		return "", fmt.Errorf("reply %q: %v", line, err)
 	}
-	line = strings.TrimRight(line, "\r\n")
 	if line[0] == '$' {
 		if n, _ := strconv.Atoi(line[1:]); n < 0 {
-			return ""
+			return "", nil
 		}
-		if line, err = r.ReadString('\n'); err != nil {
-			t.Fatalf("redis %s: %v", s.Addr, err)
-		}
-		return strings.TrimRight(line, "\r\n")
+		line, err = r.ReadString('\n')
+		return strings.TrimRight(line, "\r\n"), err
 	}
-	return line[1:]
+	return line[1:], nil
 }
 
 // ping reports whether a Redis answers PING at addr.
 func ping(addr string) bool {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return false
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return err == nil && strings.HasPrefix(line, "+PONG")
+	reply, err := call(addr, "PING")
+	return err == nil && reply == "PONG"
 }
