@@ -42,41 +42,32 @@ func (a *App) guard() *webhook.Guard {
 	return &webhook.Guard{}
 }
 
-// recorder records the events of one write in the write's transaction:
-// the outbox row and the notification of subscribers. Webhook deliveries
-// are made from the outbox afterwards, in batches (webhook.Queue.Dispatch),
-// so that a write costs the same whether its owner has endpoints or not.
-type recorder struct {
-	a *App
-	t *database.Tx
-}
-
-// recorder returns the event recorder of a write in t.
-func (a *App) recorder(t *database.Tx) *recorder { return &recorder{a: a, t: t} }
-
-// emit records the event typ of resource id: the outbox row with its
-// payload and the notification of subscribers, sent when the
-// transaction commits. A deletion passes a nil resource.
-func (r *recorder) emit(ctx context.Context, typ string, id int, resource any) error {
+// emit records the event typ of resource id in t, the write's
+// transaction: the outbox row with its payload and the notification of
+// subscribers, sent when the transaction commits. A deletion passes a nil
+// resource. Webhook deliveries are made from the outbox afterwards, in
+// batches (webhook.Queue.Dispatch), so that a write costs the same whether
+// its owner has endpoints or not.
+func (a *App) emit(ctx context.Context, t *database.Tx, typ string, id int, resource any) error {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	data := events.DeletedData(id)
 	if resource != nil {
 		data = resource
-		if r.a.events.Shape != nil {
-			data = r.a.events.Shape(resource)
+		if a.events.Shape != nil {
+			data = a.events.Shape(resource)
 		}
 	}
 	payload, err := events.Payload(typ, now, data)
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)
 	}
-	ev, err := r.t.Client.Event.Create().SetType(typ).SetPayload(payload).SetResourceID(id).SetCreatedAt(now).Save(ctx)
+	ev, err := t.Client.Event.Create().SetType(typ).SetPayload(payload).SetResourceID(id).SetCreatedAt(now).Save(ctx)
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)
 	}
-	if n := r.a.events.Notify; n != nil {
+	if n := a.events.Notify; n != nil {
 		e := events.Event{ID: ev.ID, OwnerID: ev.OwnerID, Type: typ, ResourceID: id, Time: now}
-		if err := n.Notify(ctx, r.t, e); err != nil {
+		if err := n.Notify(ctx, t, e); err != nil {
 			return fmt.Errorf("event %s: notify: %w", typ, err)
 		}
 	}
@@ -86,10 +77,10 @@ func (r *recorder) emit(ctx context.Context, typ string, id int, resource any) e
 // emitRead records typ for resource id as load reads it back in the
 // write's transaction, after the change: an order with its
 // configurator's name, as the payload shows it.
-func emitRead[T any](ctx context.Context, r *recorder, typ string, id int, load func(context.Context) (T, error)) error {
+func emitRead[T any](ctx context.Context, a *App, t *database.Tx, typ string, id int, load func(context.Context) (T, error)) error {
 	v, err := load(ctx)
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)
 	}
-	return r.emit(ctx, typ, id, v)
+	return a.emit(ctx, t, typ, id, v)
 }

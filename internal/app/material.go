@@ -31,7 +31,7 @@ func (a *App) CreateMaterial(ctx context.Context, cmd CreateMaterial) (id int, e
 			return err
 		}
 		id = m.ID
-		return a.recorder(t).emit(ctx, events.MaterialCreated, id, m)
+		return a.emit(ctx, t, events.MaterialCreated, id, m)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create material: %w", err)
@@ -60,7 +60,7 @@ func (a *App) UpdateMaterial(ctx context.Context, cmd UpdateMaterial) error {
 		if err := query.NotFoundAs(t.Client.Material.UpdateOneID(cmd.ID).SetInput(cmd.Input).Exec(ctx), "material", cmd.ID); err != nil {
 			return err
 		}
-		return emitRead(ctx, a.recorder(t), events.MaterialUpdated, cmd.ID, t.Client.Material.Query().Where(material.ID(cmd.ID)).Only)
+		return emitRead(ctx, a, t, events.MaterialUpdated, cmd.ID, t.Client.Material.Query().Where(material.ID(cmd.ID)).Only)
 	})
 }
 
@@ -76,7 +76,7 @@ func (a *App) DeleteMaterial(ctx context.Context, cmd DeleteMaterial) error {
 		if err := query.NotFoundAs(t.Client.Material.DeleteOneID(cmd.ID).Exec(ctx), "material", cmd.ID); err != nil {
 			return err
 		}
-		return a.recorder(t).emit(ctx, events.MaterialDeleted, cmd.ID, nil)
+		return a.emit(ctx, t, events.MaterialDeleted, cmd.ID, nil)
 	})
 }
 

@@ -100,7 +100,7 @@ func orderImages(ctx context.Context, files *upload.Batch, cmd CreateOrder) (sna
 // take other rows, internal/database/counts.go), so the less follows the
 // insert, the fewer rows a configurator needs (bench/RESULTS.md, events).
 func (a *App) insertOrder(ctx context.Context, t *database.Tx, create *ent.OrderCreate, configuratorID int, once orderOnce) (int, error) {
-	c, rec := t.Client, a.recorder(t)
+	c := t.Client
 	conf, err := c.Configurator.Query().Where(configurator.ID(configuratorID)).Select(configurator.FieldName).Only(ctx)
 	if err != nil {
 		return 0, err
@@ -112,7 +112,7 @@ func (a *App) insertOrder(ctx context.Context, t *database.Tx, create *ent.Order
 			return err
 		}
 		o.Edges.Configurator = conf
-		return rec.emit(ctx, events.OrderCreated, o.ID, o)
+		return a.emit(ctx, t, events.OrderCreated, o.ID, o)
 	}
 	id, err := t.NextID(ctx, order.Table)
 	if err != nil {
@@ -233,7 +233,7 @@ func (a *App) UpdateOrder(ctx context.Context, cmd UpdateOrder) error {
 		if err := query.NotFoundAs(u.Exec(ctx), "order", cmd.ID); err != nil {
 			return err
 		}
-		return emitRead(ctx, a.recorder(t), events.OrderUpdated, cmd.ID, query.WithConfiguratorName(t.Client.Order.Query().Where(order.ID(cmd.ID))).Only)
+		return emitRead(ctx, a, t, events.OrderUpdated, cmd.ID, query.WithConfiguratorName(t.Client.Order.Query().Where(order.ID(cmd.ID))).Only)
 	})
 }
 

@@ -51,7 +51,7 @@ func (a *App) CreateTexture(ctx context.Context, cmd CreateTexture) (id int, err
 			return err
 		}
 		id = x.ID
-		return a.recorder(t).emit(ctx, events.TextureCreated, id, x)
+		return a.emit(ctx, t, events.TextureCreated, id, x)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create texture: %w", err)
@@ -123,7 +123,7 @@ func (a *App) UpdateTexture(ctx context.Context, cmd UpdateTexture) (err error) 
 		if err := query.NotFoundAs(u.Exec(ctx), "texture", cmd.ID); err != nil {
 			return err
 		}
-		return emitRead(ctx, a.recorder(t), events.TextureUpdated, cmd.ID, t.Client.Texture.Query().Where(texture.ID(cmd.ID)).Only)
+		return emitRead(ctx, a, t, events.TextureUpdated, cmd.ID, t.Client.Texture.Query().Where(texture.ID(cmd.ID)).Only)
 	})
 	if err != nil {
 		return err
@@ -149,7 +149,7 @@ func (a *App) DeleteTexture(ctx context.Context, cmd DeleteTexture) error {
 		if err := query.NotFoundAs(t.Client.Texture.DeleteOneID(cmd.ID).Exec(ctx), "texture", cmd.ID); err != nil {
 			return err
 		}
-		return a.recorder(t).emit(ctx, events.TextureDeleted, cmd.ID, nil)
+		return a.emit(ctx, t, events.TextureDeleted, cmd.ID, nil)
 	})
 	if err != nil {
 		return err

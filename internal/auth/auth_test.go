@@ -18,19 +18,19 @@ import (
 func TestSigningKey(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		ctx := context.Background()
-		k1, err := auth.SigningKey(ctx, c, "")
+		k1, err := auth.SigningKey(ctx, c)
 		if err != nil || len(k1) != 32 {
 			t.Fatalf("first key: %v (%d bytes)", err, len(k1))
 		}
-		k2, err := auth.SigningKey(ctx, c, "")
+		k2, err := auth.SigningKey(ctx, c)
 		if err != nil || !bytes.Equal(k1, k2) {
 			t.Fatalf("second call made another key: %v", err)
 		}
 		secret := strings.Repeat("s", auth.MinSecretLen)
-		if k, err := auth.SigningKey(ctx, c, secret); err != nil || string(k) != secret {
+		if s, err := auth.OpenSigner(ctx, c, secret); err != nil || len(s.Keys()) != 1 || string(s.Keys()[0].Secret) != secret {
 			t.Errorf("JWT_SECRET not used: %v", err)
 		}
-		if _, err := auth.SigningKey(ctx, c, "short"); err == nil {
+		if _, err := auth.OpenSigner(ctx, c, "short"); err == nil {
 			t.Error("a 5-byte JWT_SECRET was accepted")
 		}
 	})

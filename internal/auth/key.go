@@ -14,7 +14,6 @@ import (
 	"slices"
 	"time"
 
-	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/configurator/catalogue/ent"
@@ -35,7 +34,7 @@ const MinSecretLen = 32
 
 // KeysChannel is the PostgreSQL notification channel on which a rotation
 // or a retirement announces itself, from inside its transaction; its
-// payload is the schema of the signing_keys table. Serving processes
+// payload is the schema of its tables (notifySQL). Serving processes
 // reload their key set when they hear it.
 const KeysChannel = "signing_keys_changed"
 
@@ -58,13 +57,7 @@ func KeyID(secret []byte) string {
 // SigningKey returns the key generated once and kept in the settings, the
 // key of the service before key sets. It makes one when there is none,
 // so the CLI and every replica agree without any configuration.
-func SigningKey(ctx context.Context, c *ent.Client, secret string) ([]byte, error) {
-	if secret != "" {
-		if err := checkSecret(secret); err != nil {
-			return nil, err
-		}
-		return []byte(secret), nil
-	}
+func SigningKey(ctx context.Context, c *ent.Client) ([]byte, error) {
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
 	buf := make([]byte, 32)
 	if _, err := rand.Read(buf); err != nil {
@@ -88,13 +81,6 @@ func SigningKey(ctx context.Context, c *ent.Client, secret string) ([]byte, erro
 	return key, nil
 }
 
-func checkSecret(secret string) error {
-	if len(secret) < MinSecretLen {
-		return fmt.Errorf("JWT_SECRET is %d bytes; use at least %d", len(secret), MinSecretLen)
-	}
-	return nil
-}
-
 // ErrStaticKey refuses key management while JWT_SECRET is set: the key is
 // then the environment's, not the database's.
 var ErrStaticKey = apperr.E(apperr.Invalid, "JWT_SECRET is set: the signing key is that secret; unset it to manage keys in the database")
@@ -109,7 +95,7 @@ func Keys(ctx context.Context, c *ent.Client) ([]Key, error) {
 	if err != nil || len(keys) > 0 {
 		return keys, err
 	}
-	legacy, err := SigningKey(ctx, c, "")
+	legacy, err := SigningKey(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -214,16 +200,6 @@ func changeKeys(ctx context.Context, c *ent.Client, change func(*ent.Tx) error) 
 		if _, err := tx.APIToken.Query().Where(dialectOf(&d)).Exist(ctx); err != nil {
 			return fmt.Errorf("change signing keys: %w", err)
 		}
-		if d == dialect.Postgres {
-			if _, err := tx.ExecContext(ctx, keysNotifySQL, KeysChannel); err != nil {
-				return fmt.Errorf("notify signing key change: %w", err)
-			}
-		}
-		return nil
+		return notify(ctx, tx, d, KeysChannel, "")
 	})
 }
-
-// keysNotifySQL notifies channel $1 with the schema of the signing_keys
-// table this connection sees.
-const keysNotifySQL = `SELECT pg_notify($1, (SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = '` +
-	signingkey.Table + `'::regclass))`

@@ -37,7 +37,7 @@ func TestKeyRotation(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		ctx := context.Background()
 		conf := dbtest.NewTenant(t, c, "O", "Sofa").Confs[0]
-		legacy, err := auth.SigningKey(ctx, c, "")
+		legacy, err := auth.SigningKey(ctx, c)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"entgo.io/ent/dialect"
+	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/apitoken"
 	"github.com/configurator/catalogue/internal/pglisten"
 )
@@ -21,12 +23,25 @@ import (
 // ignores the others' revocations.
 const RevokeChannel = "api_token_revoked"
 
-// notifySQL sends the revocation of token $2 on channel $1 from the
-// current transaction. The schema is the one in which the api_tokens of
-// this connection's search_path lives, so it names the same table as the
-// UPDATE beside it.
+// notifySQL sends on channel $1 the schema of the api_tokens table
+// followed by $2. The schema is the one in which the api_tokens of this
+// connection's search_path lives, so it names the same tables as the
+// write beside it.
 const notifySQL = `SELECT pg_notify($1, (SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = '` +
-	apitoken.Table + `'::regclass) || ':' || $2)`
+	apitoken.Table + `'::regclass) || $2)`
+
+// notify sends a notification on channel from tx when its dialect d
+// (dialectOf) is PostgreSQL, which delivers it when, and only if, tx
+// commits; its payload is the schema (notifySQL) followed by suffix.
+func notify(ctx context.Context, tx *ent.Tx, d, channel, suffix string) error {
+	if d != dialect.Postgres {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, notifySQL, channel, suffix); err != nil {
+		return fmt.Errorf("notify %s: %w", channel, err)
+	}
+	return nil
+}
 
 // Listen has l carry revocations and key changes to t, which answers
 // from its cache while l listens (PostgreSQL; a nil l is none, and the

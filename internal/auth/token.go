@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
 	"github.com/configurator/catalogue/ent"
@@ -209,9 +208,6 @@ func (t *Tokens) Mint(rec *ent.APIToken) (string, error) {
 // provider beside the service's own; call before serving.
 func (t *Tokens) SetProvider(p *Provider) { t.provider = p }
 
-// Signer returns the signer of the service's own tokens.
-func (t *Tokens) Signer() *Signer { return t.signer }
-
 // List returns every token record, newest first, for `server token list`.
 func (t *Tokens) List(ctx context.Context) ([]*ent.APIToken, error) {
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
@@ -249,12 +245,7 @@ func (t *Tokens) Revoke(ctx context.Context, id int) error {
 				return apperr.E(apperr.NotFound, "token %d not found", id)
 			}
 		}
-		if d == dialect.Postgres {
-			if _, err := tx.ExecContext(ctx, notifySQL, RevokeChannel, strconv.Itoa(id)); err != nil {
-				return fmt.Errorf("notify revocation of token %d: %w", id, err)
-			}
-		}
-		return nil
+		return notify(ctx, tx, d, RevokeChannel, ":"+strconv.Itoa(id))
 	})
 	if err != nil {
 		return err

@@ -14,18 +14,19 @@
 package idempotency
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/felixge/httpsnoop"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/idempotencykey"
@@ -76,7 +77,7 @@ func Middleware(reject func(http.ResponseWriter, *http.Request, error)) func(htt
 				return
 			}
 			req := &request{key: key}
-			next.ServeHTTP(&marker{ResponseWriter: w, req: req}, r.WithContext(context.WithValue(r.Context(), ctxKey{}, req)))
+			next.ServeHTTP(marked(w, req), r.WithContext(context.WithValue(r.Context(), ctxKey{}, req)))
 		})
 	}
 }
@@ -106,39 +107,29 @@ func parseKey(values []string) (string, error) {
 	return key, nil
 }
 
-// marker sets Idempotent-Replayed on the answer of a replay, just before
-// the header is written.
-type marker struct {
-	http.ResponseWriter
-	req     *request
-	written bool
-}
-
-func (m *marker) WriteHeader(status int) {
-	if !m.written && m.req.replayed.Load() {
-		m.Header().Set(ReplayedHeader, "true")
+// marked wraps w so that it sets Idempotent-Replayed on the answer of a
+// replay, just before the header is written (by WriteHeader, Write or
+// ReadFrom); httpsnoop keeps the other interfaces of w (http.Flusher for
+// Server-Sent Events, http.Hijacker for WebSocket upgrades, Unwrap).
+func marked(w http.ResponseWriter, req *request) http.ResponseWriter {
+	written := false
+	mark := func() {
+		if !written && req.replayed.Load() {
+			w.Header().Set(ReplayedHeader, "true")
+		}
+		written = true
 	}
-	m.written = true
-	m.ResponseWriter.WriteHeader(status)
-}
-
-func (m *marker) Write(b []byte) (int, error) {
-	if !m.written {
-		m.WriteHeader(http.StatusOK)
-	}
-	return m.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (m *marker) Unwrap() http.ResponseWriter { return m.ResponseWriter }
-
-// Flush sends what is buffered, for streamed answers (subscriptions over
-// Server-Sent Events), which look for http.Flusher on the writer itself.
-func (m *marker) Flush() { http.NewResponseController(m.ResponseWriter).Flush() }
-
-// Hijack hands the connection over, for WebSocket upgrades.
-func (m *marker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(m.ResponseWriter).Hijack()
+	return httpsnoop.Wrap(w, httpsnoop.Hooks{
+		WriteHeader: func(next httpsnoop.WriteHeaderFunc) httpsnoop.WriteHeaderFunc {
+			return func(code int) { mark(); next(code) }
+		},
+		Write: func(next httpsnoop.WriteFunc) httpsnoop.WriteFunc {
+			return func(b []byte) (int, error) { mark(); return next(b) }
+		},
+		ReadFrom: func(next httpsnoop.ReadFromFunc) httpsnoop.ReadFromFunc {
+			return func(src io.Reader) (int64, error) { mark(); return next(src) }
+		},
+	})
 }
 
 // Key returns the Idempotency-Key of the request in ctx, "" when it has

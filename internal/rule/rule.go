@@ -44,28 +44,19 @@ func Owner(ctx context.Context) (owner int, all bool, err error) {
 // owner Owner confines the caller to, so another owner's rows are simply
 // not found. Requests without a viewer are refused as unauthenticated.
 func FilterOwner() privacy.QueryMutationRule {
-	type ownerFilter interface{ WhereOwnerID(entql.IntP) }
-	return privacy.FilterFunc(func(ctx context.Context, f privacy.Filter) error {
-		owner, all, err := Owner(ctx)
-		if err != nil {
-			return err
-		}
-		if all {
-			return privacy.Skip
-		}
-		of, ok := f.(ownerFilter)
-		if !ok {
-			return privacy.Denyf("no owner filter on %T", f)
-		}
-		of.WhereOwnerID(entql.IntEQ(owner))
-		return privacy.Skip
-	})
+	return confine("owner", func(f interface{ WhereOwnerID(entql.IntP) }, p entql.IntP) { f.WhereOwnerID(p) })
 }
 
 // FilterOwnerID restricts queries of owners to the one Owner confines the
 // caller to.
 func FilterOwnerID() privacy.QueryRule {
-	type idFilter interface{ WhereID(entql.IntP) }
+	return confine("id", func(f interface{ WhereID(entql.IntP) }, p entql.IntP) { f.WhereID(p) })
+}
+
+// confine is the filter of the owner Owner confines the caller to, set
+// by where on the column it names; a filter without that column is
+// denied, and system work is not filtered.
+func confine[F any](column string, where func(F, entql.IntP)) privacy.FilterFunc {
 	return privacy.FilterFunc(func(ctx context.Context, f privacy.Filter) error {
 		owner, all, err := Owner(ctx)
 		if err != nil {
@@ -74,11 +65,11 @@ func FilterOwnerID() privacy.QueryRule {
 		if all {
 			return privacy.Skip
 		}
-		of, ok := f.(idFilter)
+		cf, ok := f.(F)
 		if !ok {
-			return privacy.Denyf("no id filter on %T", f)
+			return privacy.Denyf("no %s filter on %T", column, f)
 		}
-		of.WhereID(entql.IntEQ(owner))
+		where(cf, entql.IntEQ(owner))
 		return privacy.Skip
 	})
 }

@@ -177,7 +177,7 @@ func (q *Queue) attemptAll(ctx context.Context, as []firstAttempt, startBy time.
 			// (it is bounded by AttemptTimeout) and recorded.
 			a.code, a.err = q.send(context.WithoutCancel(ctx), a.url, a.secret, MessageID(a.id), a.payload)
 			a.tried = true
-			q.metrics.latency(time.Since(start))
+			q.metrics.duration.Observe(time.Since(start).Seconds())
 		}(&as[i])
 	}
 	wg.Wait()
@@ -228,13 +228,29 @@ func (q *Queue) recordBatch(ctx context.Context, job *river.Job[batchArgs], as [
 	return nil
 }
 
-// outcome is what one UPDATE records of first attempts: the outcomes are
-// grouped so that every delivery with the same is recorded at once
-// (usually one or two statements a batch).
+// outcome is what one UPDATE records of attempts: a batch groups the
+// outcomes of its first attempts so that every delivery with the same is
+// recorded at once (usually one or two statements a batch).
 type outcome struct {
 	code   int
 	err    string
-	failed bool // no attempt left: the endpoint is disabled
+	failed bool // no attempt left: the endpoint is disabled or the schedule spent
+}
+
+// apply sets on up what o records: the status code, and a success
+// (delivered at now), a failure with no attempt left, or a failed
+// attempt retried at next.
+func (o outcome) apply(up *ent.WebhookDeliveryUpdate, now, next time.Time) *ent.WebhookDeliveryUpdate {
+	if o.code != 0 {
+		up.SetLastStatusCode(o.code)
+	}
+	switch {
+	case o.failed:
+		return up.SetStatus(webhookdelivery.StatusFAILED).SetLastError(o.err).ClearNextAttemptAt()
+	case o.err == "":
+		return up.SetStatus(webhookdelivery.StatusSUCCEEDED).SetDeliveredAt(now).ClearNextAttemptAt().ClearLastError()
+	}
+	return up.SetLastError(o.err).SetNextAttemptAt(next)
 }
 
 // metric is the outcome's label of webhook_deliveries_total.
@@ -285,19 +301,7 @@ func writeOutcomes(ctx context.Context, t *database.Tx, groups map[outcome][]int
 			webhookdelivery.StatusEQ(webhookdelivery.StatusPENDING), webhookdelivery.Attempts(0), webhookdelivery.NextAttemptAtIsNil())
 	}
 	for o, ids := range groups {
-		up := waiting(ids).SetAttempts(1)
-		if o.code != 0 {
-			up.SetLastStatusCode(o.code)
-		}
-		switch {
-		case o.failed:
-			up.SetStatus(webhookdelivery.StatusFAILED).SetLastError(o.err)
-		case o.err == "":
-			up.SetStatus(webhookdelivery.StatusSUCCEEDED).SetDeliveredAt(now)
-		default:
-			up.SetLastError(o.err).SetNextAttemptAt(next)
-		}
-		if err := up.Exec(ctx); err != nil {
+		if err := o.apply(waiting(ids).SetAttempts(1), now, next).Exec(ctx); err != nil {
 			return fmt.Errorf("webhook batch: outcomes: %w", err)
 		}
 	}

@@ -323,7 +323,7 @@ func (d *dispatcher) failed(ctx context.Context, id int, err error) {
 	delete(d.failing, id)
 	if n == 1 {
 		q.log.Error("webhook: event set aside, no webhook is sent for it: its dispatch failed", "event_id", id, "failures", f.n, "err", err)
-		q.metrics.setAside()
+		q.metrics.aside.Inc()
 	}
 }
 

@@ -305,32 +305,20 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
 	// One UPDATE records the outcome (an update of one node would read
 	// the row back, in a transaction of its own).
 	up := q.client.WebhookDelivery.Update().Where(webhookdelivery.ID(job.Args.DeliveryID)).SetAttempts(d.attempts + 1)
-	if !d.enabled {
-		_, err := up.SetStatus(webhookdelivery.StatusFAILED).SetLastError("the endpoint is disabled").ClearNextAttemptAt().Save(sys)
-		q.metrics.outcome("failed")
-		return err
+	o := outcome{err: "the endpoint is disabled", failed: true}
+	var sendErr error
+	if d.enabled {
+		start := time.Now()
+		o.code, sendErr = q.send(ctx, d.url, d.secret, MessageID(job.Args.DeliveryID), d.payload)
+		q.metrics.duration.Observe(time.Since(start).Seconds())
+		o.err, o.failed = "", false
+		if sendErr != nil {
+			o.err, o.failed = sendErr.Error(), job.Attempt >= job.MaxAttempts
+		}
 	}
-	start := time.Now()
-	code, sendErr := q.send(ctx, d.url, d.secret, MessageID(job.Args.DeliveryID), d.payload)
-	q.metrics.latency(time.Since(start))
-	if code != 0 {
-		up.SetLastStatusCode(code)
-	}
-	if sendErr == nil {
-		_, err := up.SetStatus(webhookdelivery.StatusSUCCEEDED).SetDeliveredAt(time.Now()).
-			ClearNextAttemptAt().ClearLastError().Save(sys)
-		q.metrics.outcome("succeeded")
-		return err
-	}
-	up.SetLastError(sendErr.Error())
-	if job.Attempt >= job.MaxAttempts {
-		up.SetStatus(webhookdelivery.StatusFAILED).ClearNextAttemptAt()
-		q.metrics.outcome("failed")
-	} else {
-		up.SetNextAttemptAt(time.Now().Add(q.wait(job.Attempt + job.Args.Tried)))
-		q.metrics.outcome("retried")
-	}
-	if _, err := up.Save(sys); err != nil {
+	now := time.Now()
+	q.metrics.outcome(o.metric())
+	if err := o.apply(up, now, now.Add(q.wait(job.Attempt+job.Args.Tried))).Exec(sys); err != nil {
 		return errors.Join(sendErr, err)
 	}
 	return sendErr
@@ -402,9 +390,11 @@ type queueMetrics struct {
 	aside    prometheus.Counter
 }
 
+// newQueueMetrics registers the series on reg; with none (Config.Metrics
+// nil) they are counted in a registry of their own that nobody reads.
 func newQueueMetrics(reg prometheus.Registerer, q *Queue) *queueMetrics {
 	if reg == nil {
-		return nil
+		reg = prometheus.NewRegistry()
 	}
 	m := &queueMetrics{
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -429,20 +419,4 @@ func newQueueMetrics(reg prometheus.Registerer, q *Queue) *queueMetrics {
 	return m
 }
 
-func (m *queueMetrics) outcome(o string) {
-	if m != nil {
-		m.outcomes.WithLabelValues(o).Inc()
-	}
-}
-
-func (m *queueMetrics) latency(d time.Duration) {
-	if m != nil {
-		m.duration.Observe(d.Seconds())
-	}
-}
-
-func (m *queueMetrics) setAside() {
-	if m != nil {
-		m.aside.Inc()
-	}
-}
+func (m *queueMetrics) outcome(o string) { m.outcomes.WithLabelValues(o).Inc() }
