@@ -59,47 +59,40 @@ func ordersArgs(r *http.Request) (model.OrdersPageArgs, error) {
 	return a, q.err()
 }
 
-// materialsArgs reads GET /materials: page, per_page, order_by, order,
-// category_id, texture_id.
-func materialsArgs(r *http.Request) (model.MaterialsPageArgs, error) {
-	q, err := readQuery(r, nil, "page", "per_page", "order_by", "order", "category_id", "texture_id")
-	if err != nil {
-		return model.MaterialsPageArgs{}, err
-	}
-	a := model.MaterialsPageArgs{}
-	a.Page, a.PerPage, a.OrderBy, a.Order = pageOf(q, materialSorts)
+// materialsArgs reads GET /materials: the page's parameters, category_id,
+// texture_id.
+var materialsArgs = pageArgs(materialSorts, func(q *params) *ent.MaterialWhereInput {
 	category, texture := q.id("category_id"), q.id("texture_id")
-	if category != nil || texture != nil {
-		a.Where = &ent.MaterialWhereInput{CategoryID: category, TextureID: texture}
+	if category == nil && texture == nil {
+		return nil
 	}
-	return a, q.err()
-}
+	return &ent.MaterialWhereInput{CategoryID: category, TextureID: texture}
+}, "category_id", "texture_id")
 
-// texturesArgs reads GET /textures: page, per_page, order_by, order,
-// category_id.
-func texturesArgs(r *http.Request) (model.TexturesPageArgs, error) {
-	q, err := readQuery(r, nil, "page", "per_page", "order_by", "order", "category_id")
-	if err != nil {
-		return model.TexturesPageArgs{}, err
-	}
-	a := model.TexturesPageArgs{}
-	a.Page, a.PerPage, a.OrderBy, a.Order = pageOf(q, textureSorts)
+// texturesArgs reads GET /textures: the page's parameters, category_id.
+var texturesArgs = pageArgs(textureSorts, func(q *params) *ent.TextureWhereInput {
 	if category := q.id("category_id"); category != nil {
-		a.Where = &ent.TextureWhereInput{CategoryID: category}
+		return &ent.TextureWhereInput{CategoryID: category}
 	}
-	return a, q.err()
-}
+	return nil
+}, "category_id")
 
-// pageArgs reads a list that takes only page, per_page, order_by (one of
-// s) and order: GET /configurator-form-fields and /configurator-options.
-func pageArgs[W, F any](s sorts[F]) func(*http.Request) (model.PageArgs[W, F], error) {
+// pageArgs reads a page list: page, per_page, order_by (one of s) and
+// order, then the parameters filters, which where (nil for a list without
+// filters: GET /configurator-form-fields and /configurator-options) reads
+// into the list's filter.
+func pageArgs[W, F any](s sorts[F], where func(*params) *W, filters ...string) func(*http.Request) (model.PageArgs[W, F], error) {
+	names := append([]string{"page", "per_page", "order_by", "order"}, filters...)
 	return func(r *http.Request) (model.PageArgs[W, F], error) {
-		q, err := readQuery(r, nil, "page", "per_page", "order_by", "order")
+		q, err := readQuery(r, nil, names...)
 		if err != nil {
 			return model.PageArgs[W, F]{}, err
 		}
 		a := model.PageArgs[W, F]{}
 		a.Page, a.PerPage, a.OrderBy, a.Order = pageOf(q, s)
+		if where != nil {
+			a.Where = where(q)
+		}
 		return a, q.err()
 	}
 }

@@ -104,11 +104,11 @@ func (h *handler) routes(r chi.Router) {
 
 	r.With(token).Get("/configurator-forms", h.listForms)
 	r.With(token).Get("/configurator-forms/{id}", byID(h.res.Query().ConfiguratorForm, presentForm))
-	r.With(token).Get("/configurator-form-fields", paged(h, "/configurator-form-fields", pageArgs[ent.FormFieldWhereInput](formFieldSorts), h.res.Query().FormFieldsPage, formFieldPage))
+	r.With(token).Get("/configurator-form-fields", paged(h, "/configurator-form-fields", pageArgs[ent.FormFieldWhereInput](formFieldSorts, nil), h.res.Query().FormFieldsPage, formFieldPage))
 	r.With(token).Get("/configurator-form-fields/{id}", byID(h.res.Query().FormField, presentFormField))
 
 	r.With(token).Get("/configurator-options/types/list", h.listOptionTypes)
-	r.With(token).Get("/configurator-options", paged(h, "/configurator-options", pageArgs[ent.ConfiguratorOptionWhereInput](optionSorts), h.res.Query().ConfiguratorOptionsPage, optionPage))
+	r.With(token).Get("/configurator-options", paged(h, "/configurator-options", pageArgs[ent.ConfiguratorOptionWhereInput](optionSorts, nil), h.res.Query().ConfiguratorOptionsPage, optionPage))
 	r.With(token).Get("/configurator-option/{id}", byID(h.res.Query().ConfiguratorOption, presentOption))
 	r.With(token).Get("/configurator-option-variations", h.listVariations)
 	r.With(enveloped).Get("/configurator-option-sets", h.listOptionSets)
