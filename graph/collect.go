@@ -111,10 +111,10 @@ func one[T any, Q interface {
 // a material shows category_id and texture_id, not the records.
 func noEdges[Q any](q Q) Q { return q }
 
-// restOption loads what REST v1 shows with an option: its parameter_list
-// (query.WithVariations).
+// restOption loads what REST v1 shows with an option: its parameter_list,
+// in position order (the OptionVariation interceptor orders every read).
 func restOption(q *ent.ConfiguratorOptionQuery) *ent.ConfiguratorOptionQuery {
-	return query.WithVariations(q)
+	return q.WithVariations()
 }
 
 // restOptionSet loads what REST v1 shows with an option set: the ids of

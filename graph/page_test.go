@@ -426,7 +426,7 @@ func TestPresenting(t *testing.T) {
 					t.Errorf("order by id: configurator name loaded %v; want %v", named, tc.v1)
 				}
 				opts := dbtest.Must(tc.res.Query().ConfiguratorOptionsPage(ctx, model.ConfiguratorOptionsPageArgs{}))
-				if loaded := len(opts.Data) > 0 && len(query.Variations(opts.Data[0])) > 0; loaded != tc.v1 {
+				if loaded := len(opts.Data) > 0 && len(opts.Data[0].Edges.Variations) > 0; loaded != tc.v1 {
 					t.Errorf("option variations loaded %v; want %v", loaded, tc.v1)
 				}
 				sets := dbtest.Must(tc.res.Query().OptionSetList(ctx))

@@ -277,7 +277,7 @@ func presentOption(o *ent.ConfiguratorOption) optionJSON {
 		Title:          o.Title,
 		Type:           string(o.Type),
 		Settings:       object(o.Settings),
-		ParameterList:  presentAll(query.Variations(o), presentVariation),
+		ParameterList:  presentAll(o.Edges.Variations, presentVariation),
 		Position:       o.Position,
 		CreatedAt:      timestamp(o.CreatedAt),
 		UpdatedAt:      timestamp(o.UpdatedAt),
