@@ -34,23 +34,16 @@ func (r *Resolver) subscribe(ctx context.Context, types []string) (<-chan *event
 		return nil, apperr.E(apperr.Unavailable, "subscriptions are not served by this server")
 	}
 	in, cancel := r.hub.Subscribe(owner, types)
+	// The subscription ends with ctx, which closes in.
+	context.AfterFunc(ctx, cancel)
 	out := make(chan *events.Event)
 	go func() {
 		defer close(out)
-		defer cancel()
-		for {
+		for e := range in {
 			select {
+			case out <- &e:
 			case <-ctx.Done():
 				return
-			case e, ok := <-in:
-				if !ok {
-					return
-				}
-				select {
-				case out <- &e:
-				case <-ctx.Done():
-					return
-				}
 			}
 		}
 	}()
