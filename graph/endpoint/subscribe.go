@@ -21,6 +21,7 @@ import (
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/rule"
@@ -42,19 +43,13 @@ import (
 type StreamLimits struct {
 	// PerConnection is the number of operations (subscriptions, and
 	// queries while they run) one WebSocket may have open at once
-	// (SUBSCRIPTIONS_PER_CONNECTION); 0 is DefaultSubscriptionsPerConnection.
+	// (SUBSCRIPTIONS_PER_CONNECTION); 0 is config.DefaultSubscriptionsPerConnection.
 	PerConnection int
 	// PerCaller is the number of streams (WebSocket subscriptions and
 	// SSE requests) one caller (token) may have open on this server at
-	// once (STREAMS_PER_TOKEN); 0 is DefaultStreamsPerToken.
+	// once (STREAMS_PER_TOKEN); 0 is config.DefaultStreamsPerToken.
 	PerCaller int
 }
-
-// The default caps.
-const (
-	DefaultSubscriptionsPerConnection = 100
-	DefaultStreamsPerToken            = 20
-)
 
 // The timing of a graphql-transport-ws connection.
 const (
@@ -100,8 +95,8 @@ type streams struct {
 func newStreams(tokens *auth.Tokens, l StreamLimits) *streams {
 	return &streams{
 		tokens:        tokens,
-		perConnection: cmp.Or(l.PerConnection, DefaultSubscriptionsPerConnection),
-		perCaller:     cmp.Or(l.PerCaller, DefaultStreamsPerToken),
+		perConnection: cmp.Or(l.PerConnection, config.DefaultSubscriptionsPerConnection),
+		perCaller:     cmp.Or(l.PerCaller, config.DefaultStreamsPerToken),
 		open:          map[string]int{},
 	}
 }
