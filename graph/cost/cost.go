@@ -128,8 +128,10 @@ func (w *walker) set(sel ast.SelectionSet) (figures, error) {
 			}
 			sub.selections++
 		}
-		f.selections = w.add(f.selections, sub.selections, w.lim.Selections)
-		f.aliases = w.add(f.aliases, sub.aliases, w.lim.Aliases)
+		// The counts stop just past their limits, so that a fan-out of
+		// fragments cannot overflow them.
+		f.selections = min(f.selections+sub.selections, w.lim.Selections+1)
+		f.aliases = min(f.aliases+sub.aliases, w.lim.Aliases+1)
 		f.depth = max(f.depth, sub.depth)
 	}
 	return f, nil
@@ -156,13 +158,4 @@ func (w *walker) fragment(name string) (figures, error) {
 	}
 	w.memo[name] = f
 	return f, nil
-}
-
-// add sums two counts and stops just past max, so that a fan-out of
-// fragments cannot overflow the count.
-func (w *walker) add(a, b, max int) int {
-	if a > max || b > max || a+b > max {
-		return max + 1
-	}
-	return a + b
 }

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -191,15 +192,7 @@ func plainDirectives(ds ast.DirectiveList) bool {
 // applies reports whether a fragment on condition applies to typ, as
 // graphql.CollectFields decides it.
 func applies(typ, condition string) bool {
-	if condition == "" {
-		return true
-	}
-	for _, t := range implementors[typ] {
-		if t == condition {
-			return true
-		}
-	}
-	return false
+	return condition == "" || slices.Contains(implementors[typ], condition)
 }
 
 // writer accumulates the JSON of one intercepted field.
@@ -365,11 +358,7 @@ func (w *writer) id(v int, _ bool) bool {
 // zero time is null.
 func (w *writer) time(t time.Time, nonNull bool) bool {
 	if t.IsZero() {
-		if nonNull {
-			return false
-		}
-		w.null()
-		return true
+		return w.leaf(graphql.Null, nonNull)
 	}
 	w.buf = append(w.buf, '"')
 	w.buf = t.AppendFormat(w.buf, time.RFC3339Nano)
