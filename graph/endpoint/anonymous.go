@@ -47,10 +47,8 @@ func (a anonymousRule) allows(query, operation string) bool {
 	if err != nil {
 		return false
 	}
+	// ForName takes the one operation of a document when none is named.
 	op := doc.Operations.ForName(operation)
-	if op == nil && operation == "" && len(doc.Operations) == 1 {
-		op = doc.Operations[0]
-	}
 	if op == nil || op.Operation != ast.Query || len(op.SelectionSet) == 0 {
 		return false
 	}

@@ -8,6 +8,7 @@
 package endpoint
 
 import (
+	"cmp"
 	"net/http"
 	"strings"
 
@@ -75,10 +76,7 @@ func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) h
 		srv.Use(ext)
 	}
 	srv.Use(extension.Introspection{})
-	apq := opts.APQ
-	if apq == nil {
-		apq = persisted.NewMemory(persisted.DefaultMemoryBytes)
-	}
+	apq := cmp.Or(opts.APQ, graphql.Cache[string](persisted.NewMemory(persisted.DefaultMemoryBytes)))
 	srv.Use(persistedDocuments{cache: apq, trusted: opts.Trusted, only: opts.TrustedOnly})
 	srv.Use(anonymousRule{publicIntrospection: opts.PublicIntrospection})
 	// The limits after the persisted documents, which fill in the query.

@@ -3,6 +3,7 @@ package scalar
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 
@@ -26,12 +27,8 @@ func MarshalInt(i int) graphql.Marshaler { return graphql.MarshalInt(i) }
 // UnmarshalInt reads an Int: a whole number of 32 bits, not a string.
 func UnmarshalInt(v any) (int, error) {
 	switch v := v.(type) {
-	case int:
-		return valid.Int("", strconv.Itoa(v), 32)
-	case int64:
-		return valid.Int("", strconv.FormatInt(v, 10), 32)
-	case json.Number:
-		return valid.Int("", v.String(), 32)
+	case int, int64, json.Number:
+		return valid.Int("", fmt.Sprint(v), 32)
 	case float64:
 		return valid.Int("", strconv.FormatFloat(v, 'f', -1, 64), 32)
 	}

@@ -171,9 +171,8 @@ func (h *handler) servePage(w http.ResponseWriter, r *http.Request) {
 	if demoToken != "" {
 		// Another origin's script must not read the token (edge.CORS
 		// allows every origin), nor a cache keep it.
-		for _, k := range []string{"Access-Control-Allow-Origin", "Access-Control-Expose-Headers"} {
-			hdr.Del(k)
-		}
+		hdr.Del("Access-Control-Allow-Origin")
+		hdr.Del("Access-Control-Expose-Headers")
 		hdr.Set("Cache-Control", "no-store")
 	}
 	_, _ = w.Write(buf.Bytes())
