@@ -73,7 +73,7 @@ func NewTokens(client *ent.Client, signer *Signer) *Tokens {
 		cache:        newCache(CacheSize),
 		flushEvery:   FlushEvery,
 		recheckEvery: RecheckEvery,
-		watches:      watches{kick: make(chan struct{}, 1)},
+		watches:      watches{byID: map[int]map[*watch]struct{}{}, kick: make(chan struct{}, 1)},
 	}
 }
 
