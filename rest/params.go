@@ -22,12 +22,8 @@ import (
 // the document's, so that a client learns of all of them at once.
 type params struct {
 	names []string
-	// vals holds the value of names[i] at i; it is buf's first
-	// len(names) elements for the operations of v1 (at most 8
-	// parameters, so that a request makes no second allocation), and a
-	// slice of its own for an operation that takes more.
+	// vals holds the value of names[i] at i.
 	vals []queryValue
-	buf  [8]queryValue
 	errs apperr.List
 }
 
@@ -48,12 +44,7 @@ type refusal struct{ name, reason string }
 // escape or a semicolon), keeping only names and the refused ones (faults at once, in the order
 // given); it makes no map, as this runs on every request.
 func readQuery(r *http.Request, refused []refusal, names ...string) (*params, error) {
-	q := &params{names: names}
-	if len(names) <= len(q.buf) {
-		q.vals = q.buf[:len(names)]
-	} else {
-		q.vals = make([]queryValue, len(names))
-	}
+	q := &params{names: names, vals: make([]queryValue, len(names))}
 	seen := make([]bool, len(refused))
 	for raw := r.URL.RawQuery; raw != ""; {
 		var pair string
