@@ -152,8 +152,6 @@ type configuratorSpec struct {
 	form    formSpec
 }
 
-func num(n int) *int { return &n }
-
 // demoConfigurators holds, in the order of demoOwners' configurators, what
 // each configurator contains. The chair has an option of every type.
 var demoConfigurators = []configuratorSpec{
@@ -185,7 +183,7 @@ var demoConfigurators = []configuratorSpec{
 				{name: "Seat Label", text: &textSpec{value: "Nordhaus", fontSize: "12px", fontFamily: "Playfair Display", colorCategory: "soft"}},
 			}},
 			{"Quantity", "numeral", map[string]any{"min": 0, "max": 12, "step": 1}, []variationSpec{
-				{name: "Chairs", numeral: num(1)}, {name: "Footstools", numeral: num(0)},
+				{name: "Chairs", numeral: new(1)}, {name: "Footstools", numeral: new(0)},
 			}},
 			{"Upholstery Pattern", "patterns", map[string]any{"scale": 1.5, "repeat": true}, []variationSpec{
 				{name: "Herringbone", selected: true}, {name: "Houndstooth"}, {name: "Pinstripe"}, {name: "Solid"},
@@ -290,6 +288,10 @@ var (
 
 // orderStatuses cycle over the orders so every status appears several times.
 var orderStatuses = []string{"paid", "shipped", "new", "paid", "cancelled", "shipped", "paid", "new"}
+
+// statusDelay is how long after its creation an order of each status was
+// last updated (a new one, never); paid and shipped orders have an invoice.
+var statusDelay = map[string]time.Duration{"paid": 15 * time.Minute, "shipped": 50 * time.Hour, "cancelled": 26 * time.Hour}
 
 // Sizes of the order dataset of owner 1: three orders a day for ten days,
 // 18 on the chair and 12 on the sneaker.
