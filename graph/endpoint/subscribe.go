@@ -297,10 +297,9 @@ func (c *wsConn) serve() {
 			}
 		}
 	}()
-	initTimer := time.NewTimer(wsInitTimeout)
-	defer initTimer.Stop()
-	ping := time.NewTicker(wsPingEvery)
-	defer ping.Stop()
+	// Unreferenced timers are collected (Go 1.23), stopped or not.
+	initTimeout := time.After(wsInitTimeout)
+	ping := time.Tick(wsPingEvery)
 	for {
 		select {
 		case b, ok := <-msgs:
@@ -311,12 +310,12 @@ func (c *wsConn) serve() {
 			if !c.handle(b) {
 				return
 			}
-		case <-initTimer.C:
+		case <-initTimeout:
 			if !c.acked {
 				c.close(closeInitTimeout, "Connection initialisation timeout")
 				return
 			}
-		case <-ping.C:
+		case <-ping:
 			if c.acked {
 				c.write(wsMessage{Type: "ping"})
 			}
