@@ -57,31 +57,7 @@ BEGIN
     ON CONFLICT (owner_id, configurator_id, slot) DO UPDATE SET orders = order_counts.orders + EXCLUDED.orders;
   END IF;
 END $$;
-CREATE OR REPLACE FUNCTION order_counts_add() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE r record;
-BEGIN
-  FOR r IN SELECT owner_id, configurator_id, count(*) AS n FROM new_rows GROUP BY 1, 2 ORDER BY 1, 2 LOOP
-    PERFORM order_counts_bump(r.owner_id, r.configurator_id, r.n);
-  END LOOP;
-  FOR r IN SELECT owner_id, configurator_id, p.month, p.day, count(*) AS n FROM ` + postgresPeriods("new_rows") + `
-    GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 LOOP
-    PERFORM order_date_counts_bump(r.owner_id, r.configurator_id, r.month, r.day, r.n);
-  END LOOP;
-  RETURN NULL;
-END $$;
-CREATE OR REPLACE FUNCTION order_counts_remove() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE r record;
-BEGIN
-  FOR r IN SELECT owner_id, configurator_id, count(*) AS n FROM old_rows GROUP BY 1, 2 ORDER BY 1, 2 LOOP
-    PERFORM order_counts_bump(r.owner_id, r.configurator_id, -r.n);
-  END LOOP;
-  FOR r IN SELECT owner_id, configurator_id, p.month, p.day, count(*) AS n FROM ` + postgresPeriods("old_rows") + `
-    GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 LOOP
-    PERFORM order_date_counts_bump(r.owner_id, r.configurator_id, r.month, r.day, -r.n);
-  END LOOP;
-  RETURN NULL;
-END $$;
-CREATE OR REPLACE FUNCTION order_counts_move() RETURNS trigger LANGUAGE plpgsql AS $$
+` + postgresCountRows("order_counts_add", "new_rows", "") + postgresCountRows("order_counts_remove", "old_rows", "-") + `CREATE OR REPLACE FUNCTION order_counts_move() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE r record;
 BEGIN
   FOR r IN SELECT owner_id, configurator_id, sum(n) AS n FROM (
@@ -115,6 +91,25 @@ CREATE OR REPLACE TRIGGER order_counts_update AFTER UPDATE ON orders
 CREATE OR REPLACE TRIGGER order_counts_truncate AFTER TRUNCATE ON orders
   FOR EACH STATEMENT EXECUTE FUNCTION order_counts_clear();
 `
+
+// postgresCountRows creates the trigger function name that adds (sign "")
+// or takes away (sign "-") the orders of the transition table rows in
+// both counts.
+func postgresCountRows(name, rows, sign string) string {
+	return `CREATE OR REPLACE FUNCTION ` + name + `() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+  FOR r IN SELECT owner_id, configurator_id, count(*) AS n FROM ` + rows + ` GROUP BY 1, 2 ORDER BY 1, 2 LOOP
+    PERFORM order_counts_bump(r.owner_id, r.configurator_id, ` + sign + `r.n);
+  END LOOP;
+  FOR r IN SELECT owner_id, configurator_id, p.month, p.day, count(*) AS n FROM ` + postgresPeriods(rows) + `
+    GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 LOOP
+    PERFORM order_date_counts_bump(r.owner_id, r.configurator_id, r.month, r.day, ` + sign + `r.n);
+  END LOOP;
+  RETURN NULL;
+END $$;
+`
+}
 
 // postgresCountsStorage are order_counts' storage parameters: room on
 // each page for the new versions of updated rows (so that they stay

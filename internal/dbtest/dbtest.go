@@ -7,11 +7,11 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/configurator/catalogue/ent"
@@ -90,9 +90,7 @@ func postgresURL(t testing.TB) string {
 		t.Fatalf("%s=%s: %v", EnvPostgres, database.Redact(base), err)
 	}
 	defer admin.Close()
-	buf := make([]byte, 6)
-	rand.Read(buf)
-	schema := "t_" + hex.EncodeToString(buf)
+	schema := "t_" + strings.ToLower(rand.Text())
 	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
 		t.Fatalf("%s=%s is set but unusable: %v", EnvPostgres, database.Redact(base), err)
 	}
