@@ -142,8 +142,5 @@ func Redact(rawURL string) string {
 	if err != nil || u.User == nil {
 		return rawURL
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
+	return u.Redacted()
 }
