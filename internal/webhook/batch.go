@@ -129,16 +129,16 @@ func (q *Queue) attemptAll(ctx context.Context, as []firstAttempt, startBy time.
 			}
 			break
 		}
-		wg.Add(1)
-		go func(a *firstAttempt) {
-			defer func() { <-q.sending; wg.Done() }()
+		a := &as[i]
+		wg.Go(func() {
+			defer func() { <-q.sending }()
 			start := time.Now()
 			// An attempt under way when the job's context ends is finished
 			// (it is bounded by AttemptTimeout) and recorded.
 			a.code, a.err = q.send(context.WithoutCancel(ctx), a.url, a.secret, MessageID(a.id), a.payload)
 			a.tried = true
 			q.metrics.duration.Observe(time.Since(start).Seconds())
-		}(&as[i])
+		})
 	}
 	wg.Wait()
 }

@@ -220,12 +220,9 @@ func (q *Queue) Start(ctx context.Context) error {
 		return err
 	}
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	q.stopDispatch = func() { cancel(); <-done }
-	go func() {
-		defer close(done)
-		q.dispatchLoop(dctx)
-	}()
+	var wg sync.WaitGroup
+	wg.Go(func() { q.dispatchLoop(dctx) })
+	q.stopDispatch = func() { cancel(); wg.Wait() }
 	return nil
 }
 
