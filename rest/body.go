@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,13 +172,11 @@ func (f *form) float(name string) float64 {
 // id reads a record id (valid.ID), white space around it aside;
 // required says whether it must be there.
 func (f *form) id(name string, required bool) *int {
-	var s string
-	var ok bool
+	read := f.text
 	if required {
-		s, ok = f.required(name)
-	} else {
-		s, ok = f.text(name)
+		read = f.required
 	}
+	s, ok := read(name)
 	if !ok {
 		return nil
 	}
@@ -218,14 +217,9 @@ func decodeObject(s string) (json.RawMessage, error) {
 		return m, nil
 	case 'n':
 		return nil, errors.New("got null")
-	case '[':
-		return nil, errors.New("expected an object, got a JSON array")
-	case '"':
-		return nil, errors.New("expected an object, got a JSON string")
-	case 't', 'f':
-		return nil, errors.New("expected an object, got a JSON bool")
 	}
-	return nil, errors.New("expected an object, got a JSON number")
+	kind := map[byte]string{'[': "array", '"': "string", 't': "bool", 'f': "bool"}[m[0]]
+	return nil, fmt.Errorf("expected an object, got a JSON %s", cmp.Or(kind, "number"))
 }
 
 // atEnd reports whether nothing but white space follows the value dec

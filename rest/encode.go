@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/configurator/catalogue/ent"
@@ -82,13 +83,18 @@ func presentEach[T any, J appender](items []T, present func(T) J) each[T, J] {
 }
 
 func (l each[T, J]) appendJSON(b []byte) ([]byte, bool) {
+	return appendEach(b, l.items, l.present)
+}
+
+// appendEach writes present of every item as a JSON array.
+func appendEach[T any, J appender](b []byte, items []T, present func(T) J) ([]byte, bool) {
 	b = append(b, '[')
-	for i, it := range l.items {
+	for i, it := range items {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		var ok bool
-		if b, ok = l.present(it).appendJSON(b); !ok {
+		if b, ok = present(it).appendJSON(b); !ok {
 			return b, false
 		}
 	}
@@ -116,17 +122,7 @@ func (l array[J]) appendJSON(b []byte) ([]byte, bool) {
 	if l == nil {
 		return append(b, "null"...), true
 	}
-	b = append(b, '[')
-	for i, v := range l {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		var ok bool
-		if b, ok = v.appendJSON(b); !ok {
-			return b, false
-		}
-	}
-	return append(b, ']'), true
+	return appendEach(b, l, func(v J) J { return v })
 }
 
 // appendKeyStrings writes a list of strings, null when nil.
@@ -145,33 +141,20 @@ func appendKeyStrings(b []byte, key string, xs []string) []byte {
 	return append(b, ']')
 }
 
-func appendKeyBoolPtr(b []byte, key string, v *bool) []byte {
+// appendKeyPtr writes *p with write, null when p is nil.
+func appendKeyPtr[T any](b []byte, key string, p *T, write func([]byte, T) []byte) []byte {
 	b = append(b, key...)
-	if v == nil {
+	if p == nil {
 		return append(b, "null"...)
 	}
-	return strconv.AppendBool(b, *v)
+	return write(b, *p)
 }
 
 func appendKeyString(b []byte, key, s string) []byte {
 	return appendString(append(b, key...), s)
 }
 
-func appendKeyStringPtr(b []byte, key string, s *string) []byte {
-	b = append(b, key...)
-	if s == nil {
-		return append(b, "null"...)
-	}
-	return appendString(b, *s)
-}
-
-func appendKeyIntPtr(b []byte, key string, n *int) []byte {
-	b = append(b, key...)
-	if n == nil {
-		return append(b, "null"...)
-	}
-	return strconv.AppendInt(b, int64(*n), 10)
-}
+func appendInt(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 10) }
 
 func appendKeyBool(b []byte, key string, v bool) []byte {
 	return strconv.AppendBool(append(b, key...), v)
@@ -219,45 +202,31 @@ func appendString(b []byte, s string) []byte {
 				continue
 			}
 			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			if e := strings.IndexByte("\\\"\b\f\n\r\t", c); e >= 0 {
+				b = append(b, '\\', "\\\"bfnrt"[e])
+			} else {
+				b = appendU(b, rune(c))
 			}
 			i++
 			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			// Invalid UTF-8 is written as U+FFFD (\ufffd).
+			b = appendU(append(b, s[start:i]...), r)
+			start = i + size
 		}
 		i += size
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// appendU writes the escape \uXXXX of r, a rune of the Basic Multilingual
+// Plane.
+func appendU(b []byte, r rune) []byte {
+	return append(b, '\\', 'u', hexDigits[r>>12], hexDigits[r>>8&0xF], hexDigits[r>>4&0xF], hexDigits[r&0xF])
 }
 
 const hexDigits = "0123456789abcdef"

@@ -8,13 +8,9 @@ import (
 
 // listForms is GET /configurator-forms: every form, by id. The spec gives
 // it no parameters.
-func (h *handler) listForms(w http.ResponseWriter, r *http.Request) {
+func (h *handler) listForms(r *http.Request) (any, error) {
 	forms, err := h.res.Query().ConfiguratorFormList(r.Context())
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writeJSON(w, r, http.StatusOK, presentAll(forms, presentForm))
+	return presentAll(forms, presentForm), err
 }
 
 // formFieldPage shapes GET /configurator-form-fields: a bare array, paged.

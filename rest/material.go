@@ -13,21 +13,15 @@ func materialPage(p *model.MaterialPage) (any, *model.Pagination) {
 
 // listMaterialCategories is GET /materials-categories/list: every
 // category, by default newest first; the list has no pagination.
-func (h *handler) listMaterialCategories(w http.ResponseWriter, r *http.Request) {
+func (h *handler) listMaterialCategories(r *http.Request) (any, error) {
 	q, err := readQuery(r, nil, "order_by", "order")
 	if err != nil {
-		writeProblem(w, r, err)
-		return
+		return nil, err
 	}
 	by, dir := sortBy(q, categorySorts), q.direction()
 	if err := q.err(); err != nil {
-		writeProblem(w, r, err)
-		return
+		return nil, err
 	}
 	cats, err := h.res.Query().MaterialCategoryList(r.Context(), by, dir)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writeJSON(w, r, http.StatusOK, presentAll(cats, presentMaterialCategory))
+	return presentAll(cats, presentMaterialCategory), err
 }

@@ -7,13 +7,9 @@ import (
 )
 
 // listOptionTypes is GET /configurator-options/types/list.
-func (h *handler) listOptionTypes(w http.ResponseWriter, r *http.Request) {
+func (h *handler) listOptionTypes(r *http.Request) (any, error) {
 	types, err := h.res.Query().ConfiguratorOptionTypes(r.Context())
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writeJSON(w, r, http.StatusOK, presentOptionTypes(types))
+	return presentOptionTypes(types), err
 }
 
 // optionPage shapes GET /configurator-options: a bare array, paged, like
@@ -25,23 +21,17 @@ func optionPage(p *model.ConfiguratorOptionPage) (any, *model.Pagination) {
 // listVariations is GET /configurator-option-variations: the variations
 // of the option configurator_option_id (required), in position order. An
 // option the caller cannot see is 404.
-func (h *handler) listVariations(w http.ResponseWriter, r *http.Request) {
+func (h *handler) listVariations(r *http.Request) (any, error) {
 	q, err := readQuery(r, nil, "configurator_option_id")
 	if err != nil {
-		writeProblem(w, r, err)
-		return
+		return nil, err
 	}
 	option := q.requiredID("configurator_option_id")
 	if err := q.err(); err != nil {
-		writeProblem(w, r, err)
-		return
+		return nil, err
 	}
 	vs, err := h.res.Query().OptionVariationList(r.Context(), option)
-	if err != nil {
-		writeProblem(w, r, err)
-		return
-	}
-	writeJSON(w, r, http.StatusOK, presentAll(vs, presentVariation))
+	return presentAll(vs, presentVariation), err
 }
 
 // listOptionSets is GET /configurator-option-sets: every option set, by

@@ -22,12 +22,8 @@ import (
 // the document's, so that a client learns of all of them at once.
 type params struct {
 	names []string
-	// vals holds the value of names[i] at i; it is buf's first
-	// len(names) elements for the operations of v1 (at most 8
-	// parameters, so that a request makes no second allocation), and a
-	// slice of its own for an operation that takes more.
+	// vals holds the value of names[i] at i.
 	vals []queryValue
-	buf  [8]queryValue
 	errs apperr.List
 }
 
@@ -48,12 +44,7 @@ type refusal struct{ name, reason string }
 // escape or a semicolon), keeping only names and the refused ones (faults at once, in the order
 // given); it makes no map, as this runs on every request.
 func readQuery(r *http.Request, refused []refusal, names ...string) (*params, error) {
-	q := &params{names: names}
-	if len(names) <= len(q.buf) {
-		q.vals = q.buf[:len(names)]
-	} else {
-		q.vals = make([]queryValue, len(names))
-	}
+	q := &params{names: names, vals: make([]queryValue, len(names))}
 	seen := make([]bool, len(refused))
 	for raw := r.URL.RawQuery; raw != ""; {
 		var pair string
@@ -115,33 +106,28 @@ func (q *params) value(name string) (string, bool) {
 // fault notes the faults of err.
 func (q *params) fault(err error) { q.errs = append(q.errs, apperr.Errors(err)...) }
 
-// int reads a 32-bit integer (valid.Int), nil when absent.
-func (q *params) int(name string) *int {
+// read reads name with parse (one of valid's readers, whose faults name
+// the field), nil when absent or malformed.
+func read[T any](q *params, name string, parse func(field, s string) (T, error)) *T {
 	s, ok := q.value(name)
 	if !ok {
 		return nil
 	}
-	n, err := valid.Int(name, s, 32)
+	v, err := parse(name, s)
 	if err != nil {
 		q.fault(err)
 		return nil
 	}
-	return &n
+	return &v
+}
+
+// int reads a 32-bit integer (valid.Int), nil when absent.
+func (q *params) int(name string) *int {
+	return read(q, name, func(field, s string) (int, error) { return valid.Int(field, s, 32) })
 }
 
 // id reads an id (valid.ID: 1 or more), nil when absent.
-func (q *params) id(name string) *int {
-	s, ok := q.value(name)
-	if !ok {
-		return nil
-	}
-	n, err := valid.ID(name, s)
-	if err != nil {
-		q.fault(err)
-		return nil
-	}
-	return &n
-}
+func (q *params) id(name string) *int { return read(q, name, valid.ID) }
 
 // requiredID reads an id the operation cannot do without.
 func (q *params) requiredID(name string) int {
@@ -159,36 +145,24 @@ func (q *params) requiredID(name string) int {
 
 // date reads a day (valid.Date), nil when absent.
 func (q *params) date(name string) *scalar.Date {
-	s, ok := q.value(name)
-	if !ok {
-		return nil
-	}
-	t, err := valid.Date(name, s)
-	if err != nil {
-		q.fault(err)
-		return nil
-	}
-	return &scalar.Date{Time: t}
+	return read(q, name, func(field, s string) (scalar.Date, error) {
+		t, err := valid.Date(field, s)
+		return scalar.Date{Time: t}, err
+	})
 }
 
 // direction reads the sort direction "order", asc or desc in any case,
 // as entgql reads it.
 func (q *params) direction() *entgql.OrderDirection {
-	s, ok := q.value("order")
-	if !ok {
-		return nil
-	}
-	var d entgql.OrderDirection
-	switch strings.ToLower(s) {
-	case "asc":
-		d = entgql.OrderDirectionAsc
-	case "desc":
-		d = entgql.OrderDirectionDesc
-	default:
-		q.errs = append(q.errs, apperr.Field("order", "{} must be asc or desc, got %q", valid.Clip(s)))
-		return nil
-	}
-	return &d
+	return read(q, "order", func(field, s string) (entgql.OrderDirection, error) {
+		switch strings.ToLower(s) {
+		case "asc":
+			return entgql.OrderDirectionAsc, nil
+		case "desc":
+			return entgql.OrderDirectionDesc, nil
+		}
+		return "", apperr.Field(field, "{} must be asc or desc, got %q", valid.Clip(s))
+	})
 }
 
 // err returns the faults the readers found, or nil.
@@ -220,17 +194,14 @@ func sortsOf[F any, P interface {
 
 // sortBy reads order_by as one of s, nil when absent.
 func sortBy[F any](q *params, s sorts[F]) *F {
-	v, ok := q.value("order_by")
-	if !ok {
-		return nil
-	}
-	f, ok := s.values[v]
-	if !ok {
-		q.errs = append(q.errs, apperr.Field("order_by", "{} must be one of %s, got %q", s.list, valid.Clip(v)))
-		return nil
-	}
-	c := *f
-	return &c
+	return read(q, "order_by", func(field, v string) (F, error) {
+		f, ok := s.values[v]
+		if !ok {
+			var zero F
+			return zero, apperr.Field(field, "{} must be one of %s, got %q", s.list, valid.Clip(v))
+		}
+		return *f, nil
+	})
 }
 
 // pathID reads the path parameter {id}.

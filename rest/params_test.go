@@ -193,9 +193,9 @@ func BenchmarkByID(b *testing.B) {
 	}
 }
 
-// TestManyParams reads an operation of more parameters than params keeps
-// without allocating (its array once held exactly 8, and a ninth
-// parameter panicked).
+// TestManyParams reads an operation of more parameters than any of v1's
+// (params once kept them in an array of 8, and a ninth parameter
+// panicked).
 func TestManyParams(t *testing.T) {
 	names := make([]string, 12)
 	var query []string

@@ -84,7 +84,7 @@ func (h *handler) routes(r chi.Router) {
 	r.Get("/openapi.json", serveOpenAPI)
 	r.Get("/shared/{key}", h.getShared)
 
-	r.With(token).Get("/orders", h.listOrders)
+	r.With(token).Get("/orders", serve(h.listOrders))
 	r.With(token, idempotency.Middleware(writeProblem)).Post("/orders", created(h, "/orders", readOrder, h.res.Mutation().CreateOrder, func(o *ent.Order) int { return o.ID }, presentOrder))
 	r.With(token).Get("/orders/{id}", byID(h.res.Query().Order, presentOrder))
 	r.With(token, orderUpdate).Patch("/orders/{id}", updated(readOrderUpdate, h.res.Mutation().UpdateOrder, presentOrder))
@@ -94,7 +94,7 @@ func (h *handler) routes(r chi.Router) {
 	r.With(token).Get("/materials/{id}", byID(h.res.Query().Material, presentMaterial))
 	r.With(token, catalogue).Put("/materials/{id}", updated(readMaterialUpdate, h.res.Mutation().UpdateMaterial, presentMaterial))
 	r.With(token, catalogue).Delete("/materials/{id}", byID(h.res.Mutation().DeleteMaterial, deleted("material")))
-	r.With(token).Get("/materials-categories/list", h.listMaterialCategories)
+	r.With(token).Get("/materials-categories/list", serve(h.listMaterialCategories))
 
 	r.With(token).Get("/textures", paged(h, "/textures", texturesArgs, h.res.Query().TexturesPage, texturePage))
 	r.With(token, catalogue).Post("/textures", created(h, "/textures", readTextureCreate, h.res.Mutation().CreateTexture, func(t *ent.Texture) int { return t.ID }, presentTextureCreated))
@@ -102,15 +102,15 @@ func (h *handler) routes(r chi.Router) {
 	r.With(token, catalogue).Put("/textures/{id}", updated(readTextureUpdate, h.res.Mutation().UpdateTexture, presentTexture))
 	r.With(token, catalogue).Delete("/textures/{id}", byID(h.res.Mutation().DeleteTexture, deleted("texture")))
 
-	r.With(token).Get("/configurator-forms", h.listForms)
+	r.With(token).Get("/configurator-forms", serve(h.listForms))
 	r.With(token).Get("/configurator-forms/{id}", byID(h.res.Query().ConfiguratorForm, presentForm))
 	r.With(token).Get("/configurator-form-fields", paged(h, "/configurator-form-fields", pageArgs[ent.FormFieldWhereInput](formFieldSorts, nil), h.res.Query().FormFieldsPage, formFieldPage))
 	r.With(token).Get("/configurator-form-fields/{id}", byID(h.res.Query().FormField, presentFormField))
 
-	r.With(token).Get("/configurator-options/types/list", h.listOptionTypes)
+	r.With(token).Get("/configurator-options/types/list", serve(h.listOptionTypes))
 	r.With(token).Get("/configurator-options", paged(h, "/configurator-options", pageArgs[ent.ConfiguratorOptionWhereInput](optionSorts, nil), h.res.Query().ConfiguratorOptionsPage, optionPage))
 	r.With(token).Get("/configurator-option/{id}", byID(h.res.Query().ConfiguratorOption, presentOption))
-	r.With(token).Get("/configurator-option-variations", h.listVariations)
+	r.With(token).Get("/configurator-option-variations", serve(h.listVariations))
 	r.With(enveloped).Get("/configurator-option-sets", h.listOptionSets)
 	r.With(enveloped, allowed(auth.Overrides, writeEnvelopeError)).Post("/configurator-options/set/new-options", h.setOptions)
 }
@@ -129,23 +129,35 @@ func allowed(op auth.Op, fail auth.Reject) func(http.Handler) http.Handler {
 	}
 }
 
+// serve is the handler of a request that answers 200: do returns the
+// presented answer, or the error answered as problem+json (its value is
+// then not read).
+func serve(do func(*http.Request) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := do(r)
+		if err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		writeJSON(w, r, http.StatusOK, v)
+	}
+}
+
 // byID is the handler of .../{id}: the resolver of the same meaning loads
 // (or deletes) the record, NotFound for an unknown id or another owner's,
 // and present shapes the answer.
 func byID[T, J any](load func(context.Context, int) (T, error), present func(T) J) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return serve(func(r *http.Request) (any, error) {
 		id, err := pathID(r)
 		if err != nil {
-			writeProblem(w, r, err)
-			return
+			return nil, err
 		}
 		v, err := load(r.Context(), id)
 		if err != nil {
-			writeProblem(w, r, err)
-			return
+			return nil, err
 		}
-		writeJSON(w, r, http.StatusOK, present(v))
-	}
+		return present(v), nil
+	})
 }
 
 // created is the handler of a POST that creates a record under path:

@@ -7,6 +7,7 @@ import (
 	"entgo.io/ent/schema/edge"
 
 	"github.com/configurator/catalogue/ent/privacy"
+	"github.com/configurator/catalogue/internal/rule"
 )
 
 func ownerEdge() ent.Edge {
@@ -60,6 +61,24 @@ func (system) Annotations() []schema.Annotation { return hidden() }
 func (system) Policy() ent.Policy {
 	return privacy.Policy{
 		Query:    privacy.QueryPolicy{privacy.AlwaysDenyRule()},
+		Mutation: privacy.MutationPolicy{privacy.AlwaysDenyRule()},
+	}
+}
+
+// derived is the base of the counts that database triggers keep
+// (internal/database): out of the graph, read by owner like every owned
+// record, written only by the triggers.
+type derived struct{ ent.Schema }
+
+// Edges of a derived type: the owner, so that removing an owner's rows
+// (TRUNCATE ... CASCADE included) removes its counts too.
+func (derived) Edges() []ent.Edge { return []ent.Edge{ownerEdge()} }
+
+func (derived) Annotations() []schema.Annotation { return hidden() }
+
+func (derived) Policy() ent.Policy {
+	return privacy.Policy{
+		Query:    privacy.QueryPolicy{rule.FilterOwner()},
 		Mutation: privacy.MutationPolicy{privacy.AlwaysDenyRule()},
 	}
 }

@@ -3,6 +3,7 @@
 package schema
 
 import (
+	"slices"
 	"time"
 
 	"entgo.io/contrib/entgql"
@@ -68,16 +69,12 @@ func (OwnerMixin) Indexes() []ent.Index {
 
 // sortIndexes are the indexes of an owner's list sorted by each of
 // columns: owner_id, then the column, then id, the tie-break every list
-// sorts by. With them a page is read in order and a count is an
-// index-only scan, whatever the size of the table.
+// sorts by (once, for id itself). With them a page is read in order and a
+// count is an index-only scan, whatever the size of the table.
 func sortIndexes(columns ...string) []ent.Index {
 	out := make([]ent.Index, len(columns))
 	for i, c := range columns {
-		if c == "id" {
-			out[i] = index.Fields("owner_id", "id")
-			continue
-		}
-		out[i] = index.Fields("owner_id", c, "id")
+		out[i] = index.Fields(slices.Compact([]string{"owner_id", c, "id"})...)
 	}
 	return out
 }

@@ -2,12 +2,8 @@ package schema
 
 import (
 	"entgo.io/ent"
-	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
-
-	"github.com/configurator/catalogue/ent/privacy"
-	"github.com/configurator/catalogue/internal/rule"
 )
 
 // OrderCount is a part of the number of orders of one configurator of an
@@ -18,7 +14,7 @@ import (
 // scan of every order the owner has. The slots let concurrent orders of
 // one configurator each add to a row no other open transaction holds,
 // rather than all wait for one row's lock.
-type OrderCount struct{ ent.Schema }
+type OrderCount struct{ derived }
 
 // Fields of the OrderCount.
 func (OrderCount) Fields() []ent.Field {
@@ -33,26 +29,8 @@ func (OrderCount) Fields() []ent.Field {
 	}
 }
 
-// Edges of the OrderCount: the owner, so that removing an owner's rows
-// (TRUNCATE ... CASCADE included) removes its counts too.
-func (OrderCount) Edges() []ent.Edge {
-	return []ent.Edge{ownerEdge()}
-}
-
 // Indexes of the OrderCount: one row per owner, configurator and slot;
 // the sums read its prefixes.
 func (OrderCount) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("owner_id", "configurator_id", "slot").Unique()}
-}
-
-// Annotations of the OrderCount.
-func (OrderCount) Annotations() []schema.Annotation { return hidden() }
-
-// Policy of the OrderCount: read by owner like every owned record; written
-// only by the triggers.
-func (OrderCount) Policy() ent.Policy {
-	return privacy.Policy{
-		Query:    privacy.QueryPolicy{rule.FilterOwner()},
-		Mutation: privacy.MutationPolicy{privacy.AlwaysDenyRule()},
-	}
 }

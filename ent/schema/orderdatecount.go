@@ -3,12 +3,8 @@ package schema
 import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
-	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
-
-	"github.com/configurator/catalogue/ent/privacy"
-	"github.com/configurator/catalogue/internal/rule"
 )
 
 // OrderDateCount is a part of the number of orders of one configurator of
@@ -21,7 +17,7 @@ import (
 // many orders the range holds, instead of a count of the range's index
 // entries (bench/RESULTS.md, issue 27: 12,573 entries and 4.1 ms for W3
 // at 2,000,000 orders).
-type OrderDateCount struct{ ent.Schema }
+type OrderDateCount struct{ derived }
 
 // Fields of the OrderDateCount.
 func (OrderDateCount) Fields() []ent.Field {
@@ -44,12 +40,6 @@ func (OrderDateCount) Fields() []ent.Field {
 	}
 }
 
-// Edges of the OrderDateCount: the owner, so that removing an owner's rows
-// removes its counts too.
-func (OrderDateCount) Edges() []ent.Edge {
-	return []ent.Edge{ownerEdge()}
-}
-
 // Indexes of the OrderDateCount: one row per owner, configurator, period
 // and slot, whose prefix a configurator's range reads; and the owner's
 // periods across its configurators, for a range of every configurator.
@@ -57,17 +47,5 @@ func (OrderDateCount) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("owner_id", "configurator_id", "month", "day", "slot").Unique(),
 		index.Fields("owner_id", "month", "day"),
-	}
-}
-
-// Annotations of the OrderDateCount.
-func (OrderDateCount) Annotations() []schema.Annotation { return hidden() }
-
-// Policy of the OrderDateCount: read by owner like every owned record;
-// written only by the triggers.
-func (OrderDateCount) Policy() ent.Policy {
-	return privacy.Policy{
-		Query:    privacy.QueryPolicy{rule.FilterOwner()},
-		Mutation: privacy.MutationPolicy{privacy.AlwaysDenyRule()},
 	}
 }

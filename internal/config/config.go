@@ -161,24 +161,19 @@ func (c *Config) WebhookSchedule() []time.Duration {
 // Env looks up an environment variable; os.Getenv in production.
 type Env func(string) string
 
-// DatabaseFlags registers --database-url on fs, preset from the
-// environment.
+// DatabaseFlags registers --database-url on fs and presets every flag of
+// fs from the environment.
 func (c *Config) DatabaseFlags(fs *flag.FlagSet, env Env) {
-	c.databaseFlags(fs, env)
+	fs.StringVar(&c.DatabaseURL, "database-url", DefaultDatabaseURL, "database: postgres://... or sqlite://PATH (env DATABASE_URL)")
+	c.JWTSecret = env("JWT_SECRET")
 	c.fromEnv(fs, env)
 }
 
 // ServeFlags registers the flags of serve on fs, database flags included,
 // preset from the environment.
 func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
-	c.databaseFlags(fs, env)
 	c.serveFlags(fs)
-	c.fromEnv(fs, env)
-}
-
-func (c *Config) databaseFlags(fs *flag.FlagSet, env Env) {
-	fs.StringVar(&c.DatabaseURL, "database-url", DefaultDatabaseURL, "database: postgres://... or sqlite://PATH (env DATABASE_URL)")
-	c.JWTSecret = env("JWT_SECRET")
+	c.DatabaseFlags(fs, env)
 }
 
 func (c *Config) serveFlags(fs *flag.FlagSet) {

@@ -2,6 +2,7 @@ package database
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"time"
@@ -56,31 +57,7 @@ BEGIN
     ON CONFLICT (owner_id, configurator_id, slot) DO UPDATE SET orders = order_counts.orders + EXCLUDED.orders;
   END IF;
 END $$;
-CREATE OR REPLACE FUNCTION order_counts_add() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE r record;
-BEGIN
-  FOR r IN SELECT owner_id, configurator_id, count(*) AS n FROM new_rows GROUP BY 1, 2 ORDER BY 1, 2 LOOP
-    PERFORM order_counts_bump(r.owner_id, r.configurator_id, r.n);
-  END LOOP;
-  FOR r IN SELECT owner_id, configurator_id, p.month, p.day, count(*) AS n FROM ` + postgresPeriods("new_rows") + `
-    GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 LOOP
-    PERFORM order_date_counts_bump(r.owner_id, r.configurator_id, r.month, r.day, r.n);
-  END LOOP;
-  RETURN NULL;
-END $$;
-CREATE OR REPLACE FUNCTION order_counts_remove() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE r record;
-BEGIN
-  FOR r IN SELECT owner_id, configurator_id, count(*) AS n FROM old_rows GROUP BY 1, 2 ORDER BY 1, 2 LOOP
-    PERFORM order_counts_bump(r.owner_id, r.configurator_id, -r.n);
-  END LOOP;
-  FOR r IN SELECT owner_id, configurator_id, p.month, p.day, count(*) AS n FROM ` + postgresPeriods("old_rows") + `
-    GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 LOOP
-    PERFORM order_date_counts_bump(r.owner_id, r.configurator_id, r.month, r.day, -r.n);
-  END LOOP;
-  RETURN NULL;
-END $$;
-CREATE OR REPLACE FUNCTION order_counts_move() RETURNS trigger LANGUAGE plpgsql AS $$
+` + postgresCountRows("order_counts_add", "new_rows", "") + postgresCountRows("order_counts_remove", "old_rows", "-") + `CREATE OR REPLACE FUNCTION order_counts_move() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE r record;
 BEGIN
   FOR r IN SELECT owner_id, configurator_id, sum(n) AS n FROM (
@@ -114,6 +91,25 @@ CREATE OR REPLACE TRIGGER order_counts_update AFTER UPDATE ON orders
 CREATE OR REPLACE TRIGGER order_counts_truncate AFTER TRUNCATE ON orders
   FOR EACH STATEMENT EXECUTE FUNCTION order_counts_clear();
 `
+
+// postgresCountRows creates the trigger function name that adds (sign "")
+// or takes away (sign "-") the orders of the transition table rows in
+// both counts.
+func postgresCountRows(name, rows, sign string) string {
+	return `CREATE OR REPLACE FUNCTION ` + name + `() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+  FOR r IN SELECT owner_id, configurator_id, count(*) AS n FROM ` + rows + ` GROUP BY 1, 2 ORDER BY 1, 2 LOOP
+    PERFORM order_counts_bump(r.owner_id, r.configurator_id, ` + sign + `r.n);
+  END LOOP;
+  FOR r IN SELECT owner_id, configurator_id, p.month, p.day, count(*) AS n FROM ` + postgresPeriods(rows) + `
+    GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 LOOP
+    PERFORM order_date_counts_bump(r.owner_id, r.configurator_id, r.month, r.day, ` + sign + `r.n);
+  END LOOP;
+  RETURN NULL;
+END $$;
+`
+}
 
 // postgresCountsStorage are order_counts' storage parameters: room on
 // each page for the new versions of updated rows (so that they stay
@@ -167,17 +163,12 @@ func prepareCounts(ctx context.Context, c *ent.Client, dialectName string) error
 	if dialectName != dialect.SQLite {
 		return nil
 	}
-	rows, err := c.QueryContext(ctx, sqliteCountsBeforeSlots)
+	n, err := scalar[int](ctx, c, sqliteCountsBeforeSlots)
 	if err != nil {
 		return fmt.Errorf("look for order counts before slots: %w", err)
 	}
-	var n int
-	for rows.Next() {
-		err = rows.Scan(&n)
-	}
-	rows.Close()
-	if err != nil || n == 0 {
-		return err
+	if n == 0 {
+		return nil
 	}
 	_, err = c.ExecContext(ctx, `DROP TRIGGER IF EXISTS order_counts_insert; DROP TRIGGER IF EXISTS order_counts_delete;
 DROP TRIGGER IF EXISTS order_counts_update;`)
@@ -213,11 +204,11 @@ func installCounts(ctx context.Context, c *ent.Client, dialectName string) error
 	default:
 		return fmt.Errorf("order counts: unsupported dialect %s", dialectName)
 	}
-	n, err := countOf(ctx, tx, exists)
+	n, err := scalar[int](ctx, tx, exists)
 	if err != nil {
 		return fmt.Errorf("look for the order count triggers: %w", err)
 	}
-	dates, err := countOf(ctx, tx, datesExist)
+	dates, err := scalar[int](ctx, tx, datesExist)
 	if err != nil {
 		return fmt.Errorf("look for the order date count triggers: %w", err)
 	}
@@ -244,37 +235,34 @@ func installCounts(ctx context.Context, c *ent.Client, dialectName string) error
 	return tx.Commit()
 }
 
-// countOf runs a query of one integer in tx.
-func countOf(ctx context.Context, tx *ent.Tx, q string) (int, error) {
-	rows, err := tx.QueryContext(ctx, q)
+// querier is an ent client or transaction, for raw queries.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// scalar runs a query of one value through q; no row is T's zero value.
+func scalar[T any](ctx context.Context, q querier, query string, args ...any) (T, error) {
+	var v T
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return 0, err
+		return v, err
 	}
 	defer rows.Close()
-	var n int
 	for rows.Next() {
-		if err := rows.Scan(&n); err != nil {
-			return 0, err
+		if err := rows.Scan(&v); err != nil {
+			return v, err
 		}
 	}
-	return n, rows.Err()
+	return v, rows.Err()
 }
 
 // setCountsStorage gives a table of counts (order_counts,
 // order_date_counts) its storage parameters (postgresCountsStorage) when
 // it has others.
 func setCountsStorage(ctx context.Context, tx *ent.Tx, table string) error {
-	rows, err := tx.QueryContext(ctx, "SELECT coalesce(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = $1::regclass", table)
+	have, err := scalar[string](ctx, tx, "SELECT coalesce(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = $1::regclass", table)
 	if err != nil {
 		return fmt.Errorf("read the storage of %s: %w", table, err)
-	}
-	var have string
-	for rows.Next() {
-		err = rows.Scan(&have)
-	}
-	rows.Close()
-	if err != nil {
-		return err
 	}
 	if have == postgresCountsStorage {
 		return nil

@@ -3,7 +3,6 @@ package dbtest
 import (
 	"database/sql"
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 	"testing"
@@ -39,7 +38,7 @@ func Schema(t testing.TB, rawURL string) string {
 		lines = append(lines, rowsOf(t, db, q)...)
 	}
 	if len(lines) < 20 {
-		t.Fatalf("schema of %s has only %d entries: %v", redactedPath(rawURL), len(lines), lines)
+		t.Fatalf("schema of %s has only %d entries: %v", database.Redact(rawURL), len(lines), lines)
 	}
 	sort.Strings(lines)
 	return fmt.Sprintf("%d entries: %s", len(lines), strings.Join(lines, "; "))
@@ -64,12 +63,4 @@ func rowsOf(t testing.TB, db *sql.DB, q string) []string {
 		t.Fatal(err)
 	}
 	return out
-}
-
-func redactedPath(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "?"
-	}
-	return u.Path
 }

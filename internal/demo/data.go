@@ -291,6 +291,10 @@ var (
 // orderStatuses cycle over the orders so every status appears several times.
 var orderStatuses = []string{"paid", "shipped", "new", "paid", "cancelled", "shipped", "paid", "new"}
 
+// statusDelay is how long after its creation an order of each status was
+// last updated (a new one, never); paid and shipped orders have an invoice.
+var statusDelay = map[string]time.Duration{"paid": 15 * time.Minute, "shipped": 50 * time.Hour, "cancelled": 26 * time.Hour}
+
 // Sizes of the order dataset of owner 1: three orders a day for ten days,
 // 18 on the chair and 12 on the sneaker.
 const (

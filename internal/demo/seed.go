@@ -304,17 +304,9 @@ func (s *seeder) orders(ctx context.Context) error {
 				r.printMap = []string{dir + "print-front.png", dir + "print-back.png"}
 			}
 		}
-		switch r.status {
-		case "paid":
-			r.updated = at.Add(15 * time.Minute)
+		r.updated = at.Add(statusDelay[r.status])
+		if r.status == "paid" || r.status == "shipped" {
 			r.invoice = fmt.Sprintf(assetBase+"invoices/NH-2026-%04d.pdf", number)
-		case "shipped":
-			r.updated = at.Add(50 * time.Hour)
-			r.invoice = fmt.Sprintf(assetBase+"invoices/NH-2026-%04d.pdf", number)
-		case "cancelled":
-			r.updated = at.Add(26 * time.Hour)
-		default:
-			r.updated = at
 		}
 		rows = append(rows, r)
 	}

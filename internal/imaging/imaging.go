@@ -21,7 +21,7 @@ import (
 	"golang.org/x/image/riff"
 	"golang.org/x/image/vp8"
 	"golang.org/x/image/vp8l"
-	"golang.org/x/image/webp"
+	_ "golang.org/x/image/webp" // registered with the image package
 )
 
 // Format is an accepted image format. Its value is the lower-case name of
@@ -128,17 +128,12 @@ func Check(data []byte) (Format, error) {
 		return "", unsupported("the file is empty; expected a PNG, JPEG or WebP image")
 	}
 	format := sniff(data)
-	var (
-		cfg image.Config
-		err error
-	)
-	switch format {
-	case "":
+	if format == "" {
 		return "", ErrUnsupported
-	case WebP:
-		cfg, err = webpConfig(data)
-	default:
-		cfg, _, err = image.DecodeConfig(bytes.NewReader(data))
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+	if err == nil && format == WebP {
+		err = webpImage(data, cfg)
 	}
 	if err != nil {
 		var ie *imageError
@@ -174,37 +169,34 @@ var (
 	fccVP8X = riff.FourCC{'V', 'P', '8', 'X'}
 )
 
-// webpConfig returns the size of a WebP image. webp.DecodeConfig answers
-// the canvas size of an extended (VP8X) file without looking at the image
-// inside, which the decoder then allocates by its own header; so this walks
-// the chunks to the image and insists both sizes agree.
-func webpConfig(data []byte) (image.Config, error) {
-	cfg, err := webp.DecodeConfig(bytes.NewReader(data))
-	if err != nil {
-		return image.Config{}, err
-	}
+// webpImage checks the image inside a WebP file whose header declared
+// cfg. webp.DecodeConfig answers the canvas size of an extended (VP8X)
+// file without looking at the image inside, which the decoder then
+// allocates by its own header; so this walks the chunks to the image and
+// insists both sizes agree.
+func webpImage(data []byte, cfg image.Config) error {
 	_, chunks, err := riff.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return image.Config{}, err
+		return err
 	}
 	for {
 		id, n, chunk, err := chunks.Next()
 		if err == io.EOF {
-			return image.Config{}, unsupported("the file is not a valid WebP image")
+			return unsupported("the file is not a valid WebP image")
 		}
 		if err != nil {
-			return image.Config{}, err
+			return err
 		}
 		var w, h int
 		switch id {
 		case fccVP8X:
 			var flags [1]byte
 			if _, err := io.ReadFull(chunk, flags[:]); err != nil {
-				return image.Config{}, err
+				return err
 			}
 			const animation = 1 << 1
 			if flags[0]&animation != 0 {
-				return image.Config{}, unsupported("animated WebP images are not supported")
+				return unsupported("animated WebP images are not supported")
 			}
 			continue
 		case fccVP8:
@@ -212,23 +204,23 @@ func webpConfig(data []byte) (image.Config, error) {
 			d.Init(chunk, int(n))
 			fh, err := d.DecodeFrameHeader()
 			if err != nil {
-				return image.Config{}, err
+				return err
 			}
 			w, h = fh.Width, fh.Height
 		case fccVP8L:
 			c, err := vp8l.DecodeConfig(chunk)
 			if err != nil {
-				return image.Config{}, err
+				return err
 			}
 			w, h = c.Width, c.Height
 		default:
 			continue
 		}
 		if w != cfg.Width || h != cfg.Height {
-			return image.Config{}, unsupported("the file is not a valid WebP image: its canvas is %d×%d pixels but its image is %d×%d",
+			return unsupported("the file is not a valid WebP image: its canvas is %d×%d pixels but its image is %d×%d",
 				cfg.Width, cfg.Height, w, h)
 		}
-		return cfg, nil
+		return nil
 	}
 }
 

@@ -128,7 +128,8 @@ var fieldKinds = map[string]kind{
 var selectFields = []string{"selected"}
 
 // typeFields lists the fields, besides id, each option type accepts. A type
-// not listed accepts id only.
+// not listed accepts id only. The select-like types are those that accept
+// selected: an override of one of them selects its variation.
 var typeFields = map[string][]string{
 	"select":       selectFields,
 	"radio":        selectFields,
@@ -139,10 +140,6 @@ var typeFields = map[string][]string{
 	"text":         {"text_value", "custom_color", "text_font_size", "text_font_family", "text_color_category_id"},
 	"numeral":      {"numerical_default"},
 	"patterns":     nil,
-}
-
-func isSelectLike(typ string) bool {
-	return slices.Contains([]string{"select", "radio", "checkbox", "select_thumb", "arrows"}, typ)
 }
 
 // Parse checks raw, the options form field, against the configurator's
@@ -442,7 +439,7 @@ func Apply(o Option, d Data, forUser bool) []Variation {
 	if !slices.ContainsFunc(out, func(v Variation) bool { return v.ID == e.ID }) {
 		return out
 	}
-	if isSelectLike(o.Type) {
+	if slices.Contains(typeFields[o.Type], "selected") {
 		for i := range out {
 			out[i].Selected = out[i].ID == e.ID
 		}

@@ -23,9 +23,18 @@ const DefaultURL = "file://./data/uploads"
 type Location struct {
 	// Dir is the directory of a file:// location; empty for s3://.
 	Dir string
-	// Bucket, Prefix, Endpoint and Region describe an s3:// location, as
-	// S3Config does.
-	Bucket, Prefix, Endpoint, Region string
+	// Bucket is the bucket of an s3:// location (empty for file://). It must
+	// exist; the service never creates it.
+	Bucket string
+	// Prefix, when set, is put before every key with a slash
+	// (uploads/0123...png), so one bucket can hold several installations.
+	Prefix string
+	// Endpoint is the URL of a self-hosted store (MinIO, Ceph, versitygw,
+	// ...), addressed path-style (ENDPOINT/BUCKET/KEY); empty means Amazon
+	// S3 itself, addressed virtual-host style as AWS asks.
+	Endpoint string
+	// Region signs the requests; us-east-1 when empty.
+	Region string
 }
 
 // bucketRE is S3's rule for bucket names (3 to 63 lower-case letters,
@@ -133,14 +142,12 @@ func (l Location) Open(ctx context.Context, env func(string) string) (Store, err
 		return NewDisk(l.Dir)
 	}
 	cfg := S3Config{
-		Bucket:          l.Bucket,
-		Prefix:          l.Prefix,
-		Endpoint:        l.Endpoint,
-		Region:          cmp.Or(l.Region, env("AWS_REGION"), env("AWS_DEFAULT_REGION")),
+		Location:        l,
 		AccessKeyID:     env("AWS_ACCESS_KEY_ID"),
 		SecretAccessKey: env("AWS_SECRET_ACCESS_KEY"),
 		SessionToken:    env("AWS_SESSION_TOKEN"),
 	}
+	cfg.Region = cmp.Or(l.Region, env("AWS_REGION"), env("AWS_DEFAULT_REGION"))
 	if cfg.AccessKeyID == "" || cfg.SecretAccessKey == "" {
 		return nil, fmt.Errorf("%s: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", l)
 	}

@@ -23,17 +23,9 @@ const DefaultS3Timeout = 30 * time.Second
 
 // S3Config describes a bucket of an S3-compatible object store.
 type S3Config struct {
-	// Bucket must exist; the service never creates it.
-	Bucket string
-	// Prefix, when set, is put before every key with a slash
-	// (uploads/0123...png), so one bucket can hold several installations.
-	Prefix string
-	// Endpoint is the URL of a self-hosted store (MinIO, Ceph, versitygw,
-	// ...), addressed path-style (ENDPOINT/BUCKET/KEY); empty means Amazon
-	// S3 itself, addressed virtual-host style as AWS asks.
-	Endpoint string
-	// Region signs the requests; us-east-1 when empty.
-	Region string
+	// Location is the bucket, its key prefix, endpoint and region; its Dir
+	// is unused.
+	Location
 	// AccessKeyID, SecretAccessKey and SessionToken (optional) are the
 	// credentials, taken from the standard AWS_* variables.
 	AccessKeyID, SecretAccessKey, SessionToken string

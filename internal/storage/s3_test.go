@@ -209,7 +209,7 @@ func TestS3(t *testing.T) {
 // TestS3Unreachable needs no server: nothing listens at the endpoint.
 func TestS3Unreachable(t *testing.T) {
 	endpoint := "http://" + testkit.FreeAddr(t)
-	s, err := NewS3(S3Config{Bucket: "files", Endpoint: endpoint, AccessKeyID: "k", SecretAccessKey: "s"})
+	s, err := NewS3(S3Config{Location: Location{Bucket: "files", Endpoint: endpoint}, AccessKeyID: "k", SecretAccessKey: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}

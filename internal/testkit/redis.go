@@ -1,17 +1,18 @@
 package testkit
 
 import (
-	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // RedisInstall is what installs the server, as .ci/run does it.
@@ -115,36 +116,27 @@ func (s *Redis) Do(t testing.TB, args ...string) string {
 	return reply
 }
 
-// call sends one command to the Redis at addr and returns its answer as
-// Do does.
+// call sends one command to the Redis at addr, on a connection of its own,
+// and returns its answer as Do does.
 func call(addr string, args ...string) (string, error) {
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		return "", err
-	}
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+		DialTimeout: 2 * time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second})
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	var b strings.Builder
-	b.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
-	for _, a := range args {
-		b.WriteString("$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n")
+	cmd := make([]any, len(args))
+	for i, a := range args {
+		cmd[i] = a
 	}
-	if _, err := c.Write([]byte(b.String())); err != nil {
+	v, err := c.Do(context.Background(), cmd...).Result()
+	var reply redis.Error
+	switch {
+	case errors.Is(err, redis.Nil):
+		return "", nil
+	case errors.As(err, &reply):
+		return reply.Error(), nil
+	case err != nil:
 		return "", err
 	}
-	r := bufio.NewReader(c)
-	line, err := r.ReadString('\n')
-	if line = strings.TrimRight(line, "\r\n"); err != nil || line == "" {
-		return "", fmt.Errorf("reply %q: %v", line, err)
-	}
-	if line[0] == '$' {
-		if n, _ := strconv.Atoi(line[1:]); n < 0 {
-			return "", nil
-		}
-		line, err = r.ReadString('\n')
-		return strings.TrimRight(line, "\r\n"), err
-	}
-	return line[1:], nil
+	return fmt.Sprint(v), nil
 }
 
 // ping reports whether a Redis answers PING at addr.

@@ -9,8 +9,8 @@ package testkit
 import (
 	"bytes"
 	"net"
+	"net/netip"
 	"os"
-	"strconv"
 	"sync"
 	"testing"
 )
@@ -30,12 +30,7 @@ func FreeAddr(t testing.TB) string {
 // FreePort is FreeAddr's port.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	_, port, _ := net.SplitHostPort(FreeAddr(t))
-	n, err := strconv.Atoi(port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return int(netip.MustParseAddrPort(FreeAddr(t)).Port())
 }
 
 // Missing skips the test for want of what (a server binary, a browser),

@@ -79,28 +79,25 @@ func main() {
 	}
 }
 
+// appenders are the calls that append a key and a value of a Go type,
+// with the key and the value left as %s.
+var appenders = map[string]string{
+	"int":             "strconv.AppendInt(append(b, %s...), int64(%s), 10)",
+	"string":          "appendKeyString(b, %s, %s)",
+	"*string":         "appendKeyPtr(b, %s, %s, appendString)",
+	"*int":            "appendKeyPtr(b, %s, %s, appendInt)",
+	"bool":            "appendKeyBool(b, %s, %s)",
+	"*bool":           "appendKeyPtr(b, %s, %s, strconv.AppendBool)",
+	"float64":         "appendKeyFloat(b, %s, %s, &ok)",
+	"json.RawMessage": "appendKeyRaw(b, %s, %s)",
+	"[]string":        "appendKeyStrings(b, %s, %s)",
+}
+
 // appendField is the statement that appends the key k and the value x of
 // Go type typ.
 func appendField(k, x, typ string, isShape map[string]bool) string {
-	switch typ {
-	case "int":
-		return fmt.Sprintf("b = strconv.AppendInt(append(b, %s...), int64(%s), 10)", k, x)
-	case "string":
-		return fmt.Sprintf("b = appendKeyString(b, %s, %s)", k, x)
-	case "*string":
-		return fmt.Sprintf("b = appendKeyStringPtr(b, %s, %s)", k, x)
-	case "*int":
-		return fmt.Sprintf("b = appendKeyIntPtr(b, %s, %s)", k, x)
-	case "bool":
-		return fmt.Sprintf("b = appendKeyBool(b, %s, %s)", k, x)
-	case "*bool":
-		return fmt.Sprintf("b = appendKeyBoolPtr(b, %s, %s)", k, x)
-	case "float64":
-		return fmt.Sprintf("b = appendKeyFloat(b, %s, %s, &ok)", k, x)
-	case "json.RawMessage":
-		return fmt.Sprintf("b = appendKeyRaw(b, %s, %s)", k, x)
-	case "[]string":
-		return fmt.Sprintf("b = appendKeyStrings(b, %s, %s)", k, x)
+	if fn, ok := appenders[typ]; ok {
+		return fmt.Sprintf("b = "+fn, k, x)
 	}
 	if elem, ok := strings.CutPrefix(typ, "[]"); ok && isShape[elem] {
 		return fmt.Sprintf("b, good = array[%s](%s).appendJSON(append(b, %s...))\n\tok = ok && good", elem, x, k)
