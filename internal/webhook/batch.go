@@ -132,12 +132,10 @@ func (q *Queue) attemptAll(ctx context.Context, as []firstAttempt, startBy time.
 		a := &as[i]
 		wg.Go(func() {
 			defer func() { <-q.sending }()
-			start := time.Now()
 			// An attempt under way when the job's context ends is finished
 			// (it is bounded by AttemptTimeout) and recorded.
 			a.code, a.err = q.send(context.WithoutCancel(ctx), a.url, a.secret, MessageID(a.id), a.payload)
 			a.tried = true
-			q.metrics.duration.Observe(time.Since(start).Seconds())
 		})
 	}
 	wg.Wait()
