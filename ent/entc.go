@@ -6,6 +6,7 @@ package main
 
 import (
 	"log"
+	"slices"
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/entc"
@@ -40,12 +41,6 @@ func dropGlobalNodeLookup(_ *gen.Graph, s *ast.Schema) error {
 	if q == nil {
 		return nil
 	}
-	kept := q.Fields[:0]
-	for _, f := range q.Fields {
-		if f.Name != "node" && f.Name != "nodes" {
-			kept = append(kept, f)
-		}
-	}
-	q.Fields = kept
+	q.Fields = slices.DeleteFunc(q.Fields, func(f *ast.FieldDefinition) bool { return f.Name == "node" || f.Name == "nodes" })
 	return nil
 }

@@ -250,10 +250,7 @@ func readTextureUpdate(w http.ResponseWriter, r *http.Request) (model.UpdateText
 			return model.UpdateTextureInput{}, nil, func() {}, err
 		}
 		nulls, err := checkFields([]field{{"name", b.Name != nil, nil}, {"category_id", b.CategoryID != nil, b.CategoryID}}, members)
-		if err != nil {
-			return model.UpdateTextureInput{}, nil, func() {}, err
-		}
-		return model.UpdateTextureInput{Name: b.Name, CategoryID: b.CategoryID}, nulls, func() {}, nil
+		return model.UpdateTextureInput{Name: b.Name, CategoryID: b.CategoryID}, nulls, func() {}, err
 	}
 	return model.UpdateTextureInput{}, nil, func() {}, unsupported(r, "multipart/form-data", "application/json")
 }

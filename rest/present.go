@@ -245,11 +245,7 @@ type optionTypesJSON struct {
 }
 
 func presentOptionTypes[T ~string](types []T) optionTypesJSON {
-	out := optionTypesJSON{OptionTypes: make([]string, len(types))}
-	for i, t := range types {
-		out.OptionTypes[i] = string(t)
-	}
-	return out
+	return optionTypesJSON{OptionTypes: presentAll(types, func(t T) string { return string(t) })}
 }
 
 // optionJSON is a configurator option with its variations as its
@@ -339,16 +335,11 @@ type optionSetJSON struct {
 }
 
 func presentOptionSet(s *ent.OptionSet) optionSetJSON {
-	opts := s.Edges.Options
-	ids := make([]int, len(opts))
-	for i, o := range opts {
-		ids[i] = o.ID
-	}
 	return optionSetJSON{
 		ID:             s.ID,
 		ConfiguratorID: s.ConfiguratorID,
 		Name:           s.Name,
-		Options:        ids,
+		Options:        presentAll(s.Edges.Options, func(o *ent.ConfiguratorOption) int { return o.ID }),
 		CreatedAt:      timestamp(s.CreatedAt),
 		UpdatedAt:      timestamp(s.UpdatedAt),
 	}

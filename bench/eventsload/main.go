@@ -7,12 +7,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
@@ -20,6 +18,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/configurator/catalogue/bench/internal/gqlpost"
 )
 
 const createOrder = `mutation { createOrder(input: {configuratorID: 1, price: 10, customerDetails: {name: "Load"}, configuratorSummary: {}}) { id } }`
@@ -53,7 +53,7 @@ func main() {
 				var out struct {
 					CreateWebhookEndpoint struct{ Endpoint struct{ ID string } }
 				}
-				post(client, *base, *dash, `mutation($u: String!) { createWebhookEndpoint(input: {url: $u, eventTypes: ["order.created"]}) { endpoint { id } } }`,
+				gqlpost.Post(client, *base, *dash, `mutation($u: String!) { createWebhookEndpoint(input: {url: $u, eventTypes: ["order.created"]}) { endpoint { id } } }`,
 					map[string]any{"u": rcv.url}, &out)
 				endpointID = out.CreateWebhookEndpoint.Endpoint.ID
 			}
@@ -65,7 +65,7 @@ func main() {
 				rcv.wait(answered, 30*time.Second)
 				p50, p99, got := rcv.lags(answered)
 				lag = fmt.Sprintf("%d of %d | %.1f | %.1f", got, n, p50, p99)
-				post(client, *base, *dash, `mutation($id: ID!) { deleteWebhookEndpoint(id: $id) }`, map[string]any{"id": endpointID}, nil)
+				gqlpost.Post(client, *base, *dash, `mutation($id: ID!) { deleteWebhookEndpoint(id: $id) }`, map[string]any{"id": endpointID}, nil)
 			}
 			fmt.Printf("| %d | %s | %.0f | %s |\n", r, setup, float64(n)/dur.Seconds(), lag)
 			orders[s] += n
@@ -89,7 +89,7 @@ func load(client *http.Client, base, token string, d time.Duration, conns int) (
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				var out struct{ CreateOrder struct{ ID string } }
-				if err := post(client, base, token, createOrder, nil, &out); err != nil {
+				if err := gqlpost.Post(client, base, token, createOrder, nil, &out); err != nil {
 					log.Fatal(err)
 				}
 				at := time.Now()
@@ -105,30 +105,6 @@ func load(client *http.Client, base, token string, d time.Duration, conns int) (
 	}
 	wg.Wait()
 	return int(n.Load()), answered
-}
-
-func post(client *http.Client, base, token, query string, vars map[string]any, v any) error {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	var r struct {
-		Data   json.RawMessage
-		Errors []any
-	}
-	if err := json.Unmarshal(raw, &r); err != nil || len(r.Errors) > 0 {
-		return fmt.Errorf("%s: %d %s", query, res.StatusCode, raw)
-	}
-	if v != nil {
-		return json.Unmarshal(r.Data, v)
-	}
-	return nil
 }
 
 // receiver records when each order's webhook arrived.

@@ -33,6 +33,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/configurator/catalogue/bench/internal/gqlpost"
 )
 
 func main() {
@@ -293,7 +295,7 @@ func (l *load) create(d time.Duration, conns, confs int) result {
 		wg.Go(func() {
 			vars := map[string]any{"c": fmt.Sprint(1 + i%confs)}
 			for ctx.Err() == nil {
-				if err := l.post(createOrder, vars); err != nil {
+				if err := gqlpost.Post(l.client, l.base, l.token, createOrder, vars, nil); err != nil {
 					if ctx.Err() != nil {
 						return
 					}
@@ -382,24 +384,6 @@ func (l *load) get(path string, v any) {
 			log.Fatalf("GET %s: %v", path, err)
 		}
 	}
-}
-
-func (l *load) post(query string, vars map[string]any) error {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, l.base+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+l.token)
-	res, err := l.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	var r struct{ Errors []any }
-	if err := json.Unmarshal(raw, &r); err != nil || len(r.Errors) > 0 || res.StatusCode != http.StatusOK {
-		return fmt.Errorf("createOrder: %d %s", res.StatusCode, raw)
-	}
-	return nil
 }
 
 // quantile is the q-quantile of xs (nearest rank).

@@ -118,12 +118,9 @@ func (c *cache) evict(id int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.epoch++
-	for _, el := range c.byID[id] {
-		e := el.Value.(*cacheEntry)
-		delete(c.byJWT, e.jwt)
-		c.lru.Remove(el)
+	for _, el := range slices.Clone(c.byID[id]) {
+		c.remove(el)
 	}
-	delete(c.byID, id)
 }
 
 // reset empties the cache and lets it answer until aliveUntil (zero: turn

@@ -12,6 +12,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/viewer"
 )
 
@@ -179,17 +180,14 @@ func (s *Signer) MintUntil(id int, kind viewer.Kind, issuedAt, expires time.Time
 	return signed, nil
 }
 
-// ErrInvalidToken is returned for any token that fails verification; the
-// reason is not told to clients, except expiry (ErrExpired), after which a
-// client should get a new token rather than look for a fault.
-var ErrInvalidToken = errors.New("invalid token")
-
-// ErrExpired wraps the verification error of a well-signed token whose
-// expiry has passed.
-var ErrExpired = errors.New("expired")
+// errInvalidToken is the answer to any token that fails verification; the
+// reason is not told to clients, except expiry (apperr.ErrTokenExpired),
+// after which a client should get a new token rather than look for a fault.
+var errInvalidToken = apperr.E(apperr.Unauthenticated, "invalid token")
 
 // Verify checks the signature with the pinned algorithm, the issuer and
-// the expiry when present, and returns the token record id and kind.
+// the expiry when present, and returns the token record id and kind; a
+// token that fails is errInvalidToken or apperr.ErrTokenExpired.
 func (s *Signer) Verify(token string) (int, viewer.Kind, error) {
 	v, err := s.verify(token)
 	return v.id, v.kind, err
@@ -235,17 +233,14 @@ func (s *Signer) verify(token string) (verified, error) {
 		jwt.WithTimeFunc(s.now),
 	)
 	if errors.Is(err, jwt.ErrTokenExpired) {
-		return verified{}, fmt.Errorf("%w: %w", ErrInvalidToken, ErrExpired)
+		return verified{}, apperr.ErrTokenExpired
 	}
 	if err != nil {
-		return verified{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+		return verified{}, errInvalidToken
 	}
 	id, err := strconv.Atoi(c.Subject)
-	if err != nil || id <= 0 {
-		return verified{}, fmt.Errorf("%w: bad subject", ErrInvalidToken)
-	}
-	if c.Kind != viewer.KindOpenAPI && c.Kind != viewer.KindDashboard {
-		return verified{}, fmt.Errorf("%w: bad kind", ErrInvalidToken)
+	if err != nil || id <= 0 || (c.Kind != viewer.KindOpenAPI && c.Kind != viewer.KindDashboard) {
+		return verified{}, errInvalidToken
 	}
 	v := verified{id: id, kind: c.Kind}
 	if c.ExpiresAt != nil {

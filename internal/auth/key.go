@@ -6,15 +6,11 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	stdsql "database/sql"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
-
-	"entgo.io/ent/dialect/sql"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/privacy"
@@ -60,14 +56,12 @@ func KeyID(secret []byte) string {
 func SigningKey(ctx context.Context, c *ent.Client) ([]byte, error) {
 	ctx = privacy.DecisionContext(ctx, privacy.Allow)
 	buf := make([]byte, 32)
-	if _, err := rand.Read(buf); err != nil {
-		return nil, fmt.Errorf("generate signing key: %w", err)
-	}
+	rand.Read(buf)
 	// Two replicas starting together race here: the first insert wins and
 	// both read it back.
 	err := c.Setting.Create().SetKey(SigningKeySetting).SetValue(base64.RawStdEncoding.EncodeToString(buf)).
-		OnConflict(sql.ConflictColumns(setting.FieldKey)).DoNothing().Exec(ctx)
-	if err != nil && !errors.Is(err, stdsql.ErrNoRows) {
+		OnConflictColumns(setting.FieldKey).Ignore().Exec(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("store signing key: %w", err)
 	}
 	s, err := c.Setting.Query().Where(setting.Key(SigningKeySetting)).Only(ctx)
@@ -102,8 +96,8 @@ func Keys(ctx context.Context, c *ent.Client) ([]Key, error) {
 	// Replicas starting together import the same key under the same kid:
 	// the first insert wins.
 	err = c.SigningKey.Create().SetKid(KeyID(legacy)).SetSecret(base64.RawStdEncoding.EncodeToString(legacy)).
-		OnConflict(sql.ConflictColumns(signingkey.FieldKid)).DoNothing().Exec(ctx)
-	if err != nil && !errors.Is(err, stdsql.ErrNoRows) {
+		OnConflictColumns(signingkey.FieldKid).Ignore().Exec(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("store signing key: %w", err)
 	}
 	return listKeys(ctx, c)
@@ -135,9 +129,7 @@ func RotateKey(ctx context.Context, c *ent.Client) (Key, error) {
 		return Key{}, err
 	}
 	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
-		return Key{}, fmt.Errorf("generate signing key: %w", err)
-	}
+	rand.Read(secret)
 	var k Key
 	err := changeKeys(ctx, c, func(tx *ent.Tx) error {
 		r, err := tx.SigningKey.Create().SetKid(KeyID(secret)).SetSecret(base64.RawStdEncoding.EncodeToString(secret)).Save(ctx)

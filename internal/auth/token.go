@@ -73,7 +73,7 @@ func NewTokens(client *ent.Client, signer *Signer) *Tokens {
 		cache:        newCache(CacheSize),
 		flushEvery:   FlushEvery,
 		recheckEvery: RecheckEvery,
-		watches:      watches{kick: make(chan struct{}, 1)},
+		watches:      watches{byID: map[int]map[*watch]struct{}{}, kick: make(chan struct{}, 1)},
 	}
 }
 
@@ -302,32 +302,30 @@ func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, err
 		return t.resolveProvider(ctx, token, now, epoch)
 	}
 	claims, err := t.signer.verify(token)
-	if errors.Is(err, ErrExpired) {
-		return nil, apperr.ErrTokenExpired
-	}
 	if err != nil {
-		return nil, apperr.E(apperr.Unauthenticated, "invalid token")
+		return nil, err
 	}
 	sys := privacy.DecisionContext(ctx, privacy.Allow)
 	rec, err := t.client.APIToken.Get(sys, claims.id)
 	if ent.IsNotFound(err) {
-		return nil, apperr.E(apperr.Unauthenticated, "invalid token")
+		return nil, errInvalidToken
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load token %d: %w", claims.id, err)
 	}
 	if rec.RevokedAt != nil {
-		return nil, apperr.E(apperr.Unauthenticated, "token revoked")
+		return nil, ErrRevoked
 	}
 	if viewer.Kind(rec.Kind) != claims.kind {
-		return nil, apperr.E(apperr.Unauthenticated, "invalid token")
-	}
-	if rec.ExpiresAt != nil && !now.Before(rec.ExpiresAt.Add(leeway)) {
-		return nil, apperr.ErrTokenExpired
+		return nil, errInvalidToken
 	}
 	until := claims.until
 	if rec.ExpiresAt != nil {
-		if u := rec.ExpiresAt.Add(leeway); until.IsZero() || u.Before(until) {
+		u := rec.ExpiresAt.Add(leeway)
+		if !now.Before(u) {
+			return nil, apperr.ErrTokenExpired
+		}
+		if until.IsZero() || u.Before(until) {
 			until = u
 		}
 	}

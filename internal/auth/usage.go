@@ -49,14 +49,6 @@ func (u *usage) take() map[int]time.Time {
 	return m
 }
 
-// putBack returns notes that could not be written, to be written with
-// the next flush; a newer note of the same token wins.
-func (u *usage) putBack(m map[int]time.Time) {
-	for id, at := range m {
-		u.note(id, at)
-	}
-}
-
 // flushUsage writes the noted uses to last_used_at, one UPDATE per token
 // in one transaction; Run calls it every FlushEvery and when it stops. A
 // token's last_used_at only moves forward, so replicas that flush in any
@@ -68,7 +60,10 @@ func (t *Tokens) flushUsage(ctx context.Context) error {
 		return nil
 	}
 	if err := t.writeUsage(ctx, notes); err != nil {
-		t.usage.putBack(notes)
+		// Written with the next flush; a newer note of the same token wins.
+		for id, at := range notes {
+			t.usage.note(id, at)
+		}
 		return err
 	}
 	return nil

@@ -93,9 +93,6 @@ func (t *Tokens) Watch(ctx context.Context, v *viewer.Viewer) (context.Context, 
 func (ws *watches) add(id int, w *watch) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	if ws.byID == nil {
-		ws.byID = map[int]map[*watch]struct{}{}
-	}
 	set := ws.byID[id]
 	if set == nil {
 		set = map[*watch]struct{}{}

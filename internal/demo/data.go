@@ -152,8 +152,6 @@ type configuratorSpec struct {
 	form    formSpec
 }
 
-func num(n int) *int { return &n }
-
 // demoConfigurators holds, in the order of demoOwners' configurators, what
 // each configurator contains. The chair has an option of every type.
 var demoConfigurators = []configuratorSpec{
@@ -185,7 +183,7 @@ var demoConfigurators = []configuratorSpec{
 				{name: "Seat Label", text: &textSpec{value: "Nordhaus", fontSize: "12px", fontFamily: "Playfair Display", colorCategory: "soft"}},
 			}},
 			{"Quantity", "numeral", map[string]any{"min": 0, "max": 12, "step": 1}, []variationSpec{
-				{name: "Chairs", numeral: num(1)}, {name: "Footstools", numeral: num(0)},
+				{name: "Chairs", numeral: new(1)}, {name: "Footstools", numeral: new(0)},
 			}},
 			{"Upholstery Pattern", "patterns", map[string]any{"scale": 1.5, "repeat": true}, []variationSpec{
 				{name: "Herringbone", selected: true}, {name: "Houndstooth"}, {name: "Pinstripe"}, {name: "Solid"},

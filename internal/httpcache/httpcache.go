@@ -97,10 +97,7 @@ func ETag(h http.Header, body []byte) string {
 // nothing and is otherwise ignored, as net/http's file server does: the
 // client gets the full answer rather than an error.
 func NoneMatch(values []string, tag string) bool {
-	opaque := tag
-	if len(opaque) > 2 && opaque[:2] == "W/" {
-		opaque = opaque[2:]
-	}
+	opaque := strings.TrimPrefix(tag, "W/")
 	for _, v := range values {
 		for {
 			v = strings.TrimLeft(v, " \t,") // whitespace and empty list elements (RFC 9110, 5.6.1)
@@ -109,10 +106,7 @@ func NoneMatch(values []string, tag string) bool {
 			}
 			if v[0] == '*' {
 				rest := strings.TrimLeft(v[1:], " \t")
-				if rest == "" || rest[0] == ',' {
-					return true
-				}
-				return false
+				return rest == "" || rest[0] == ','
 			}
 			t, rest, ok := scanETag(v)
 			if !ok {
@@ -131,9 +125,7 @@ func NoneMatch(values []string, tag string) bool {
 // included, W/ dropped) and what follows it. etagc is %x21 / %x23-7E /
 // obs-text, so a tag may hold commas and ends only at its closing quote.
 func scanETag(s string) (opaque, rest string, ok bool) {
-	if len(s) >= 2 && s[0] == 'W' && s[1] == '/' {
-		s = s[2:]
-	}
+	s = strings.TrimPrefix(s, "W/")
 	if len(s) < 2 || s[0] != '"' {
 		return "", "", false
 	}

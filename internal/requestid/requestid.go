@@ -33,14 +33,7 @@ const URNPrefix = "urn:request:"
 // bytes, which could forge or break a log line or a header, are not among
 // them.
 var safe = func() (t [256]bool) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-		t[c-'a'+'A'] = true
-	}
-	for _, c := range "-._~:@+=/" {
+	for _, c := range "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-._~:@+=/" {
 		t[c] = true
 	}
 	return t

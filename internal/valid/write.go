@@ -178,9 +178,8 @@ func Nulls(in any, fields []string) error {
 	for _, f := range fields {
 		want := "Clear" + pascal(strings.TrimSuffix(f, "_id"))
 		flag := v.FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, want) })
+		// A missing flag is the zero Value, of kind Invalid: refused below.
 		switch {
-		case !flag.IsValid():
-			errs = append(errs, apperr.Field(f, "{} cannot be null"))
 		case flag.Kind() == reflect.Bool:
 			flag.SetBool(true)
 		case flag.Kind() == reflect.Pointer && flag.Type().Elem().Kind() == reflect.Bool:
