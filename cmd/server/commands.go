@@ -94,12 +94,12 @@ func openDB(ctx context.Context, cfg *config.Config) (*ent.Client, error) {
 	return database.Open(ctx, serving)
 }
 
-// dbFlags is the configuration and flag set of an operator command,
-// with --database-url.
-func dbFlags(name string, env config.Env) (*config.Config, *flag.FlagSet) {
+// flags is the configuration and flag set of a command, with the flags
+// register adds (Config.DatabaseFlags, or Config.ServeFlags for serve).
+func flags(name string, env config.Env, register func(*config.Config, *flag.FlagSet, config.Env)) (*config.Config, *flag.FlagSet) {
 	cfg := new(config.Config)
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	cfg.DatabaseFlags(fs, env)
+	register(cfg, fs, env)
 	return cfg, fs
 }
 
@@ -133,7 +133,7 @@ func withTokens(ctx context.Context, cfg *config.Config, do func(*auth.Tokens) e
 }
 
 func migrateCmd(ctx context.Context, args []string, env config.Env, stderr io.Writer) error {
-	cfg, fs := dbFlags("migrate", env)
+	cfg, fs := flags("migrate", env, (*config.Config).DatabaseFlags)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func migrateCmd(ctx context.Context, args []string, env config.Env, stderr io.Wr
 }
 
 func seedCmd(ctx context.Context, args []string, env config.Env, stdout, _ io.Writer) error {
-	cfg, fs := dbFlags("seed", env)
+	cfg, fs := flags("seed", env, (*config.Config).DatabaseFlags)
 	demoFlag := fs.Bool("demo", false, "load the demo dataset")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -165,7 +165,7 @@ func tokenCmd(ctx context.Context, args []string, env config.Env, stdout, stderr
 	if len(args) == 0 {
 		return usagef("token: want create, list or revoke")
 	}
-	cfg, fs := dbFlags("token "+args[0], env)
+	cfg, fs := flags("token "+args[0], env, (*config.Config).DatabaseFlags)
 	switch args[0] {
 	case "create":
 		return tokenCreate(ctx, cfg, fs, args[1:], stdout, stderr)
@@ -292,7 +292,7 @@ func keysCmd(ctx context.Context, args []string, env config.Env, stdout, _ io.Wr
 	if len(args) == 0 {
 		return usagef("keys: want list, rotate or retire")
 	}
-	cfg, fs := dbFlags("keys "+args[0], env)
+	cfg, fs := flags("keys "+args[0], env, (*config.Config).DatabaseFlags)
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}

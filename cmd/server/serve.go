@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -64,8 +63,8 @@ func serverTimeouts(d time.Duration) (read, write, grace time.Duration) {
 // starts registers how to stop on stops, which serve runs in reverse order
 // when it returns, so a part stops after every part that needs it.
 func serve(ctx context.Context, args []string, env config.Env, stdout, stderr io.Writer) error {
-	cfg, err := serveConfig(args, env)
-	if err != nil {
+	cfg, fs := flags("serve", env, (*config.Config).ServeFlags)
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	var stops stack
@@ -109,14 +108,6 @@ func (s *stack) run() {
 	for i := len(*s) - 1; i >= 0; i-- {
 		(*s)[i]()
 	}
-}
-
-// serveConfig reads serve's flags over the environment.
-func serveConfig(args []string, env config.Env) (*config.Config, error) {
-	cfg := new(config.Config)
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	cfg.ServeFlags(fs, env)
-	return cfg, parse(fs, args)
 }
 
 // startLog makes the default logger. Request lines are written in batches

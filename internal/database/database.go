@@ -68,10 +68,8 @@ func openDriver(rawURL string) (*entsql.Driver, error) {
 		if path == "" {
 			return nil, fmt.Errorf("database url %q: sqlite:// needs a file path, for example sqlite://./data/configurator.db", rawURL)
 		}
-		if dir := filepath.Dir(path); dir != "" {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, fmt.Errorf("create database directory: %w", err)
-			}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, fmt.Errorf("create database directory: %w", err)
 		}
 		// WAL lets readers run beside the single writer; busy_timeout makes
 		// concurrent writers wait instead of failing; foreign keys are off by
@@ -142,8 +140,5 @@ func Redact(rawURL string) string {
 	if err != nil || u.User == nil {
 		return rawURL
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
+	return u.Redacted()
 }

@@ -89,19 +89,15 @@ func postgresURL(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("%s=%s: %v", EnvPostgres, database.Redact(base), err)
 	}
-	defer admin.Close()
+	admin.SetMaxIdleConns(0) // no connection is held while the test runs
 	schema := "t_" + strings.ToLower(rand.Text())
+	t.Cleanup(func() {
+		admin.Exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE")
+		admin.Close()
+	})
 	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
 		t.Fatalf("%s=%s is set but unusable: %v", EnvPostgres, database.Redact(base), err)
 	}
-	t.Cleanup(func() {
-		db, err := sql.Open("pgx", base)
-		if err != nil {
-			return
-		}
-		defer db.Close()
-		db.Exec("DROP SCHEMA " + schema + " CASCADE")
-	})
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatalf("%s: %v", EnvPostgres, err)

@@ -115,9 +115,7 @@ func refusal(field string, err error) error {
 		slog.Warn("file store unavailable", "field", field, "err", err)
 		return apperr.E(apperr.Unavailable, "the file store is unavailable, try again shortly")
 	case errors.Is(err, storage.ErrTooLarge):
-		e := apperr.Field(field, "{}: %v", err)
-		e.Kind = apperr.TooLarge
-		return e
+		return apperr.E(apperr.TooLarge, "{}: %v", err).At(field)
 	case errors.Is(err, imaging.ErrUnsupported), errors.Is(err, imaging.ErrTooBig):
 		return apperr.Field(field, "{}: %v", err)
 	}
