@@ -46,10 +46,6 @@ func fastShape(v any) appender {
 		return v
 	case optionJSON:
 		return v
-	case array[materialJSON]:
-		return v
-	case array[optionJSON]:
-		return v
 	case each[*ent.Material, materialJSON]:
 		return v
 	case each[*ent.ConfiguratorOption, optionJSON]:

@@ -19,6 +19,8 @@ func TestAppendersWriteWhatEncodingJSONWrites(t *testing.T) {
 	for i := range 2000 {
 		values := []any{
 			g.material(), g.order(), g.orderPage(), g.option(),
+			// The arrays from here on are written only inside the shapes
+			// (parameter_list), so fastShape does not list them.
 			array[materialJSON]{g.material(), g.material()}, array[optionJSON]{}, array[materialJSON](nil),
 		}
 		ms := []materialJSON{g.material(), g.material()}
@@ -31,9 +33,12 @@ func TestAppendersWriteWhatEncodingJSONWrites(t *testing.T) {
 				t.Fatalf("case %d: each\nappender:      %s\nencoding/json: %s", i, got, want)
 			}
 		}
-		for _, v := range values {
+		for j, v := range values {
 			want := encodingJSON(t, v)
 			a := fastShape(v)
+			if j >= 4 {
+				a = v.(appender)
+			}
 			if a == nil {
 				t.Fatalf("%T has no appender", v)
 			}

@@ -72,9 +72,6 @@ func unescape(s string) string {
 // isMinusOne reports whether s is a base-10 integer equal to -1, as
 // valid.Int reads it (leading zeros allowed).
 func isMinusOne(s string) bool {
-	if len(s) < 2 || s[0] != '-' {
-		return false
-	}
-	digits := strings.TrimLeft(s[1:], "0")
-	return digits == "1"
+	digits, neg := strings.CutPrefix(s, "-")
+	return neg && strings.TrimLeft(digits, "0") == "1"
 }

@@ -429,14 +429,10 @@ func (d Data) Digest() string {
 // slices with o or d, so the caller's option and stored data stay intact.
 func Apply(o Option, d Data, forUser bool) []Variation {
 	out := cloneVariations(o.Variations)
-	if !forUser {
-		return out
-	}
+	// Nothing applies unless the read is for the user and the override
+	// names one of the option's variations.
 	e, ok := d[o.ID]
-	if !ok {
-		return out
-	}
-	if !slices.ContainsFunc(out, func(v Variation) bool { return v.ID == e.ID }) {
+	if !forUser || !ok || !slices.ContainsFunc(out, func(v Variation) bool { return v.ID == e.ID }) {
 		return out
 	}
 	if slices.Contains(typeFields[o.Type], "selected") {

@@ -112,16 +112,15 @@ func (s *storer) object(out *[]byte) error {
 	slices.SortStableFunc(members, func(a, b member) int {
 		return cmp.Or(cmp.Compare(len(a.key), len(b.key)), strings.Compare(a.key, b.key))
 	})
+	start := len(*out)
 	*out = append(*out, '{')
-	first := true
 	for i, m := range members {
 		if i+1 < len(members) && members[i+1].key == m.key {
 			continue
 		}
-		if !first {
+		if len(*out) > start+1 {
 			*out = append(*out, ',')
 		}
-		first = false
 		*out = appendStored(*out, m.key)
 		*out = append(*out, ':')
 		*out = append(*out, m.value...)
