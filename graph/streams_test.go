@@ -119,7 +119,7 @@ func TestSubscriptionProtocol(t *testing.T) {
 		if err := w.tokens.Revoke(context.Background(), rec.ID); err != nil {
 			t.Fatal(err)
 		}
-		forged, _ := auth.NewSigner([]byte("another key, another key, 32 bytes")).Mint(w.recA.ID, "open_api", time.Now())
+		forged, _ := auth.NewSigner([]byte("another key, another key, 32 bytes")).Mint(w.recA.ID, "open_api", time.Now(), time.Time{})
 		none, _ := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"iss": auth.Issuer, "sub": strconv.Itoa(w.recA.ID), "kind": "open_api"}).
 			SignedString(jwt.UnsafeAllowNoneSignatureType)
 		for name, tok := range map[string]string{"garbage": "garbage", "forged": forged, "revoked": revoked, "alg none": none} {

@@ -81,15 +81,12 @@ type form struct {
 // parseForm reads a multipart/form-data body, or with urlencoded also an
 // application/x-www-form-urlencoded one, within valid.MaxMultipartBody.
 func parseForm(w http.ResponseWriter, r *http.Request, urlencoded bool) (*form, error) {
-	mt := mediaType(r)
-	switch {
-	case mt == "multipart/form-data":
-	case urlencoded && mt == "application/x-www-form-urlencoded":
-	default:
-		if urlencoded {
-			return nil, unsupported(r, "multipart/form-data", "application/x-www-form-urlencoded")
-		}
-		return nil, unsupported(r, "multipart/form-data")
+	mt, want := mediaType(r), []string{"multipart/form-data"}
+	if urlencoded {
+		want = append(want, "application/x-www-form-urlencoded")
+	}
+	if !slices.Contains(want, mt) {
+		return nil, unsupported(r, want...)
 	}
 	if err := limit(w, r, valid.MaxMultipartBody); err != nil {
 		return nil, err

@@ -22,11 +22,6 @@ func configuratorEdge(ref string) ent.Edge {
 		Unique().Required()
 }
 
-// tenant is the mixin list of a record that belongs to an owner.
-func tenant() []ent.Mixin {
-	return []ent.Mixin{IDMixin{}, OwnerMixin{}, TimeMixin{}}
-}
-
 // readable marks a type as readable through the graph, with a Relay
 // connection at the root of Query.
 func readable() []schema.Annotation {
@@ -42,7 +37,7 @@ func hidden() []schema.Annotation {
 // mixins) and are read through the graph with a Relay connection.
 type owned struct{ ent.Schema }
 
-func (owned) Mixin() []ent.Mixin { return tenant() }
+func (owned) Mixin() []ent.Mixin { return []ent.Mixin{IDMixin{}, OwnerMixin{}, TimeMixin{}} }
 
 func (owned) Annotations() []schema.Annotation { return readable() }
 

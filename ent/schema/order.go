@@ -7,17 +7,13 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
-	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 
 	"github.com/configurator/catalogue/internal/valid"
 )
 
 // Order is an order placed from a configurator.
-type Order struct{ ent.Schema }
-
-// Mixin of the Order.
-func (Order) Mixin() []ent.Mixin { return tenant() }
+type Order struct{ owned }
 
 // Fields of the Order.
 func (Order) Fields() []ent.Field {
@@ -48,9 +44,6 @@ func (Order) Edges() []ent.Edge {
 func (Order) Indexes() []ent.Index {
 	return append(sortIndexes("id", "updated_at", "price", "status"), filterIndex("configurator_id"))
 }
-
-// Annotations of the Order.
-func (Order) Annotations() []schema.Annotation { return readable() }
 
 // rawJSONField is a JSON object the service stores and serves without
 // looking inside: written in its stored form (internal/valid.Stored, the

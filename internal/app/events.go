@@ -34,14 +34,6 @@ type Events struct {
 // start, before serving.
 func (a *App) SetEvents(e Events) { a.events = e }
 
-// guard is the URL check of webhook endpoints.
-func (a *App) guard() *webhook.Guard {
-	if a.events.Guard != nil {
-		return a.events.Guard
-	}
-	return &webhook.Guard{}
-}
-
 // emit records the event typ of resource id in t, the write's
 // transaction: the outbox row with its payload and the notification of
 // subscribers, sent when the transaction commits. A deletion passes a nil

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -66,7 +67,7 @@ func (a *App) CreateWebhookEndpoint(ctx context.Context, cmd CreateWebhookEndpoi
 		if err != nil {
 			return fmt.Errorf("count webhook endpoints: %w", err)
 		}
-		if max := a.maxEndpoints(); n >= max {
+		if max := cmp.Or(a.events.MaxEndpoints, webhook.DefaultMaxEndpoints); n >= max {
 			return apperr.E(apperr.Conflict, "an owner keeps at most %d webhook endpoints (WEBHOOK_MAX_ENDPOINTS) and this one has %d: delete one first", max, n)
 		}
 		ep, err = t.Client.WebhookEndpoint.Create().SetURL(cmd.URL).SetEventTypes(types).
@@ -82,14 +83,6 @@ func (a *App) CreateWebhookEndpoint(ctx context.Context, cmd CreateWebhookEndpoi
 	return &EndpointSecret{Endpoint: ep, Secret: secret}, nil
 }
 
-// maxEndpoints is how many endpoints an owner may keep.
-func (a *App) maxEndpoints() int {
-	if a.events.MaxEndpoints > 0 {
-		return a.events.MaxEndpoints
-	}
-	return webhook.DefaultMaxEndpoints
-}
-
 // checkEndpoint validates the fields of an endpoint that are set: the URL
 // through the guard (SSRF), the event types among events.Types, the
 // description's length. It returns the event types without repeats, in
@@ -98,7 +91,7 @@ func (a *App) maxEndpoints() int {
 func (a *App) checkEndpoint(ctx context.Context, url *string, types []string, description *string) ([]string, error) {
 	var errs apperr.List
 	if url != nil {
-		if err := a.guard().CheckURL(ctx, "url", *url); err != nil {
+		if err := cmp.Or(a.events.Guard, &webhook.Guard{}).CheckURL(ctx, "url", *url); err != nil {
 			errs = append(errs, apperr.Errors(err)...)
 		}
 	}

@@ -38,7 +38,7 @@ func TestSigningKey(t *testing.T) {
 
 func TestSignerRoundTrip(t *testing.T) {
 	s := auth.NewSigner([]byte(strings.Repeat("k", 32)))
-	tok, err := s.Mint(42, viewer.KindDashboard, time.Now())
+	tok, err := s.Mint(42, viewer.KindDashboard, time.Now(), time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

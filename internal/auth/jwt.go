@@ -148,16 +148,12 @@ func (s *Signer) Keys() []Key { return s.keys.Load().all }
 // expiry also ends its open subscriptions (viewer.Expires).
 const leeway = 5 * time.Second
 
-// Mint returns the JWT of token record id, without expiry: it lives until
-// revoked, which takes effect at once because the record, or a cache that
-// revocations invalidate, decides every request (see Tokens.Resolve).
-func (s *Signer) Mint(id int, kind viewer.Kind, issuedAt time.Time) (string, error) {
-	return s.MintUntil(id, kind, issuedAt, time.Time{})
-}
-
-// MintUntil returns the JWT of token record id, which expires at expires
-// (never when it is zero), signed with the newest key.
-func (s *Signer) MintUntil(id int, kind viewer.Kind, issuedAt, expires time.Time) (string, error) {
+// Mint returns the JWT of token record id, which expires at expires,
+// signed with the newest key. A zero expires mints a JWT without expiry:
+// it lives until revoked, which takes effect at once because the record,
+// or a cache that revocations invalidate, decides every request (see
+// Tokens.Resolve).
+func (s *Signer) Mint(id int, kind viewer.Kind, issuedAt, expires time.Time) (string, error) {
 	claims := Claims{
 		Kind: kind,
 		RegisteredClaims: jwt.RegisteredClaims{

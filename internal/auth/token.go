@@ -201,7 +201,7 @@ func (t *Tokens) Mint(rec *ent.APIToken) (string, error) {
 	if rec.ExpiresAt != nil {
 		exp = *rec.ExpiresAt
 	}
-	return t.signer.MintUntil(rec.ID, viewer.Kind(rec.Kind), rec.CreatedAt, exp)
+	return t.signer.Mint(rec.ID, viewer.Kind(rec.Kind), rec.CreatedAt, exp)
 }
 
 // SetProvider makes Resolve accept the access tokens of an OpenID

@@ -178,7 +178,7 @@ func TestResolveFromCache(t *testing.T) {
 			// A JWT signed with another key is refused on every try, never
 			// cached.
 			n := tok.CacheLen()
-			foreign, err := auth.NewSigner([]byte(strings.Repeat("x", 32))).Mint(recs[0].ID, viewer.KindOpenAPI, time.Now())
+			foreign, err := auth.NewSigner([]byte(strings.Repeat("x", 32))).Mint(recs[0].ID, viewer.KindOpenAPI, time.Now(), time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}

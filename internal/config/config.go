@@ -16,6 +16,7 @@ import (
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/persisted"
 	"github.com/configurator/catalogue/internal/ratelimit"
+	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/webhook"
 )
 
@@ -23,9 +24,6 @@ import (
 const (
 	DefaultAddr        = ":8080"
 	DefaultDatabaseURL = "sqlite://./data/configurator.db"
-	// DefaultStorageURL keeps uploads in a directory beside the default
-	// SQLite database.
-	DefaultStorageURL = "file://./data/uploads"
 	// SharePath is where serve shows share links when no front-end is
 	// configured (VIEWER_URL).
 	SharePath = "/share/"
@@ -181,9 +179,9 @@ func (c *Config) serveFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.PublicURL, "public-url", "",
 		"base of absolute URLs, e.g. https://api.example.com (env PUBLIC_URL; default http://localhost:PORT)")
 	fs.StringVar(&c.StorageURL, "storage-url", "",
-		"where uploaded images are kept: file://PATH or s3://BUCKET?endpoint=URL&region=REGION (env STORAGE_URL; default "+DefaultStorageURL+")")
+		"where uploaded images are kept: file://PATH or s3://BUCKET?endpoint=URL&region=REGION (env STORAGE_URL; default "+storage.DefaultURL+")")
 	fs.StringVar(&c.UploadDir, "upload-dir", "", "alias of --storage-url file://DIR (env UPLOAD_DIR)")
-	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", DefaultMaxUploadBytes, "largest accepted image file in bytes (env MAX_UPLOAD_BYTES)")
+	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", storage.DefaultMaxBytes, "largest accepted image file in bytes (env MAX_UPLOAD_BYTES)")
 	fs.StringVar(&c.ViewerURL, "viewer-url", "",
 		"start of share links, the key is appended (env VIEWER_URL; default PUBLIC_URL"+SharePath+")")
 	fs.StringVar(&c.Demo, "demo", "auto", "load demo data into an empty database: auto (SQLite only), true or false (env DEMO)")
@@ -310,9 +308,9 @@ func (c *Config) fillDefaults() {
 	case c.UploadDir != "":
 		c.StorageURL = "file://" + c.UploadDir
 	case c.StorageURL == "":
-		c.StorageURL = DefaultStorageURL
+		c.StorageURL = storage.DefaultURL
 	}
-	c.MaxUploadBytes = cmp.Or(c.MaxUploadBytes, DefaultMaxUploadBytes)
+	c.MaxUploadBytes = cmp.Or(c.MaxUploadBytes, storage.DefaultMaxBytes)
 	c.WebhookMaxEndpoints = cmp.Or(c.WebhookMaxEndpoints, webhook.DefaultMaxEndpoints)
 }
 
@@ -360,10 +358,6 @@ func absoluteURL(flag, v string) error {
 	return errIf(v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == ""),
 		"%s %q must be an absolute http(s) URL", flag, v)
 }
-
-// DefaultMaxUploadBytes is the default limit of one uploaded image: print
-// maps are high-resolution images, 10 MiB is generous for them.
-const DefaultMaxUploadBytes = 10 << 20
 
 // The default stream caps (see Config.SubscriptionsPerConnection): a
 // front-end holds a handful of subscriptions on one socket, and a token a

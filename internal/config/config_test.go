@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/persisted"
+	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/webhook"
 )
 
@@ -24,7 +25,7 @@ func TestServeConfig(t *testing.T) {
 		public  bool // PublicIntrospection()
 	}{
 		{name: "defaults", want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
-			StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
+			StorageURL: storage.DefaultURL, MaxUploadBytes: storage.DefaultMaxBytes, ViewerURL: "http://localhost:8080/share/",
 			RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit}, demo: true},
 		{name: "env", env: map[string]string{"ADDR": "127.0.0.1:9000", "DATABASE_URL": "postgres://db/x", "PUBLIC_URL": "https://api.example.com/", "DEMO": "false",
 			"UPLOAD_DIR": "/var/lib/uploads", "MAX_UPLOAD_BYTES": "1000", "VIEWER_URL": "https://shop.example.com/c?share=",
@@ -34,29 +35,29 @@ func TestServeConfig(t *testing.T) {
 				RequestTimeout: 5 * time.Second}},
 		{name: "flags win over env", env: map[string]string{"ADDR": ":1"}, args: []string{"--addr", ":2", "--database-url", "postgresql://db/y"},
 			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":2", DatabaseURL: "postgresql://db/y", PublicURL: "http://localhost:2", Demo: "auto", GraphQLIntrospection: "token",
-				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:2/share/",
+				StorageURL: storage.DefaultURL, MaxUploadBytes: storage.DefaultMaxBytes, ViewerURL: "http://localhost:2/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit}},
 		{name: "postgres never seeds on auto", args: []string{"--database-url", "postgres://db/z"},
 			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: "postgres://db/z", PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
-				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
+				StorageURL: storage.DefaultURL, MaxUploadBytes: storage.DefaultMaxBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit}},
 		{name: "storage url", env: map[string]string{"STORAGE_URL": "s3://files?endpoint=http://127.0.0.1:9000"},
 			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
-				StorageURL: "s3://files?endpoint=http://127.0.0.1:9000", MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
+				StorageURL: "s3://files?endpoint=http://127.0.0.1:9000", MaxUploadBytes: storage.DefaultMaxBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit}, demo: true},
 		{name: "storage url flag", args: []string{"--storage-url", "file:///srv/files"},
 			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
-				StorageURL: "file:///srv/files", MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
+				StorageURL: "file:///srv/files", MaxUploadBytes: storage.DefaultMaxBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit}, demo: true},
 		{name: "storage url and upload dir", env: map[string]string{"UPLOAD_DIR": "/a"}, args: []string{"--storage-url", "file:///b"}, wantErr: true},
 		{name: "storage url of another scheme", args: []string{"--storage-url", "/srv/files"}, wantErr: true},
 		{name: "rate limit flag", env: map[string]string{"RATE_LIMIT_PER_MINUTE": "5"}, args: []string{"--rate-limit-per-minute", "600"},
 			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
-				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
+				StorageURL: storage.DefaultURL, MaxUploadBytes: storage.DefaultMaxBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: 600}, demo: true},
 		{name: "redis url", env: map[string]string{"REDIS_URL": "redis://cache.internal:6379/2"},
 			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
-				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
+				StorageURL: storage.DefaultURL, MaxUploadBytes: storage.DefaultMaxBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit,
 				RedisURL: "redis://cache.internal:6379/2"}, demo: true},
 		{name: "redis url of another scheme", args: []string{"--redis-url", "http://cache.internal:6379"}, wantErr: true},
@@ -73,12 +74,12 @@ func TestServeConfig(t *testing.T) {
 		{name: "bad demo", args: []string{"--demo", "yes"}, wantErr: true},
 		{name: "introspection flag", env: map[string]string{"GRAPHQL_INTROSPECTION": "token"}, args: []string{"--graphql-introspection", "public"},
 			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "public",
-				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
+				StorageURL: storage.DefaultURL, MaxUploadBytes: storage.DefaultMaxBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit}, demo: true, public: true},
 		{name: "bad introspection", env: map[string]string{"GRAPHQL_INTROSPECTION": "open"}, wantErr: true},
 		{name: "stream caps", env: map[string]string{"SUBSCRIPTIONS_PER_CONNECTION": "5"}, args: []string{"--streams-per-token", "3"},
 			want: Config{WebhookMaxEndpoints: webhook.DefaultMaxEndpoints, Addr: ":8080", DatabaseURL: DefaultDatabaseURL, PublicURL: "http://localhost:8080", Demo: "auto", GraphQLIntrospection: "token",
-				StorageURL: DefaultStorageURL, MaxUploadBytes: DefaultMaxUploadBytes, ViewerURL: "http://localhost:8080/share/",
+				StorageURL: storage.DefaultURL, MaxUploadBytes: storage.DefaultMaxBytes, ViewerURL: "http://localhost:8080/share/",
 				RequestTimeout: DefaultRequestTimeout, StatementTimeout: DefaultStatementTimeout, RateLimit: DefaultRateLimit,
 				SubscriptionsPerConnection: 5, StreamsPerToken: 3}, demo: true},
 		{name: "bad stream cap", env: map[string]string{"STREAMS_PER_TOKEN": "many"}, wantErr: true},

@@ -28,6 +28,7 @@ type Cluster struct {
 	Port int
 
 	bin, dir, data string
+	settings       string // the server's options, given at every start
 	asPostgres     bool
 	frozen         bool
 	t              testing.TB
@@ -62,13 +63,7 @@ func NewCluster(t testing.TB) *Cluster {
 	c.Port = testkit.FreePort(t)
 	c.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.Port)
 	c.run("initdb", "-D", c.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions")
-	conf := fmt.Sprintf("port = %d\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\nfsync = off\nmax_connections = 100\n", c.Port, dir)
-	f, err := os.OpenFile(filepath.Join(c.data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(conf)
-	f.Close()
+	c.settings = fmt.Sprintf("-c port=%d -c listen_addresses=127.0.0.1 -c unix_socket_directories='%s' -c fsync=off -c max_connections=100", c.Port, dir)
 	c.Start()
 	t.Cleanup(func() { c.stop("immediate", false) })
 	return c
@@ -78,7 +73,7 @@ func NewCluster(t testing.TB) *Cluster {
 // connections.
 func (c *Cluster) Start() {
 	c.t.Helper()
-	c.run("pg_ctl", "start", "-w", "-t", "60", "-D", c.data, "-l", filepath.Join(c.dir, "log"))
+	c.run("pg_ctl", "start", "-w", "-t", "60", "-D", c.data, "-l", filepath.Join(c.dir, "log"), "-o", c.settings)
 }
 
 // Stop stops the cluster in mode (smart, fast or immediate: immediate is

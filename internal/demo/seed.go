@@ -250,10 +250,10 @@ type orderRow struct {
 	status          string
 	customer        customer
 	summary         map[string]any
-	snapshot        string
+	snapshot        *string // nil: none (so for invoice and storefront)
 	printMap        []string
-	invoice         string
-	storefront      string
+	invoice         *string
+	storefront      *string
 }
 
 // orders writes 30 orders of owner 1 over its two configurators, three a
@@ -284,7 +284,7 @@ func (s *seeder) orders(ctx context.Context) error {
 				"Frame Size": size.name, "Frame Wood": wood.name,
 				"Leg Style": leg, "Upholstery Pattern": pattern.name,
 			}
-			r.storefront = "https://nordhaus.example/shop/oslo-lounge-chair"
+			r.storefront = new("https://nordhaus.example/shop/oslo-lounge-chair")
 		} else {
 			j := sneakers
 			sneakers++
@@ -292,21 +292,21 @@ func (s *seeder) orders(ctx context.Context) error {
 			r.confID = sneakerID
 			r.cents = upper.cents + lace.cents
 			r.summary = map[string]any{"Size": size, "Upper": upper.name, "Lace Colour": lace.name}
-			r.storefront = "https://nordhaus.example/shop/stride-runner"
+			r.storefront = new("https://nordhaus.example/shop/stride-runner")
 		}
 		if i%4 == 3 {
-			r.storefront = "" // placed through the embedded configurator only
+			r.storefront = nil // placed through the embedded configurator only
 		}
 		dir := fmt.Sprintf(assetBase+"orders/nordhaus-%04d/", number)
 		if i%3 != 1 {
-			r.snapshot = dir + "snapshot.png"
+			r.snapshot = new(dir + "snapshot.png")
 			if i%2 == 0 {
 				r.printMap = []string{dir + "print-front.png", dir + "print-back.png"}
 			}
 		}
 		r.updated = at.Add(statusDelay[r.status])
 		if r.status == "paid" || r.status == "shipped" {
-			r.invoice = fmt.Sprintf(assetBase+"invoices/NH-2026-%04d.pdf", number)
+			r.invoice = new(fmt.Sprintf(assetBase+"invoices/NH-2026-%04d.pdf", number))
 		}
 		rows = append(rows, r)
 	}
@@ -318,14 +318,14 @@ func (s *seeder) orders(ctx context.Context) error {
 			cents: 189900, status: "paid",
 			customer: customer{"Erik Solberg", "erik.solberg@example.com", "+47 415 60 201"},
 			summary:  map[string]any{"Frame Size": "M (54 cm)", "Paint Finish": "Racing Red"},
-			invoice:  assetBase + "invoices/VB-2026-0001.pdf", storefront: "https://velocity.example/build",
+			invoice:  new(assetBase + "invoices/VB-2026-0001.pdf"), storefront: new("https://velocity.example/build"),
 		},
 		orderRow{
 			ownerID: s.owners[1], confID: bikeID, at: bike2, updated: bike2,
 			cents: 194950, status: "new",
 			customer: customer{"Lea Fischer", "lea.fischer@example.com", "+49 160 4050 202"},
 			summary:  map[string]any{"Frame Size": "S (50 cm)", "Paint Finish": "Pearl White"},
-			snapshot: assetBase + "orders/velocity-0002/snapshot.png",
+			snapshot: new(assetBase + "orders/velocity-0002/snapshot.png"),
 			printMap: []string{assetBase + "orders/velocity-0002/print-frame.png"},
 		},
 	)
@@ -337,18 +337,10 @@ func (s *seeder) orders(ctx context.Context) error {
 				"name": r.customer.name, "email": r.customer.email, "phone": r.customer.phone,
 			})).
 			SetConfiguratorSummary(object(r.summary)).
-			SetCreatedAt(r.at).SetUpdatedAt(r.updated)
-		if r.snapshot != "" {
-			create.SetConfiguratorSnapshot(r.snapshot)
-		}
+			SetNillableConfiguratorSnapshot(r.snapshot).SetNillableInvoiceURL(r.invoice).
+			SetNillableOrderStorefront(r.storefront).SetCreatedAt(r.at).SetUpdatedAt(r.updated)
 		if r.printMap != nil {
 			create.SetConfiguratorPrintMap(r.printMap)
-		}
-		if r.invoice != "" {
-			create.SetInvoiceURL(r.invoice)
-		}
-		if r.storefront != "" {
-			create.SetOrderStorefront(r.storefront)
 		}
 		if err := create.Exec(ctx); err != nil {
 			return fmt.Errorf("order of %s at %s: %w", r.customer.name, r.at.Format(time.RFC3339), err)

@@ -20,7 +20,7 @@ type Hub struct {
 
 type subscriber struct {
 	owner int
-	types []string // nil: every type
+	types []string // empty: every type
 	ch    chan Event
 }
 
@@ -36,9 +36,6 @@ func NewHub(onDrop func()) *Hub {
 // fell Buffer events behind.
 func (h *Hub) Subscribe(owner int, types []string) (<-chan Event, func()) {
 	s := &subscriber{owner: owner, types: slices.Clone(types), ch: make(chan Event, Buffer)}
-	if len(s.types) == 0 {
-		s.types = nil
-	}
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
@@ -63,7 +60,7 @@ func (h *Hub) Publish(e Event) {
 	h.mu.Lock()
 	var slow []*subscriber
 	for s := range h.subs {
-		if s.owner != e.OwnerID || (s.types != nil && !slices.Contains(s.types, e.Type)) {
+		if s.owner != e.OwnerID || (len(s.types) > 0 && !slices.Contains(s.types, e.Type)) {
 			continue
 		}
 		select {

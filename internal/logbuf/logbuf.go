@@ -21,23 +21,22 @@ const flushAt = 32 << 10
 // least every interval, when the buffer reaches 32 KiB, before a direct
 // write (Direct), and on Close.
 type Writer struct {
-	mu     sync.Mutex
-	out    io.Writer
-	buf    []byte
-	closed bool
-	stop   chan struct{}
-	done   chan struct{}
+	mu       sync.Mutex
+	out      io.Writer
+	buf      []byte
+	closed   bool
+	stop     chan struct{}
+	flushing sync.WaitGroup
 }
 
 // New returns a Writer over out that flushes at least every interval.
 func New(out io.Writer, interval time.Duration) *Writer {
-	w := &Writer{out: out, stop: make(chan struct{}), done: make(chan struct{})}
-	go w.flusher(interval)
+	w := &Writer{out: out, stop: make(chan struct{})}
+	w.flushing.Go(func() { w.flusher(interval) })
 	return w
 }
 
 func (w *Writer) flusher(interval time.Duration) {
-	defer close(w.done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -93,7 +92,7 @@ func (w *Writer) Close() error {
 	w.closed = true
 	w.mu.Unlock()
 	close(w.stop)
-	<-w.done
+	w.flushing.Wait()
 	return w.Flush()
 }
 

@@ -94,13 +94,13 @@ type series struct {
 }
 
 // httpKey identifies an HTTP label set by chi's route patterns (up to
-// three nested routers; deeper ones join them into p0 with n = -1),
+// three nested routers; deeper ones join them into p[0] with n = -1),
 // method and status.
 type httpKey struct {
-	p0, p1, p2 string
-	n          int
-	method     string
-	status     int
+	p      [3]string
+	n      int
+	method string
+	status int
 }
 
 type gqlKey struct {
@@ -223,15 +223,10 @@ func (m *Metrics) httpSeriesFor(rctx *chi.Context, method string, status int) *s
 	if rctx != nil {
 		patterns = rctx.RoutePatterns
 	}
-	switch k.n = len(patterns); {
-	case k.n > 3:
-		k.p0, k.n = route(rctx), -1
-	case k.n == 3:
-		k.p0, k.p1, k.p2 = patterns[0], patterns[1], patterns[2]
-	case k.n == 2:
-		k.p0, k.p1 = patterns[0], patterns[1]
-	case k.n == 1:
-		k.p0 = patterns[0]
+	if k.n = len(patterns); k.n > 3 {
+		k.p[0], k.n = route(rctx), -1
+	} else {
+		copy(k.p[:], patterns)
 	}
 	return seriesOf(&m.mu, &m.httpSeries, k, func() []string {
 		return []string{route(rctx), k.method, statusText(status)}

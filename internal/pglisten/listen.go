@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -131,14 +132,11 @@ func (l *Listener) Start(ctx context.Context) (stop func()) {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		l.run(ctx)
-	}()
+	var wg sync.WaitGroup
+	wg.Go(func() { l.run(ctx) })
 	return func() {
 		cancel()
-		<-done
+		wg.Wait()
 	}
 }
 

@@ -11,6 +11,7 @@ package problem
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,10 +109,7 @@ var statusOf = map[apperr.Kind]int{
 
 // Status is the HTTP status of an error kind; an unknown kind is 500.
 func Status(k apperr.Kind) int {
-	if s, ok := statusOf[k]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
+	return cmp.Or(statusOf[k], http.StatusInternalServerError)
 }
 
 // Headers sets the headers the answer to e carries: WWW-Authenticate on

@@ -73,11 +73,9 @@ var ErrUnavailable = errors.New("rate limiter: Redis is unreachable")
 func RedisOptions(rawURL string) (*redis.Options, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		// url.Error repeats the URL, password and all.
-		if ue, ok := err.(*url.Error); ok {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("not a URL: %v", err)
+		// url.Parse's *url.Error repeats the URL, password and all; its
+		// cause does not.
+		return nil, fmt.Errorf("not a URL: %v", errors.Unwrap(err))
 	}
 	o, err := redis.ParseURL(rawURL)
 	if err != nil {

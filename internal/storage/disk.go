@@ -31,9 +31,6 @@ func NewDisk(dir string) (*Disk, error) {
 	return &Disk{dir: dir}, nil
 }
 
-// Dir returns the directory the files are kept in, for logs.
-func (d *Disk) Dir() string { return d.dir }
-
 // Put writes data to a temporary file in the directory and renames it into
 // place, so a reader (or a crash) never sees a partial file. Files get mode
 // 0o640.

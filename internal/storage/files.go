@@ -17,9 +17,10 @@ import (
 	"github.com/configurator/catalogue/internal/problem"
 )
 
-// DefaultMaxBytes is the size limit of one file when Files.MaxBytes is zero:
-// large enough for a print map or a high-resolution texture, small enough
-// that an upload held in memory costs little.
+// DefaultMaxBytes is the size limit of one file when Files.MaxBytes is zero,
+// and MAX_UPLOAD_BYTES's default: large enough for a print map or a
+// high-resolution texture, small enough that an upload held in memory
+// costs little.
 const DefaultMaxBytes int64 = 10 << 20
 
 // ErrTooLarge is wrapped by SaveImage's error for a file over the size

@@ -99,10 +99,8 @@ func TracesEndpoint(env func(string) string) (string, error) {
 		return "", nil
 	}
 	endpoint := env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-	if endpoint == "" {
-		if base := env("OTEL_EXPORTER_OTLP_ENDPOINT"); base != "" {
-			endpoint = strings.TrimRight(base, "/") + "/v1/traces"
-		}
+	if base := env("OTEL_EXPORTER_OTLP_ENDPOINT"); endpoint == "" && base != "" {
+		endpoint = strings.TrimRight(base, "/") + "/v1/traces"
 	}
 	if endpoint == "" {
 		return "", nil

@@ -8,16 +8,13 @@ import (
 	"sync"
 	"time"
 
-	entsql "entgo.io/ent/dialect/sql"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/configurator/catalogue/ent"
-	"github.com/configurator/catalogue/ent/event"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/ent/webhookdelivery"
-	"github.com/configurator/catalogue/ent/webhookendpoint"
 	"github.com/configurator/catalogue/internal/database"
 )
 
@@ -84,9 +81,13 @@ var errTakenOver = errors.New("webhook batch: River gave this job to another run
 // repeat).
 func (w *batchWorker) Work(ctx context.Context, job *river.Job[batchArgs]) error {
 	q := w.q
-	as, err := q.loadBatch(ctx, job.Args.Deliveries)
+	ds, err := q.load(ctx, job.Args.Deliveries, true)
 	if err != nil {
-		return err
+		return fmt.Errorf("webhook batch: %w", err)
+	}
+	as := make([]firstAttempt, len(ds))
+	for i, d := range ds {
+		as[i].delivery = d
 	}
 	if job.Attempt == 1 {
 		q.attemptAll(ctx, as, time.Now().Add(startWithin))
@@ -97,51 +98,10 @@ func (w *batchWorker) Work(ctx context.Context, job *river.Job[batchArgs]) error
 // firstAttempt is one delivery of a batch, what its attempt needs and,
 // once made, its outcome.
 type firstAttempt struct {
-	id          int
-	url, secret string
-	enabled     bool
-	payload     []byte
-	tried       bool
-	code        int
-	err         error
-}
-
-// loadBatch reads the deliveries of ids that wait for their first attempt
-// (pending, never attempted, not handed to a job of their own), with
-// their endpoints and events, in one statement.
-func (q *Queue) loadBatch(ctx context.Context, ids []int) ([]firstAttempt, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	d, e, ev := entsql.Table(webhookdelivery.Table).As("d"), entsql.Table(webhookendpoint.Table).As("e"), entsql.Table(event.Table).As("ev")
-	in := make([]any, len(ids))
-	for i, id := range ids {
-		in[i] = id
-	}
-	query, args := entsql.Dialect(q.dialect).
-		Select(d.C(webhookdelivery.FieldID), e.C(webhookendpoint.FieldURL), e.C(webhookendpoint.FieldSecret),
-			e.C(webhookendpoint.FieldEnabled), ev.C(event.FieldPayload)).
-		From(d).Join(e).On(d.C(webhookdelivery.FieldEndpointID), e.C(webhookendpoint.FieldID)).
-		Join(ev).On(d.C(webhookdelivery.FieldEventID), ev.C(event.FieldID)).
-		Where(entsql.And(entsql.In(d.C(webhookdelivery.FieldID), in...),
-			entsql.EQ(d.C(webhookdelivery.FieldStatus), webhookdelivery.StatusPENDING),
-			entsql.EQ(d.C(webhookdelivery.FieldAttempts), 0),
-			entsql.IsNull(d.C(webhookdelivery.FieldNextAttemptAt)))).
-		OrderBy(d.C(webhookdelivery.FieldID)).Query()
-	rows, err := q.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("webhook batch: %w", err)
-	}
-	defer rows.Close()
-	var out []firstAttempt
-	for rows.Next() {
-		var a firstAttempt
-		if err := rows.Scan(&a.id, &a.url, &a.secret, &a.enabled, &a.payload); err != nil {
-			return nil, fmt.Errorf("webhook batch: %w", err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	delivery
+	tried bool
+	code  int
+	err   error
 }
 
 // attemptAll sends the deliveries of as whose endpoint is enabled, at
@@ -169,16 +129,14 @@ func (q *Queue) attemptAll(ctx context.Context, as []firstAttempt, startBy time.
 			}
 			break
 		}
-		wg.Add(1)
-		go func(a *firstAttempt) {
-			defer func() { <-q.sending; wg.Done() }()
-			start := time.Now()
+		a := &as[i]
+		wg.Go(func() {
+			defer func() { <-q.sending }()
 			// An attempt under way when the job's context ends is finished
 			// (it is bounded by AttemptTimeout) and recorded.
 			a.code, a.err = q.send(context.WithoutCancel(ctx), a.url, a.secret, MessageID(a.id), a.payload)
 			a.tried = true
-			q.metrics.duration.Observe(time.Since(start).Seconds())
-		}(&as[i])
+		})
 	}
 	wg.Wait()
 }

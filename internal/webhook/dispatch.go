@@ -224,11 +224,10 @@ func idList(ids []int) string {
 	return strings.Join(s, ",")
 }
 
-// failure is an event whose dispatch failed alone: how often, the last
-// error, and when to try it again.
+// failure is an event whose dispatch failed alone: how often, and when
+// to try it again.
 type failure struct {
 	n    int
-	err  error
 	next time.Time
 }
 
@@ -266,9 +265,6 @@ func (d *dispatcher) step(ctx context.Context) (more bool) {
 				break
 			}
 			sel.skip = append(sel.skip, id)
-		}
-		if alone != 0 {
-			sel.skip = nil
 		}
 	}
 	ids, more, err := q.dispatch(ctx, sel)
@@ -308,7 +304,6 @@ func (d *dispatcher) failed(ctx context.Context, id int, err error) {
 		d.failing[id] = f
 	}
 	f.n++
-	f.err = err
 	f.next = time.Now().Add(retryAlone(f.n))
 	if f.n < setAsideAfter {
 		q.log.Warn("webhook dispatch of an event failed; it is tried again", "event_id", id, "failures", f.n, "err", err)

@@ -159,10 +159,6 @@ func Refusal(addr netip.Addr) string {
 	return ""
 }
 
-// Public reports whether a delivery may connect to addr: Refusal has no
-// reason against it.
-func Public(addr netip.Addr) bool { return Refusal(addr) == "" }
-
 // CheckURL refuses, as a validation error of field, a URL a webhook may
 // not be sent to: not absolute https, longer than valid.MaxURL, with user
 // information, or naming a host that is or resolves to a non-public
@@ -200,7 +196,7 @@ func (g *Guard) CheckURL(ctx context.Context, field, raw string) error {
 }
 
 // Dialer returns the dialer of deliveries: it refuses, after resolution,
-// to connect to an address that is not Public, unless AllowPrivate.
+// to connect to an address that Refusal refuses, unless AllowPrivate.
 func (g *Guard) Dialer() *net.Dialer {
 	d := &net.Dialer{Timeout: 5 * time.Second, Resolver: g.Resolver}
 	if g.AllowPrivate {

@@ -117,22 +117,20 @@ func TestPublic(t *testing.T) {
 	}
 	for _, a := range refused {
 		addr := netip.MustParseAddr(a)
-		if webhook.Public(addr) {
-			t.Errorf("Public(%s) = true; want false", a)
-		} else if why := webhook.Refusal(addr); !strings.Contains(why, "/") {
+		if why := webhook.Refusal(addr); !strings.Contains(why, "/") {
 			t.Errorf("Refusal(%s) = %q; want the range named", a, why)
 		}
 	}
 	for _, a := range allowed {
-		if addr := netip.MustParseAddr(a); !webhook.Public(addr) {
-			t.Errorf("Public(%s) = false (%s); want true", a, webhook.Refusal(addr))
+		if why := webhook.Refusal(netip.MustParseAddr(a)); why != "" {
+			t.Errorf("Refusal(%s) = %q; want none", a, why)
 		}
 	}
 	if got, want := webhook.Refusal(netip.MustParseAddr("2002:7f00:1::1")), "2002:7f00:1::1 embeds 127.0.0.1 (6to4 2002::/16), in 127.0.0.0/8 (loopback)"; got != want {
 		t.Errorf("Refusal(2002:7f00:1::1) = %q; want %q", got, want)
 	}
-	if webhook.Public(netip.Addr{}) {
-		t.Error("Public(the zero Addr) = true")
+	if webhook.Refusal(netip.Addr{}) == "" {
+		t.Error("Refusal(the zero Addr) is empty")
 	}
 }
 

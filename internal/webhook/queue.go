@@ -18,6 +18,7 @@ import (
 
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/riverqueue/river"
 
 	"github.com/configurator/catalogue/ent"
@@ -167,8 +168,9 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 		// batchTimeout; a job running for longer belonged to a replica
 		// that died.
 		RescueStuckJobsAfter: 3 * AttemptTimeout,
-		JobTimeout:           AttemptTimeout + 5*time.Second,
-		MaxAttempts:          len(q.schedule) + 1,
+		// A delivery job's bound: the request and the bookkeeping around it.
+		JobTimeout:  AttemptTimeout + 5*time.Second,
+		MaxAttempts: len(q.schedule) + 1,
 		// A batch job a few dispatches a second leaves a row each: an hour
 		// of them is kept for inspection, not River's default day.
 		CompletedJobRetentionPeriod: time.Hour,
@@ -218,12 +220,9 @@ func (q *Queue) Start(ctx context.Context) error {
 		return err
 	}
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	q.stopDispatch = func() { cancel(); <-done }
-	go func() {
-		defer close(done)
-		q.dispatchLoop(dctx)
-	}()
+	var wg sync.WaitGroup
+	wg.Go(func() { q.dispatchLoop(dctx) })
+	q.stopDispatch = func() { cancel(); wg.Wait() }
 	return nil
 }
 
@@ -281,36 +280,27 @@ func (q *Queue) wait(attempt int) time.Duration {
 	return q.schedule[min(max(attempt, 1), len(q.schedule))-1]
 }
 
-// Timeout bounds one attempt, the request and the bookkeeping around it.
-func (w *worker) Timeout(*river.Job[deliverArgs]) time.Duration {
-	return AttemptTimeout + 5*time.Second
-}
-
 // Work sends the delivery and records the outcome on its row. A delivery
 // that is gone (its endpoint was deleted) or no longer pending ends the
 // job.
 func (w *worker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
 	q := w.q
 	sys := privacy.DecisionContext(ctx, privacy.Allow)
-	d, err := q.load(ctx, job.Args.DeliveryID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
+	ds, err := q.load(ctx, []int{job.Args.DeliveryID}, false)
 	if err != nil {
 		return err
 	}
-	if d.status != webhookdelivery.StatusPENDING {
+	if len(ds) == 0 || ds[0].status != webhookdelivery.StatusPENDING {
 		return nil
 	}
+	d := ds[0]
 	// One UPDATE records the outcome (an update of one node would read
 	// the row back, in a transaction of its own).
 	up := q.client.WebhookDelivery.Update().Where(webhookdelivery.ID(job.Args.DeliveryID)).SetAttempts(d.attempts + 1)
 	o := outcome{err: "the endpoint is disabled", failed: true}
 	var sendErr error
 	if d.enabled {
-		start := time.Now()
 		o.code, sendErr = q.send(ctx, d.url, d.secret, MessageID(job.Args.DeliveryID), d.payload)
-		q.metrics.duration.Observe(time.Since(start).Seconds())
 		o.err, o.failed = "", false
 		if sendErr != nil {
 			o.err, o.failed = sendErr.Error(), job.Attempt >= job.MaxAttempts
@@ -327,6 +317,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
 // delivery is what an attempt needs of a delivery, its endpoint and its
 // event.
 type delivery struct {
+	id          int
 	status      webhookdelivery.Status
 	attempts    int
 	url, secret string
@@ -334,18 +325,40 @@ type delivery struct {
 	payload     []byte
 }
 
-// load reads delivery id with its endpoint and event in one statement.
-func (q *Queue) load(ctx context.Context, id int) (delivery, error) {
+// load reads the deliveries of ids, with their endpoints and events, in
+// one statement; with waiting, only those that wait for their first
+// attempt (pending, never attempted, not handed to a job of their own).
+func (q *Queue) load(ctx context.Context, ids []int, waiting bool) ([]delivery, error) {
 	d, e, ev := entsql.Table(webhookdelivery.Table).As("d"), entsql.Table(webhookendpoint.Table).As("e"), entsql.Table(event.Table).As("ev")
+	in := make([]any, len(ids))
+	for i, id := range ids {
+		in[i] = id
+	}
+	where := entsql.In(d.C(webhookdelivery.FieldID), in...)
+	if waiting {
+		where = entsql.And(where, entsql.EQ(d.C(webhookdelivery.FieldStatus), webhookdelivery.StatusPENDING),
+			entsql.EQ(d.C(webhookdelivery.FieldAttempts), 0), entsql.IsNull(d.C(webhookdelivery.FieldNextAttemptAt)))
+	}
 	query, args := entsql.Dialect(q.dialect).
-		Select(d.C(webhookdelivery.FieldStatus), d.C(webhookdelivery.FieldAttempts), e.C(webhookendpoint.FieldURL),
-			e.C(webhookendpoint.FieldSecret), e.C(webhookendpoint.FieldEnabled), ev.C(event.FieldPayload)).
+		Select(d.C(webhookdelivery.FieldID), d.C(webhookdelivery.FieldStatus), d.C(webhookdelivery.FieldAttempts),
+			e.C(webhookendpoint.FieldURL), e.C(webhookendpoint.FieldSecret), e.C(webhookendpoint.FieldEnabled), ev.C(event.FieldPayload)).
 		From(d).Join(e).On(d.C(webhookdelivery.FieldEndpointID), e.C(webhookendpoint.FieldID)).
 		Join(ev).On(d.C(webhookdelivery.FieldEventID), ev.C(event.FieldID)).
-		Where(entsql.EQ(d.C(webhookdelivery.FieldID), id)).Query()
-	var out delivery
-	err := q.db.QueryRowContext(ctx, query, args...).Scan(&out.status, &out.attempts, &out.url, &out.secret, &out.enabled, &out.payload)
-	return out, err
+		Where(where).OrderBy(d.C(webhookdelivery.FieldID)).Query()
+	rows, err := q.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []delivery
+	for rows.Next() {
+		var a delivery
+		if err := rows.Scan(&a.id, &a.status, &a.attempts, &a.url, &a.secret, &a.enabled, &a.payload); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
 }
 
 // MessageID is the webhook-id of a delivery: the same on every attempt of
@@ -353,8 +366,10 @@ func (q *Queue) load(ctx context.Context, id int) (delivery, error) {
 func MessageID(delivery int) string { return "msg_" + strconv.Itoa(delivery) }
 
 // send POSTs body to url, signed, and returns the status code (0 when
-// there was no answer) and why the attempt failed (nil for a 2xx).
+// there was no answer) and why the attempt failed (nil for a 2xx). It
+// times itself in webhook_attempt_duration_seconds.
 func (q *Queue) send(ctx context.Context, url, secret, id string, body []byte) (int, error) {
+	defer prometheus.NewTimer(q.metrics.duration).ObserveDuration()
 	ts := time.Now().Unix()
 	sig, err := Sign(secret, id, ts, body)
 	if err != nil {
@@ -391,31 +406,28 @@ type queueMetrics struct {
 }
 
 // newQueueMetrics registers the series on reg; with none (Config.Metrics
-// nil) they are counted in a registry of their own that nobody reads.
+// nil) they are counted unregistered, and nobody reads them.
 func newQueueMetrics(reg prometheus.Registerer, q *Queue) *queueMetrics {
-	if reg == nil {
-		reg = prometheus.NewRegistry()
-	}
+	f := promauto.With(reg)
 	m := &queueMetrics{
-		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+		outcomes: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "webhook_deliveries_total",
 			Help: "Webhook delivery attempts by outcome: succeeded, retried (failed, another attempt is scheduled) or failed (no attempt left).",
 		}, []string{"outcome"}),
-		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+		duration: f.NewHistogram(prometheus.HistogramOpts{
 			Name:    "webhook_attempt_duration_seconds",
 			Help:    "Time from sending a webhook to the receiver's answer (or the failure).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}),
-		aside: prometheus.NewCounter(prometheus.CounterOpts{
+		aside: f.NewCounter(prometheus.CounterOpts{
 			Name: "webhook_events_set_aside_total",
 			Help: "Events set aside without webhooks because their dispatch kept failing (each logged with its id and error).",
 		}),
 	}
-	depth := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "webhook_queue_depth",
 		Help: "Webhook deliveries still pending (due or waiting for a retry), counted every 5 s by the dispatch loop.",
 	}, func() float64 { return float64(q.depth.Load()) })
-	reg.MustRegister(m.outcomes, m.duration, m.aside, depth)
 	return m
 }
 

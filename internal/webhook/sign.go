@@ -12,7 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
-	"strconv"
+	"fmt"
 	"strings"
 )
 
@@ -32,27 +32,16 @@ func NewSecret() string {
 	return SecretPrefix + base64.StdEncoding.EncodeToString(b)
 }
 
-// key is the HMAC key of secret: the base64-decoded part after whsec_.
-func key(secret string) ([]byte, error) {
+// Sign returns the webhook-signature header of a message: "v1," and the
+// base64 HMAC-SHA256 of "id.timestamp.body" keyed by the secret's key,
+// the base64-decoded part after whsec_.
+func Sign(secret, id string, timestamp int64, body []byte) (string, error) {
 	k, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, SecretPrefix))
 	if err != nil {
-		return nil, errors.New("webhook secret: not base64 after " + SecretPrefix)
-	}
-	return k, nil
-}
-
-// Sign returns the webhook-signature header of a message: "v1," and the
-// base64 HMAC-SHA256 of "id.timestamp.body" keyed by the secret's key.
-func Sign(secret, id string, timestamp int64, body []byte) (string, error) {
-	k, err := key(secret)
-	if err != nil {
-		return "", err
+		return "", errors.New("webhook secret: not base64 after " + SecretPrefix)
 	}
 	mac := hmac.New(sha256.New, k)
-	mac.Write([]byte(id))
-	mac.Write([]byte{'.'})
-	mac.Write(strconv.AppendInt(nil, timestamp, 10))
-	mac.Write([]byte{'.'})
+	fmt.Fprintf(mac, "%s.%d.", id, timestamp)
 	mac.Write(body)
 	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
 }
