@@ -1,0 +1,54 @@
+package rest
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/configurator/catalogue/graph"
+	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/dbtest"
+)
+
+// BenchmarkW4 measures compare.sh's cell W4 REST in one process: GET
+// /orders?per_page=20&page=P, P cycling through 1-50, on the shared
+// 200,000-order dataset, so that the CPU a request costs (cpu-ns/op, the
+// process's, the database's excluded), its bytes and its allocations can
+// be compared across changes of the order page's path without wrk and a
+// second core. It runs only when BENCH_DATABASE_URL names a migrated
+// PostgreSQL database holding the dataset (as compare.sh builds it:
+// `server migrate`, ../shared/bench/load-product.sql, bench/after-load.sql);
+// it mints a token there, so it must be a copy of one's own.
+func BenchmarkW4(b *testing.B) {
+	url := os.Getenv("BENCH_DATABASE_URL")
+	if url == "" {
+		b.Skip("BENCH_DATABASE_URL is not set")
+	}
+	c, err := database.Open(context.Background(), url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	tokens := dbtest.Tokens(c)
+	token, _ := dbtest.OpenAPI(b, tokens, 1)
+	h := New(graph.NewResolver(c), tokens, Options{PublicURL: testPublicURL})
+	reqs := make([]*http.Request, 50)
+	for i := range reqs {
+		reqs[i] = httptest.NewRequest(http.MethodGet, "/orders?per_page=20&page="+strconv.Itoa(i+1), nil)
+		reqs[i].Header.Set("Authorization", "Bearer "+token)
+	}
+	b.ReportAllocs()
+	start, i := cpuTime(b), 0
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, reqs[i%len(reqs)])
+		if w.Code != http.StatusOK {
+			b.Fatalf("GET %s = %d: %s", reqs[i%len(reqs)].URL, w.Code, w.Body)
+		}
+		i++
+	}
+	b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+}
