@@ -123,6 +123,7 @@ variable, and flags win (the README's Configuration table has the defaults):
   RATE_LIMIT_PER_MINUTE    each token's budget in units; 0 is off (--rate-limit-per-minute)
   SUBSCRIPTIONS_PER_CONNECTION  operations one WebSocket may have open (--subscriptions-per-connection)
   STREAMS_PER_TOKEN        subscriptions one token may have open on a server (--streams-per-token)
+  ACTIVE_REQUESTS          requests worked on at once, the rest queue in arrival order (--active-requests)
   REDIS_URL                keep the budgets and persisted queries in this Redis, shared by replicas (--redis-url)
   PERSISTED_DOCUMENTS      manifest of trusted GraphQL documents, {"<sha256>": "<document>"} (--persisted-documents)
   PERSISTED_ONLY           true: only the manifest's documents, except from dashboard tokens (--persisted-only)

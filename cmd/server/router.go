@@ -55,7 +55,7 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 	res := graph.NewResolver(c, append(ev.options(), graph.WithFiles(files), graph.WithShareBase(cfg.ViewerURL))...)
 	r := chi.NewRouter()
 	r.Use(observe(m, log)...)
-	r.Use(middleware.Recoverer, edge.CORS, edge.Deadline(cfg.RequestTimeout))
+	r.Use(middleware.Recoverer, edge.CORS, edge.Deadline(cfg.RequestTimeout), edge.Admit(cfg.ActiveRequests))
 	if cfg.MetricsAddr == "" {
 		r.Method(http.MethodGet, "/metrics", m.Handler())
 	}

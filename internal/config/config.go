@@ -86,6 +86,11 @@ type Config struct {
 	// make a server hold unbounded subscribers.
 	SubscriptionsPerConnection int
 	StreamsPerToken            int
+	// ActiveRequests is how many requests are worked on at once
+	// (ACTIVE_REQUESTS); the others wait their turn in arrival order,
+	// which keeps a saturated server's slowest answers near its median
+	// (edge.Admit). 0 is the default, twice the CPUs Go uses.
+	ActiveRequests int
 	// RedisURL, when set, keeps the rate-limit budgets and the APQ
 	// documents in Redis (REDIS_URL), so that every replica charges the
 	// same budget of a token and serves a document registered with
@@ -194,6 +199,8 @@ func (c *Config) serveFlags(fs *flag.FlagSet) {
 		"operations one WebSocket may have open at once (env SUBSCRIPTIONS_PER_CONNECTION)")
 	fs.IntVar(&c.StreamsPerToken, "streams-per-token", DefaultStreamsPerToken,
 		"subscriptions (WebSocket and SSE) one token may have open on this server at once (env STREAMS_PER_TOKEN)")
+	fs.IntVar(&c.ActiveRequests, "active-requests", 0,
+		"requests worked on at once, the others wait in arrival order (env ACTIVE_REQUESTS; default twice the CPUs)")
 	fs.StringVar(&c.RedisURL, "redis-url", "",
 		"keep the rate-limit budgets and persisted queries (APQ) in this Redis, shared by every replica: redis://[:PASSWORD@]HOST:PORT[/DB] (env REDIS_URL; default: in memory)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", DefaultRequestTimeout, "deadline of one request, answered 503 when it passes (env REQUEST_TIMEOUT)")
@@ -274,6 +281,7 @@ func (c *Config) check() error {
 		errIf(c.SubscriptionsPerConnection < 0, "--subscriptions-per-connection must be 1 or more (0: the default, %d), got %d",
 			DefaultSubscriptionsPerConnection, c.SubscriptionsPerConnection),
 		errIf(c.StreamsPerToken < 0, "--streams-per-token must be 1 or more (0: the default, %d), got %d", DefaultStreamsPerToken, c.StreamsPerToken),
+		errIf(c.ActiveRequests < 0, "--active-requests must be 1 or more (0: twice the CPUs), got %d", c.ActiveRequests),
 		ifSet("--redis-url", c.RedisURL, func(v string) error { _, err := ratelimit.RedisOptions(v); return err }),
 		errIf(c.RequestTimeout < 0, "--request-timeout must be a duration such as 30s, 0 or more"),
 		errIf(c.StatementTimeout < 0, "--db-statement-timeout must be a duration such as 10s, 0 or more"),

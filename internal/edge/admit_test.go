@@ -1,0 +1,178 @@
+package edge
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// gate is a handler that records the order requests start in and how many
+// run at once, and holds each until its channel is closed.
+type gate struct {
+	mu      sync.Mutex
+	started []string
+	running atomic.Int32
+	most    atomic.Int32
+	release map[string]chan struct{}
+}
+
+func newGate(names ...string) *gate {
+	g := &gate{release: map[string]chan struct{}{}}
+	for _, n := range names {
+		g.release[n] = make(chan struct{})
+	}
+	return g
+}
+
+func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("n")
+	now := g.running.Add(1)
+	for {
+		most := g.most.Load()
+		if now <= most || g.most.CompareAndSwap(most, now) {
+			break
+		}
+	}
+	g.mu.Lock()
+	g.started = append(g.started, name)
+	g.mu.Unlock()
+	<-g.release[name]
+	g.running.Add(-1)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (g *gate) order() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.started)
+}
+
+// serve starts a request named name through h and returns a channel that
+// yields its recorded answer.
+func serve(ctx context.Context, h http.Handler, name string, header ...string) <-chan *httptest.ResponseRecorder {
+	done := make(chan *httptest.ResponseRecorder, 1)
+	r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/?n="+name, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
+	}
+	go func() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		done <- w
+	}()
+	return done
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func TestAdmitQueuesInArrivalOrder(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e"}
+	g := newGate(names...)
+	h := admit(2, time.Hour)(g)
+	var answers []<-chan *httptest.ResponseRecorder
+	for _, n := range names {
+		answers = append(answers, serve(context.Background(), h, n))
+		// Each request reaches the queue before the next is sent.
+		time.Sleep(30 * time.Millisecond)
+	}
+	if got := g.order(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("started %v with two places; want [a b], the rest queued", got)
+	}
+	for i, n := range names {
+		close(g.release[n])
+		if code := (<-answers[i]).Code; code != http.StatusNoContent {
+			t.Fatalf("%s answered %d", n, code)
+		}
+		want := names[:min(i+3, len(names))]
+		waitFor(t, "the next request in line", func() bool { return len(g.order()) == len(want) })
+		if got := g.order(); !slices.Equal(got, want) {
+			t.Fatalf("after %s finished, started %v; want %v (arrival order)", n, got, want)
+		}
+	}
+	if most := g.most.Load(); most != 2 {
+		t.Errorf("at most %d requests ran at once; want 2", most)
+	}
+}
+
+func TestAdmitLetsTheNextInAfterHold(t *testing.T) {
+	g := newGate("slow", "next")
+	h := admit(1, 20*time.Millisecond)(g)
+	slow := serve(context.Background(), h, "slow")
+	waitFor(t, "the slow request to start", func() bool { return len(g.order()) == 1 })
+	next := serve(context.Background(), h, "next")
+	// The slow request keeps running, yet gives up its place.
+	waitFor(t, "the next request to start beside the slow one", func() bool { return len(g.order()) == 2 })
+	close(g.release["next"])
+	<-next
+	close(g.release["slow"])
+	<-slow
+}
+
+func TestAdmitAnswers503WhenTheDeadlinePassesInTheQueue(t *testing.T) {
+	g := newGate("first", "late")
+	h := admit(1, time.Hour)(g)
+	first := serve(context.Background(), h, "first")
+	waitFor(t, "the first request to start", func() bool { return len(g.order()) == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	w := <-serve(ctx, h, "late")
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
+		t.Errorf("a request whose deadline passed in the queue answered %d, Retry-After %q; want 503 with one", w.Code, w.Header().Get("Retry-After"))
+	}
+	if got := g.order(); !slices.Equal(got, []string{"first"}) {
+		t.Errorf("started %v; the late request must not run", got)
+	}
+	close(g.release["first"])
+	<-first
+}
+
+func TestAdmitNeverQueuesStreams(t *testing.T) {
+	g := newGate("busy", "ws")
+	h := admit(1, time.Hour)(g)
+	busy := serve(context.Background(), h, "busy")
+	waitFor(t, "the first request to start", func() bool { return len(g.order()) == 1 })
+	ws := serve(context.Background(), h, "ws", "Upgrade", "websocket")
+	waitFor(t, "the WebSocket upgrade to start while the only place is taken", func() bool { return len(g.order()) == 2 })
+	close(g.release["ws"])
+	close(g.release["busy"])
+	<-ws
+	<-busy
+}
+
+func TestAdmitDefaultsToTwicePerCPU(t *testing.T) {
+	n := 2 * runtime.GOMAXPROCS(0)
+	names := make([]string, n+1)
+	for i := range names {
+		names[i] = string(rune('a'+i%26)) + string(rune('a'+i/26))
+	}
+	g := newGate(names...)
+	h := admit(0, time.Hour)(g)
+	var answers []<-chan *httptest.ResponseRecorder
+	for _, name := range names {
+		answers = append(answers, serve(context.Background(), h, name))
+	}
+	waitFor(t, "the default number of requests to start", func() bool { return len(g.order()) == n })
+	time.Sleep(30 * time.Millisecond)
+	if got := len(g.order()); got != n {
+		t.Errorf("%d requests started; want %d (twice GOMAXPROCS)", got, n)
+	}
+	for _, name := range names {
+		close(g.release[name])
+	}
+	for _, a := range answers {
+		<-a
+	}
+}
