@@ -27,7 +27,7 @@ func main() {
 	}
 	err = entc.Generate("./schema", &gen.Config{
 		Features: []gen.Feature{gen.FeaturePrivacy, gen.FeatureEntQL, gen.FeatureUpsert, gen.FeatureExecQuery, gen.FeatureModifier},
-	}, entc.Extensions(ex))
+	}, entc.Extensions(ex), entc.TemplateDir("./template"))
 	if err != nil {
 		log.Fatalf("running ent codegen: %v", err)
 	}

@@ -29,6 +29,9 @@ type OrderQuery struct {
 	withConfigurator *ConfiguratorQuery
 	loadTotal        []func(context.Context, []*Order) error
 	modifiers        []func(*sql.Selector)
+	// rowScan and rowAssign, when set (ScanWith), read the rows of AllScanned.
+	rowScan   func(*Order, []string) ([]any, error)
+	rowAssign func(*Order, []string, []any) error
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -618,6 +621,60 @@ func (_q *OrderQuery) sqlQuery(ctx context.Context) *sql.Selector {
 func (_q *OrderQuery) Modify(modifiers ...func(s *sql.Selector)) *OrderSelect {
 	_q.modifiers = append(_q.modifiers, modifiers...)
 	return _q.Select()
+}
+
+// ScanWith sets how AllScanned reads a row: scan is handed the row's new
+// node and the statement's columns and returns where each column is
+// scanned to; assign then completes the node from them. The columns that
+// are not the node's fields (those a modifier adds) are kept as
+// selectValues, whose Value reads them. Clone does not copy it: a clone
+// reads its rows as All does.
+func (_q *OrderQuery) ScanWith(scan func(node *Order, columns []string) ([]any, error), assign func(node *Order, columns []string, values []any) error) *OrderQuery {
+	_q.rowScan, _q.rowAssign = scan, assign
+	return _q
+}
+
+// AllScanned is All, with the rows read as ScanWith set (as All reads
+// them when it was not set, or edges are eager-loaded): the same
+// statement, interceptors and privacy policy.
+func (_q *OrderQuery) AllScanned(ctx context.Context) ([]*Order, error) {
+	if _q.rowScan == nil || _q.withOwner != nil || _q.withConfigurator != nil {
+		return _q.All(ctx)
+	}
+	ctx = setContextOp(ctx, _q.ctx, ent.OpQueryAll)
+	if err := _q.prepareQuery(ctx); err != nil {
+		return nil, err
+	}
+	qr := QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		query, ok := q.(*OrderQuery)
+		if !ok {
+			return nil, fmt.Errorf("unexpected query type %T", q)
+		}
+		nodes := []*Order{}
+		_spec := query.querySpec()
+		_spec.ScanValues = func(columns []string) ([]any, error) {
+			node := &Order{config: query.config}
+			nodes = append(nodes, node)
+			return query.rowScan(node, columns)
+		}
+		_spec.Assign = func(columns []string, values []any) error {
+			node := nodes[len(nodes)-1]
+			for i, c := range columns {
+				if !order.ValidColumn(c) {
+					node.selectValues.Set(c, values[i])
+				}
+			}
+			return query.rowAssign(node, columns, values)
+		}
+		if len(query.modifiers) > 0 {
+			_spec.Modifiers = query.modifiers
+		}
+		if err := sqlgraph.QueryNodes(ctx, query.driver, _spec); err != nil {
+			return nil, err
+		}
+		return nodes, nil
+	})
+	return withInterceptors[[]*Order](ctx, _q, qr, _q.inters)
 }
 
 // OrderGroupBy is the group-by builder for Order entities.

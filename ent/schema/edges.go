@@ -33,6 +33,14 @@ func hidden() []schema.Annotation {
 	return []schema.Annotation{entgql.Skip(entgql.SkipAll)}
 }
 
+// TypedScan marks a type whose query gets ScanWith and AllScanned
+// (ent/template/scan.tmpl): a hot list of it reads its rows into typed
+// destinations of its own instead of ent's generic scan.
+type TypedScan struct{}
+
+// Name names the annotation for the templates.
+func (TypedScan) Name() string { return "TypedScan" }
+
 // owned is the base of a type whose records belong to an owner (the tenant
 // mixins) and are read through the graph with a Relay connection.
 type owned struct{ ent.Schema }

@@ -7,6 +7,7 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
+	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 
 	"github.com/configurator/catalogue/internal/valid"
@@ -38,6 +39,11 @@ func (Order) Fields() []ent.Field {
 func (Order) Edges() []ent.Edge {
 	return []ent.Edge{configuratorEdge("orders")}
 }
+
+// Annotations of the Order: read through the graph like every owned
+// type, and TypedScan, since its page (internal/query) reads its rows
+// typed.
+func (Order) Annotations() []schema.Annotation { return append(readable(), TypedScan{}) }
 
 // Indexes of the Order: one per sort order of the list, and the
 // configurator filter with its date range.

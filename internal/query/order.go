@@ -2,7 +2,10 @@ package query
 
 import (
 	"context"
+	stdsql "database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -234,7 +237,91 @@ func WithConfiguratorName(q *ent.OrderQuery) *ent.OrderQuery {
 		))
 		s.AppendSelectExprAs(name, configuratorNameColumn)
 	})
-	return q
+	return q.ScanWith(scanOrder, assignOrder)
+}
+
+// orderRow is where a row of an order lands besides the order's own
+// fields: the integer columns (database/sql formats an int64 as text to
+// scan it into an int), the print map's JSON, read in place and decoded
+// as ent decodes it, and the columns modifiers add (the configurator's
+// name, a page's total), kept as the order's selected values.
+type orderRow struct {
+	id, owner, conf int64
+	printMap        stdsql.RawBytes
+	name            sql.NullString
+	total           sql.NullInt64
+}
+
+// scanOrder is where each column of an order's row is scanned: straight
+// into the order's fields where database/sql converts without a detour,
+// into an orderRow otherwise; one allocation for the row where ent's own
+// scan makes one per column, and a typed one for the two computed
+// columns, which ent reads through their driver types.
+func scanOrder(o *ent.Order, columns []string) ([]any, error) {
+	r := &orderRow{}
+	v := make([]any, len(columns))
+	for i, c := range columns {
+		switch c {
+		case order.FieldID:
+			v[i] = &r.id
+		case order.FieldOwnerID:
+			v[i] = &r.owner
+		case order.FieldConfiguratorID:
+			v[i] = &r.conf
+		case order.FieldCreatedAt:
+			v[i] = &o.CreatedAt
+		case order.FieldUpdatedAt:
+			v[i] = &o.UpdatedAt
+		case order.FieldPrice:
+			v[i] = &o.Price
+		case order.FieldStatus:
+			v[i] = &o.Status
+		case order.FieldCustomerDetails:
+			v[i] = (*[]byte)(&o.CustomerDetails)
+		case order.FieldConfiguratorSummary:
+			v[i] = (*[]byte)(&o.ConfiguratorSummary)
+		case order.FieldConfiguratorSnapshot:
+			v[i] = &o.ConfiguratorSnapshot
+		case order.FieldConfiguratorPrintMap:
+			v[i] = &r.printMap
+		case order.FieldInvoiceURL:
+			v[i] = &o.InvoiceURL
+		case order.FieldOrderStorefront:
+			v[i] = &o.OrderStorefront
+		case configuratorNameColumn:
+			v[i] = &r.name
+		case totalColumn:
+			v[i] = &r.total
+		default:
+			if order.ValidColumn(c) {
+				return nil, fmt.Errorf("order field %q has no typed scan", c)
+			}
+			v[i] = new(any) // a modifier's column, read by Value
+		}
+	}
+	return v, nil
+}
+
+// assignOrder completes an order from the columns scanOrder placed in its
+// orderRow.
+func assignOrder(o *ent.Order, columns []string, values []any) error {
+	for i, c := range columns {
+		switch c {
+		case order.FieldID:
+			o.ID = int(*values[i].(*int64))
+		case order.FieldOwnerID:
+			o.OwnerID = int(*values[i].(*int64))
+		case order.FieldConfiguratorID:
+			o.ConfiguratorID = int(*values[i].(*int64))
+		case order.FieldConfiguratorPrintMap:
+			if b := *values[i].(*stdsql.RawBytes); len(b) > 0 {
+				if err := json.Unmarshal(b, &o.ConfiguratorPrintMap); err != nil {
+					return fmt.Errorf("unmarshal field configurator_print_map: %w", err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // configuratorNameColumn names the configurator's name in an order's row.

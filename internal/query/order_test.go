@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
+
+	"entgo.io/ent/dialect/sql"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/order"
@@ -163,4 +166,74 @@ func checkTotal(t *testing.T, ctx context.Context, c *ent.Client, name string, s
 		}
 	}
 	return want
+}
+
+// TestTypedScan reads orders, with their configurator's name and a
+// page's total, once through ent's generic scan (All) and once through
+// the typed one of WithConfiguratorName (AllScanned), and checks that
+// every field, the name and the total are the same, NULLs and empty
+// print maps included.
+func TestTypedScan(t *testing.T) {
+	for _, b := range dbtest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			c := dbtest.Open(t, b.URL(t))
+			A, B := dbtest.NewTenant(t, c, "A", "Sofa", "Chair"), dbtest.NewTenant(t, c, "B", "Lamp")
+			snapshot, url := "snap", "https://example.com/i.pdf"
+			maps := [][]string{nil, {}, {"https://cdn.example.com/a.png", `"quoted", \ back`}}
+			var bulk []*ent.OrderCreate
+			for i := range 7 {
+				tn := A
+				if i == 3 {
+					tn = B
+				}
+				o := c.Order.Create().SetOwnerID(tn.ID).SetConfiguratorID(tn.Confs[i%len(tn.Confs)].ID).SetPrice(float64(i) + 0.25).
+					SetStatus(fmt.Sprint("s", i)).SetCreatedAt(time.Date(2024, 1, i+1, 10, 0, 0, 123_456_000, time.UTC)).
+					SetCustomerDetails(json.RawMessage(fmt.Sprintf(`{"name": "n%d", "nested": {"a": [1, 2]}}`, i))).
+					SetConfiguratorSummary(json.RawMessage(`{}`)).SetConfiguratorPrintMap(maps[i%len(maps)])
+				if i%2 == 0 {
+					o.SetConfiguratorSnapshot(snapshot).SetInvoiceURL(url).SetOrderStorefront("shop")
+				}
+				bulk = append(bulk, o)
+			}
+			dbtest.Must(c.Order.CreateBulk(bulk...).Save(dbtest.Sys))
+			for _, ctx := range []context.Context{A.Dash(0), dbtest.Sys} {
+				q := func() *ent.OrderQuery {
+					q := WithConfiguratorName(c.Order.Query().Order(ent.Asc(order.FieldID)))
+					q.Modify(func(s *sql.Selector) { s.AppendSelectExprAs(countAll(s), totalColumn) })
+					return q
+				}
+				generic, err := q().All(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				typed, err := q().AllScanned(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(typed) != len(generic) || len(typed) == 0 {
+					t.Fatalf("%d orders typed, %d generic", len(typed), len(generic))
+				}
+				for i, g := range generic {
+					o := typed[i]
+					gj, oj := dbtest.Must(json.Marshal(g)), dbtest.Must(json.Marshal(o))
+					if string(gj) != string(oj) {
+						t.Errorf("order %d typed:\n%s\ngeneric:\n%s", g.ID, oj, gj)
+					}
+					if !reflect.DeepEqual(o.ConfiguratorPrintMap, g.ConfiguratorPrintMap) || !o.CreatedAt.Equal(g.CreatedAt) ||
+						o.CreatedAt.Location().String() != g.CreatedAt.Location().String() {
+						t.Errorf("order %d: print map %#v, created %v; generic %#v, %v", g.ID, o.ConfiguratorPrintMap, o.CreatedAt,
+							g.ConfiguratorPrintMap, g.CreatedAt)
+					}
+					if ConfiguratorName(o) != ConfiguratorName(g) || ConfiguratorName(o) == "" {
+						t.Errorf("order %d: configurator %q; generic %q", g.ID, ConfiguratorName(o), ConfiguratorName(g))
+					}
+					tt, err1 := totalOf(o)
+					gt, err2 := totalOf(g)
+					if tt != gt || tt != len(generic) || err1 != nil || err2 != nil {
+						t.Errorf("order %d: total %d (%v); generic %d (%v), want %d", g.ID, tt, err1, gt, err2, len(generic))
+					}
+				}
+			}
+		})
+	}
 }

@@ -165,7 +165,7 @@ func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx
 			q.Modify(deferredJoin((p - 1) * pp))
 		}
 	}
-	items, err := q.All(ctx)
+	items, err := all(ctx, q)
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("page: %w", err)
 	}
@@ -227,7 +227,7 @@ func fromEnd[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](
 	if end > 0 {
 		q.Modify(deferredJoin(end))
 	}
-	items, err := q.All(ctx)
+	items, err := all(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("page: %w", err)
 	}
@@ -277,6 +277,19 @@ func readsFromEnd(p, pp int) bool {
 		return true
 	}
 	return (p-1)*pp >= farOffset
+}
+
+// all runs q, reading its rows as its load set (ScanWith) when its type
+// can (AllScanned).
+func all[T any, Q interface {
+	All(context.Context) ([]*T, error)
+}](ctx context.Context, q Q) ([]*T, error) {
+	if s, ok := any(q).(interface {
+		AllScanned(context.Context) ([]*T, error)
+	}); ok {
+		return s.AllScanned(ctx)
+	}
+	return q.All(ctx)
 }
 
 // countAll is COUNT(*) of the rows page's filters select.
