@@ -3,11 +3,13 @@ package database
 import (
 	"context"
 	"database/sql"
+	"sync"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/internal/admit"
 )
 
 // Tx is one transaction seen two ways: as an ent client for the write
@@ -42,12 +44,19 @@ func Begin(ctx context.Context, c *ent.Client) (*Tx, error) {
 		return &Tx{Client: tx.Client(), commit: tx.Commit, rollback: tx.Rollback}, nil
 	}
 	dialectName := Dialect(c)
+	// A transaction waits on the database for most of its time (its
+	// statements, locks, the commit's flush): the request gives its place
+	// in the server's queue up meanwhile (edge.Admit), and queues again
+	// once it ends.
+	back := sync.OnceFunc(admit.Wait(ctx))
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
+		back()
 		return nil, err
 	}
 	drv := txDriver{typedDriver{entsql.NewDriver(dialectName, entsql.Conn{ExecQuerier: tx})}}
-	return &Tx{Client: ent.NewClient(ent.Driver(drv)), SQL: tx, Dialect: dialectName, commit: tx.Commit, rollback: tx.Rollback}, nil
+	end := func(f func() error) func() error { return func() error { defer back(); return f() } }
+	return &Tx{Client: ent.NewClient(ent.Driver(drv)), SQL: tx, Dialect: dialectName, commit: end(tx.Commit), rollback: end(tx.Rollback)}, nil
 }
 
 // txDriver is ent's driver over a transaction that is already open: ent

@@ -81,7 +81,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestAdmitQueuesInArrivalOrder(t *testing.T) {
 	names := []string{"a", "b", "c", "d", "e"}
 	g := newGate(names...)
-	h := admit(2, time.Hour)(g)
+	h := admitWithin(2, time.Hour)(g)
 	var answers []<-chan *httptest.ResponseRecorder
 	for _, n := range names {
 		answers = append(answers, serve(context.Background(), h, n))
@@ -109,7 +109,7 @@ func TestAdmitQueuesInArrivalOrder(t *testing.T) {
 
 func TestAdmitLetsTheNextInAfterHold(t *testing.T) {
 	g := newGate("slow", "next")
-	h := admit(1, 20*time.Millisecond)(g)
+	h := admitWithin(1, 20*time.Millisecond)(g)
 	slow := serve(context.Background(), h, "slow")
 	waitFor(t, "the slow request to start", func() bool { return len(g.order()) == 1 })
 	next := serve(context.Background(), h, "next")
@@ -123,7 +123,7 @@ func TestAdmitLetsTheNextInAfterHold(t *testing.T) {
 
 func TestAdmitAnswers503WhenTheDeadlinePassesInTheQueue(t *testing.T) {
 	g := newGate("first", "late")
-	h := admit(1, time.Hour)(g)
+	h := admitWithin(1, time.Hour)(g)
 	first := serve(context.Background(), h, "first")
 	waitFor(t, "the first request to start", func() bool { return len(g.order()) == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -141,7 +141,7 @@ func TestAdmitAnswers503WhenTheDeadlinePassesInTheQueue(t *testing.T) {
 
 func TestAdmitNeverQueuesStreams(t *testing.T) {
 	g := newGate("busy", "ws")
-	h := admit(1, time.Hour)(g)
+	h := admitWithin(1, time.Hour)(g)
 	busy := serve(context.Background(), h, "busy")
 	waitFor(t, "the first request to start", func() bool { return len(g.order()) == 1 })
 	ws := serve(context.Background(), h, "ws", "Upgrade", "websocket")
@@ -159,7 +159,7 @@ func TestAdmitDefaultsToTwicePerCPU(t *testing.T) {
 		names[i] = string(rune('a'+i%26)) + string(rune('a'+i/26))
 	}
 	g := newGate(names...)
-	h := admit(0, time.Hour)(g)
+	h := admitWithin(0, time.Hour)(g)
 	var answers []<-chan *httptest.ResponseRecorder
 	for _, name := range names {
 		answers = append(answers, serve(context.Background(), h, name))

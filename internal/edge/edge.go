@@ -11,9 +11,9 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"time"
 
+	"github.com/configurator/catalogue/internal/admit"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/buildinfo"
 	"github.com/configurator/catalogue/internal/problem"
@@ -120,15 +120,16 @@ func Streaming(r *http.Request) bool {
 // scheduler serves its runnable goroutines in no fair order: with one CPU
 // and sixteen clients, the slowest 1% of reads waited 25-40 ms for the CPU
 // while the median waited 2 ms (a runtime trace, bench/RESULTS.md). A
-// queue in arrival order keeps the tail near the median at the same
-// throughput. A request holds its place for at most holdFor: one waiting
-// on a slow statement, sending its body slowly or reading its answer
-// slowly then lets the next in; a stream (Streaming) never queues. A
-// request still queued when its deadline passes (Deadline) answers 503
-// with a Retry-After.
-func Admit(n int) func(http.Handler) http.Handler { return admit(n, holdFor) }
+// queue in arrival order keeps the tail near the median. A request gives
+// its place up while a transaction of its runs (a write: mostly waits on
+// locks and the commit's flush; admit.Wait, called by database.Begin) and
+// queues again after, and for good after holdFor, so that a slow
+// statement or client (sending its body or reading its answer) cannot
+// hold it long; a stream (Streaming) never queues. A request still queued when
+// its deadline passes (Deadline) answers 503 with a Retry-After.
+func Admit(n int) func(http.Handler) http.Handler { return admitWithin(n, holdFor) }
 
-func admit(n int, hold time.Duration) func(http.Handler) http.Handler {
+func admitWithin(n int, hold time.Duration) func(http.Handler) http.Handler {
 	if n <= 0 {
 		n = 2 * runtime.GOMAXPROCS(0)
 	}
@@ -139,22 +140,14 @@ func admit(n int, hold time.Duration) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			select {
-			case slots <- struct{}{}:
-			case <-r.Context().Done():
+			p, err := admit.Enter(r.Context(), slots)
+			if err != nil {
 				problem.Write(w, r, apperr.E(apperr.Unavailable, "the server is busy; try again"))
 				return
 			}
-			var held atomic.Bool
-			held.Store(true)
-			leave := func() {
-				if held.CompareAndSwap(true, false) {
-					<-slots
-				}
-			}
-			t := time.AfterFunc(hold, leave)
-			defer func() { t.Stop(); leave() }()
-			next.ServeHTTP(w, r)
+			t := time.AfterFunc(hold, p.Leave)
+			defer func() { t.Stop(); p.Leave() }()
+			next.ServeHTTP(w, r.WithContext(admit.With(r.Context(), p)))
 		})
 	}
 }
