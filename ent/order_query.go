@@ -657,12 +657,19 @@ func (_q *OrderQuery) AllScanned(ctx context.Context) ([]*Order, error) {
 			nodes = append(nodes, node)
 			return query.rowScan(node, columns)
 		}
+		var selected []int // the columns that are not fields, found in the first row
 		_spec.Assign = func(columns []string, values []any) error {
 			node := nodes[len(nodes)-1]
-			for i, c := range columns {
-				if !order.ValidColumn(c) {
-					node.selectValues.Set(c, values[i])
+			if selected == nil {
+				selected = []int{}
+				for i, c := range columns {
+					if !order.ValidColumn(c) {
+						selected = append(selected, i)
+					}
 				}
+			}
+			for _, i := range selected {
+				node.selectValues.Set(columns[i], values[i])
 			}
 			return query.rowAssign(node, columns, values)
 		}
