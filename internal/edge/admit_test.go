@@ -121,11 +121,18 @@ func TestAdmitLetsTheNextInAfterHold(t *testing.T) {
 	<-slow
 }
 
-func TestAdmitAnswers503WhenTheDeadlinePassesInTheQueue(t *testing.T) {
-	g := newGate("first", "late")
-	h := admitWithin(1, time.Hour)(g)
-	first := serve(context.Background(), h, "first")
+// taken returns a gate behind one place, which a request named first
+// holds until its channel is closed (first answers on the channel).
+func taken(t *testing.T, names ...string) (g *gate, h http.Handler, first <-chan *httptest.ResponseRecorder) {
+	g = newGate(append(names, "first")...)
+	h = admitWithin(1, time.Hour)(g)
+	first = serve(context.Background(), h, "first")
 	waitFor(t, "the first request to start", func() bool { return len(g.order()) == 1 })
+	return g, h, first
+}
+
+func TestAdmitAnswers503WhenTheDeadlinePassesInTheQueue(t *testing.T) {
+	g, h, first := taken(t, "late")
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	w := <-serve(ctx, h, "late")
@@ -140,16 +147,13 @@ func TestAdmitAnswers503WhenTheDeadlinePassesInTheQueue(t *testing.T) {
 }
 
 func TestAdmitNeverQueuesStreams(t *testing.T) {
-	g := newGate("busy", "ws")
-	h := admitWithin(1, time.Hour)(g)
-	busy := serve(context.Background(), h, "busy")
-	waitFor(t, "the first request to start", func() bool { return len(g.order()) == 1 })
+	g, h, first := taken(t, "ws")
 	ws := serve(context.Background(), h, "ws", "Upgrade", "websocket")
 	waitFor(t, "the WebSocket upgrade to start while the only place is taken", func() bool { return len(g.order()) == 2 })
 	close(g.release["ws"])
-	close(g.release["busy"])
+	close(g.release["first"])
 	<-ws
-	<-busy
+	<-first
 }
 
 func TestAdmitDefaultsToTwicePerCPU(t *testing.T) {
