@@ -125,8 +125,9 @@ func Streaming(r *http.Request) bool {
 // locks and the commit's flush; admit.Wait, called by database.Begin) and
 // queues again after, and for good after holdFor, so that a slow
 // statement or client (sending its body or reading its answer) cannot
-// hold it long; a stream (Streaming) never queues. A request still queued when
-// its deadline passes (Deadline) answers 503 with a Retry-After.
+// hold it long; a stream (Streaming) never queues. A request still
+// queued when its deadline passes (Deadline) answers 503 with a
+// Retry-After.
 func Admit(n int) func(http.Handler) http.Handler { return admitWithin(n, holdFor) }
 
 func admitWithin(n int, hold time.Duration) func(http.Handler) http.Handler {
