@@ -240,15 +240,22 @@ func WithConfiguratorName(q *ent.OrderQuery) *ent.OrderQuery {
 }
 
 // orderRow is where a row of an order lands besides the order's own
-// fields: the integer columns (database/sql formats an int64 as text to
-// scan it into an int), the print map's JSON, read in place and decoded
-// as ent decodes it, and the columns modifiers add (the configurator's
-// name, a page's total), kept as the order's selected values.
+// fields: the integer and float columns and the optional text (intCol,
+// floatCol, NullString: database/sql converts into an int64, a float64
+// or a *string through reflection, and allocates the string's pointer),
+// the print map's JSON, read in place and decoded as ent decodes it, and
+// the columns modifiers add (the configurator's name, a page's total),
+// kept as the order's selected values. The order's optional text points
+// into it, and its scan destinations are its own (dest), so a row costs
+// one allocation besides the order's.
 type orderRow struct {
-	id, owner, conf int64
-	printMap        stdsql.RawBytes
-	name            sql.NullString
-	total           sql.NullInt64
+	id, owner, conf               intCol
+	price                         floatCol
+	snapshot, invoice, storefront sql.NullString
+	printMap                      stdsql.RawBytes
+	name                          sql.NullString
+	total                         sql.NullInt64
+	dest                          [16]any
 }
 
 // scanOrder is where each column of an order's row is scanned: straight
@@ -258,7 +265,11 @@ type orderRow struct {
 // columns, which ent reads through their driver types.
 func scanOrder(o *ent.Order, columns []string) ([]any, error) {
 	r := &orderRow{}
-	v := make([]any, len(columns))
+	v := r.dest[:0]
+	if len(columns) > len(r.dest) {
+		v = make([]any, 0, len(columns))
+	}
+	v = v[:len(columns)]
 	for i, c := range columns {
 		switch c {
 		case order.FieldID:
@@ -272,7 +283,7 @@ func scanOrder(o *ent.Order, columns []string) ([]any, error) {
 		case order.FieldUpdatedAt:
 			v[i] = &o.UpdatedAt
 		case order.FieldPrice:
-			v[i] = &o.Price
+			v[i] = &r.price
 		case order.FieldStatus:
 			v[i] = &o.Status
 		case order.FieldCustomerDetails:
@@ -280,13 +291,13 @@ func scanOrder(o *ent.Order, columns []string) ([]any, error) {
 		case order.FieldConfiguratorSummary:
 			v[i] = (*[]byte)(&o.ConfiguratorSummary)
 		case order.FieldConfiguratorSnapshot:
-			v[i] = &o.ConfiguratorSnapshot
+			v[i] = &r.snapshot
 		case order.FieldConfiguratorPrintMap:
 			v[i] = &r.printMap
 		case order.FieldInvoiceURL:
-			v[i] = &o.InvoiceURL
+			v[i] = &r.invoice
 		case order.FieldOrderStorefront:
-			v[i] = &o.OrderStorefront
+			v[i] = &r.storefront
 		case configuratorNameColumn:
 			v[i] = &r.name
 		case totalColumn:
@@ -307,11 +318,19 @@ func assignOrder(o *ent.Order, columns []string, values []any) error {
 	for i, c := range columns {
 		switch c {
 		case order.FieldID:
-			o.ID = int(*values[i].(*int64))
+			o.ID = int(*values[i].(*intCol))
 		case order.FieldOwnerID:
-			o.OwnerID = int(*values[i].(*int64))
+			o.OwnerID = int(*values[i].(*intCol))
 		case order.FieldConfiguratorID:
-			o.ConfiguratorID = int(*values[i].(*int64))
+			o.ConfiguratorID = int(*values[i].(*intCol))
+		case order.FieldPrice:
+			o.Price = float64(*values[i].(*floatCol))
+		case order.FieldConfiguratorSnapshot:
+			o.ConfiguratorSnapshot = optional(values[i])
+		case order.FieldInvoiceURL:
+			o.InvoiceURL = optional(values[i])
+		case order.FieldOrderStorefront:
+			o.OrderStorefront = optional(values[i])
 		case order.FieldConfiguratorPrintMap:
 			if b := *values[i].(*stdsql.RawBytes); len(b) > 0 {
 				if err := unmarshalStrings(b, &o.ConfiguratorPrintMap); err != nil {
@@ -320,6 +339,56 @@ func assignOrder(o *ent.Order, columns []string, values []any) error {
 			}
 		}
 	}
+	return nil
+}
+
+// optional is the text a NullString destination holds, nil for NULL.
+func optional(v any) *string {
+	if s := v.(*sql.NullString); s.Valid {
+		return &s.String
+	}
+	return nil
+}
+
+// intCol is a scan destination of an integer column, read as database/sql
+// reads an int64 without its reflection when the driver hands one over
+// (both drivers do), through NullInt64 (the same conversion) otherwise.
+type intCol int64
+
+// Scan implements database/sql's Scanner.
+func (c *intCol) Scan(src any) error {
+	if n, ok := src.(int64); ok {
+		*c = intCol(n)
+		return nil
+	}
+	var n stdsql.NullInt64
+	if err := n.Scan(src); err != nil {
+		return err
+	}
+	if !n.Valid {
+		return fmt.Errorf("converting NULL to int64 is unsupported")
+	}
+	*c = intCol(n.Int64)
+	return nil
+}
+
+// floatCol is intCol's twin for a float column.
+type floatCol float64
+
+// Scan implements database/sql's Scanner.
+func (c *floatCol) Scan(src any) error {
+	if f, ok := src.(float64); ok {
+		*c = floatCol(f)
+		return nil
+	}
+	var f stdsql.NullFloat64
+	if err := f.Scan(src); err != nil {
+		return err
+	}
+	if !f.Valid {
+		return fmt.Errorf("converting NULL to float64 is unsupported")
+	}
+	*c = floatCol(f.Float64)
 	return nil
 }
 
