@@ -11,6 +11,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -78,6 +79,11 @@ type Total struct {
 	// costs a few rows however long the list; Page then reads it first
 	// even when the total is not wanted, to read far pages from the end.
 	stored bool
+	// seek, when set, finds where a page of the list sorted by seekBy
+	// starts without walking the rows before it (seek.go): a bound on
+	// the sort column and the rows left to skip after it.
+	seek   func(ctx context.Context, skip int, desc bool, refine int) (seekAt, error)
+	seekBy string
 }
 
 // totalColumn names the column that carries a page's total.
@@ -129,6 +135,11 @@ type Info struct {
 // only when it is wanted anyway (Counted) or stored (OrderTotal), and only
 // when the page skips at least farOffset rows, below which the extra
 // round trip costs more than the rows it saves.
+//
+// A list whose Total can seek (OrderTotal, sorted by created_at) skips
+// such rows by the counts of their periods instead (seek.go): one read of
+// a few hundred counts, then a page that skips at most a day's rows from
+// whichever end.
 func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx context.Context, q Q, a Args, load func(Q) (Q, error)) ([]*T, Info, error) {
 	p, pp, err := a.valid()
 	if err != nil {
@@ -145,7 +156,14 @@ func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx
 		return nil, Info{}, err
 	}
 	info := Info{Page: p, PerPage: pp, LastPage: 1}
-	if pp != valid.AllPages && (a.Counted || count.stored) && readsFromEnd(p, pp) {
+	var at seekAt
+	refine, seeking := seeks((p - 1) * pp)
+	if seeking = seeking && pp != valid.AllPages && p > 1 && count.seek != nil && a.Sort.Column == count.seekBy; seeking {
+		if at, err = count.seek(ctx, (p-1)*pp, a.Sort.Desc, refine); err != nil {
+			return nil, Info{}, err
+		}
+	}
+	if !seeking && pp != valid.AllPages && (a.Counted || count.stored) && readsFromEnd(p, pp) {
 		items, done, err := far(ctx, q, a, count, &info)
 		if done || err != nil {
 			return items, info, err
@@ -161,8 +179,18 @@ func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx
 	}
 	if pp != valid.AllPages {
 		q = q.Limit(pp)
-		if p > 1 {
-			q.Modify(deferredJoin((p - 1) * pp))
+		skip := (p - 1) * pp
+		if seeking {
+			if at.bound != nil {
+				// After the total's column, whose COUNT(*) (when not
+				// stored) must not see the bound, and before the deferred
+				// join, whose subquery must.
+				q.Modify(at.bound)
+			}
+			skip = at.rest
+		}
+		if skip > 0 {
+			q.Modify(deferredJoin(skip))
 		}
 	}
 	items, err := all(ctx, q)
@@ -248,12 +276,17 @@ const farOffset = 1000
 type End int32
 
 // The ends a page can be read from: Nearer, the service's choice, takes
-// the end nearer to the page whenever the total is at hand; FromStart and
-// FromEnd force one, for tests that compare the two.
+// the end nearer to the page whenever the total is at hand, or seeks a
+// far page of a list that can (seek.go); FromStart and FromEnd force one
+// end without seeking, and SeekByMonth and SeekByDay force seeking every
+// page after the first that can, by months (never split into days) or by
+// days (every month split), for tests that compare them all.
 const (
 	Nearer End = iota
 	FromStart
 	FromEnd
+	SeekByMonth
+	SeekByDay
 )
 
 // pageEnds is the end pages are read from (an End).
@@ -265,6 +298,20 @@ var pageEnds atomic.Int32
 func ReadPagesFrom(e End) (restore func()) {
 	old := pageEnds.Swap(int32(e))
 	return func() { pageEnds.Store(old) }
+}
+
+// seeks reports whether a page that skips skip rows seeks them (when its
+// list can), and above how many rows of a month it splits it into days.
+func seeks(skip int) (refine int, ok bool) {
+	switch End(pageEnds.Load()) {
+	case FromStart, FromEnd:
+		return 0, false
+	case SeekByMonth:
+		return math.MaxInt, true
+	case SeekByDay:
+		return 0, true
+	}
+	return farOffset, skip >= farOffset
 }
 
 // readsFromEnd reports whether page p of pp rows may be read from the end,

