@@ -55,8 +55,8 @@ func OrderTotal(ctx context.Context, client *ent.Client, wheres ...*ent.OrderWhe
 		}
 		return n, err
 	}, stored: true, seekBy: order.FieldCreatedAt}
-	t.seek = func(ctx context.Context, skip int, desc bool, refine int) (seekAt, error) {
-		return f.seek(ctx, client, skip, desc, refine)
+	t.seek = func(ctx context.Context, skip, n int, desc bool, refine int) (seekAt, error) {
+		return f.seek(ctx, client, skip, n, desc, refine)
 	}
 	// In the page's statement the sum is a subquery of the counts for
 	// the owner the tenancy rule (rule.Owner) confines the orders to,

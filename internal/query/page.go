@@ -82,7 +82,7 @@ type Total struct {
 	// seek, when set, finds where a page of the list sorted by seekBy
 	// starts without walking the rows before it (seek.go): a bound on
 	// the sort column and the rows left to skip after it.
-	seek   func(ctx context.Context, skip int, desc bool, refine int) (seekAt, error)
+	seek   func(ctx context.Context, skip, n int, desc bool, refine int) (seekAt, error)
 	seekBy string
 }
 
@@ -137,9 +137,10 @@ type Info struct {
 // round trip costs more than the rows it saves.
 //
 // A list whose Total can seek (OrderTotal, sorted by created_at) skips
-// such rows by the counts of their periods instead (seek.go): one read of
-// a few hundred counts, then a page that skips at most a day's rows from
-// whichever end.
+// such rows by the counts of their periods instead (seek.go): a read of
+// the counts of its months (and of the days of one month), which give its
+// total too, then a page that skips at most a day's rows from the nearer
+// end.
 func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx context.Context, q Q, a Args, load func(Q) (Q, error)) ([]*T, Info, error) {
 	p, pp, err := a.valid()
 	if err != nil {
@@ -159,8 +160,19 @@ func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx
 	var at seekAt
 	refine, seeking := seeks((p - 1) * pp)
 	if seeking = seeking && pp != valid.AllPages && p > 1 && count.seek != nil && a.Sort.Column == count.seekBy; seeking {
-		if at, err = count.seek(ctx, (p-1)*pp, a.Sort.Desc, refine); err != nil {
+		if at, err = count.seek(ctx, (p-1)*pp, pp, a.Sort.Desc, refine); err != nil {
 			return nil, Info{}, err
+		}
+		if a.Counted {
+			info.Total, info.LastPage = at.total, max(1, (at.total+pp-1)/pp)
+			a.Counted = false
+		}
+		switch {
+		case at.past:
+			return []*T{}, info, nil
+		case at.reverse:
+			items, err := fromEnd(ctx, q, a.Sort, at.rest, at.n, at.bound)
+			return items, info, err
 		}
 	}
 	if !seeking && pp != valid.AllPages && (a.Counted || count.stored) && readsFromEnd(p, pp) {
@@ -182,9 +194,7 @@ func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx
 		skip := (p - 1) * pp
 		if seeking {
 			if at.bound != nil {
-				// After the total's column, whose COUNT(*) (when not
-				// stored) must not see the bound, and before the deferred
-				// join, whose subquery must.
+				// Before the deferred join, whose subquery must see it.
 				q.Modify(at.bound)
 			}
 			skip = at.rest
@@ -231,7 +241,7 @@ func far[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx 
 	if skip := (info.Page - 1) * pp; skip >= total {
 		return []*T{}, true, nil
 	} else if end := total - skip - pp; end < skip || pageEnds.Load() == int32(FromEnd) {
-		items, err := fromEnd(ctx, q, a.Sort, end, pp)
+		items, err := fromEnd(ctx, q, a.Sort, end, pp, nil)
 		return items, true, err
 	}
 	return nil, false, nil
@@ -242,8 +252,10 @@ func far[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx 
 // skipping the end rows that follow the page (negative when the page is
 // the partial last one, which is then shorter), and returns its rows in
 // the list's order. The rows, and so the answer, are those the page read
-// from the start holds.
-func fromEnd[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx context.Context, q Q, s Sort, end, n int) ([]*T, error) {
+// from the start holds. bound, when not nil, leaves out rows of that end
+// first (a seek's, in the reverse order), so that end counts the rows
+// that follow the page within it.
+func fromEnd[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx context.Context, q Q, s Sort, end, n int, bound func(*sql.Selector)) ([]*T, error) {
 	if end < 0 {
 		n, end = n+end, 0
 	}
@@ -252,6 +264,9 @@ func fromEnd[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](
 		q = q.Order(O(t))
 	}
 	q = q.Limit(n)
+	if bound != nil {
+		q.Modify(bound)
+	}
 	if end > 0 {
 		q.Modify(deferredJoin(end))
 	}

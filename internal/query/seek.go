@@ -27,12 +27,18 @@ import (
 // At 2,000,000 orders the middle page skipped a million index entries
 // (about 87-300 ms); it now skips at most a day's orders.
 
-// seekAt is where a page starts after seeking: the bound on created_at
-// that leaves out the periods before the page (nil: none), and the rows of
-// the list still to skip after it.
+// seekAt is where a page is read after seeking: from the end of the list
+// when reverse (in the reverse order, its rows then reversed, as fromEnd
+// reads), n rows after a bound on created_at that leaves out the periods
+// ahead of them (nil: none) and rest rows more; total is the list's
+// length, the sum of its periods, and past tells that the page lies past
+// the end.
 type seekAt struct {
-	bound func(*sql.Selector)
-	rest  int
+	bound   func(*sql.Selector)
+	rest, n int
+	reverse bool
+	total   int
+	past    bool
 }
 
 // period is the count of one month or day of order_date_counts, as its
@@ -60,26 +66,40 @@ func (p period) end(start time.Time) time.Time {
 	return start.AddDate(0, 0, 1)
 }
 
-// seek finds where a page that skips skip rows of the orders f selects,
-// sorted by created_at (newest first when desc), starts: the periods f's
-// range covers (whole months and the days at its ends, as the totals sum
-// them) are summed from the page's end of the list, and a month the page
-// starts in is split into its days when more than refine of its rows
-// would be skipped. A skip at or past the end bounds the page to nothing.
-func (f orderFilter) seek(ctx context.Context, client *ent.Client, skip int, desc bool, refine int) (seekAt, error) {
+// seek finds where the page of n rows after skip rows of the orders f
+// selects, sorted by created_at (newest first when desc), is read: the
+// periods f's range covers (whole months and the days at its ends, as the
+// totals sum them) give the list's length, and are summed from the end of
+// the list nearer to the page until the one it starts in; a month is
+// split into its days when more than refine of its rows would be skipped.
+func (f orderFilter) seek(ctx context.Context, client *ent.Client, skip, n int, desc bool, refine int) (seekAt, error) {
 	periods, err := f.periods(ctx, client, f.dates)
 	if err != nil {
 		return seekAt{}, err
 	}
-	p, before, found := walk(periods, skip, desc)
+	at := seekAt{rest: skip, n: n}
+	for _, p := range periods {
+		at.total += p.Orders
+	}
+	if skip >= at.total {
+		at.past = true
+		return at, nil
+	}
+	if after := at.total - skip - n; after < skip {
+		// Nearer to the end: skip the rows after the page instead, in
+		// the reverse order (the last page may be partial).
+		at.reverse, desc = true, !desc
+		at.rest, at.n = max(after, 0), n+min(after, 0)
+	}
+	p, before, found := walk(periods, at.rest, desc)
 	if !found {
-		return seekAt{bound: func(s *sql.Selector) { s.Where(sql.False()) }}, nil
+		return seekAt{}, fmt.Errorf("seek: %d rows do not reach row %d", at.total, at.rest)
 	}
 	start, err := p.start()
 	if err != nil {
 		return seekAt{}, err
 	}
-	if p.Month && skip-before > refine {
+	if p.Month && at.rest-before > refine {
 		end := p.end(start)
 		days, err := f.periods(ctx, client, func(s *sql.Selector) *sql.Predicate {
 			ps := []*sql.Predicate{sql.EQ(s.C(orderdatecount.FieldMonth), false),
@@ -93,7 +113,7 @@ func (f orderFilter) seek(ctx context.Context, client *ent.Client, skip int, des
 		if err != nil {
 			return seekAt{}, err
 		}
-		d, inMonth, found := walk(days, skip-before, desc)
+		d, inMonth, found := walk(days, at.rest-before, desc)
 		if !found {
 			return seekAt{}, fmt.Errorf("seek: the days of %s count fewer orders than the month", p.Day)
 		}
@@ -102,16 +122,15 @@ func (f orderFilter) seek(ctx context.Context, client *ent.Client, skip int, des
 			return seekAt{}, err
 		}
 	}
-	at := seekAt{rest: skip - before}
-	if before == 0 {
-		return at, nil
-	}
-	bound := func(s *sql.Selector) { s.Where(sql.GTE(s.C(order.FieldCreatedAt), start)) }
-	if desc {
+	at.rest -= before
+	switch {
+	case before == 0:
+	case desc:
 		end := p.end(start)
-		bound = func(s *sql.Selector) { s.Where(sql.LT(s.C(order.FieldCreatedAt), end)) }
+		at.bound = func(s *sql.Selector) { s.Where(sql.LT(s.C(order.FieldCreatedAt), end)) }
+	default:
+		at.bound = func(s *sql.Selector) { s.Where(sql.GTE(s.C(order.FieldCreatedAt), start)) }
 	}
-	at.bound = bound
 	return at, nil
 }
 
