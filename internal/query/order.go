@@ -3,7 +3,6 @@ package query
 import (
 	"context"
 	stdsql "database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -318,7 +317,7 @@ func assignOrder(o *ent.Order, columns []string, values []any) error {
 			o.ConfiguratorID = int(*values[i].(*int64))
 		case order.FieldConfiguratorPrintMap:
 			if b := *values[i].(*stdsql.RawBytes); len(b) > 0 {
-				if err := json.Unmarshal(b, &o.ConfiguratorPrintMap); err != nil {
+				if err := unmarshalStrings(b, &o.ConfiguratorPrintMap); err != nil {
 					return fmt.Errorf("unmarshal field configurator_print_map: %w", err)
 				}
 			}
