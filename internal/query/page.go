@@ -157,31 +157,13 @@ func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx
 		return nil, Info{}, err
 	}
 	info := Info{Page: p, PerPage: pp, LastPage: 1}
-	var at seekAt
-	refine, seeking := seeks((p - 1) * pp)
-	if seeking = seeking && pp != valid.AllPages && p > 1 && count.seek != nil && a.Sort.Column == count.seekBy; seeking {
-		if at, err = count.seek(ctx, (p-1)*pp, pp, a.Sort.Desc, refine); err != nil {
-			return nil, Info{}, err
-		}
-		if a.Counted {
-			info.Total, info.LastPage = at.total, max(1, (at.total+pp-1)/pp)
-			a.Counted = false
-		}
-		switch {
-		case at.past:
-			return []*T{}, info, nil
-		case at.reverse:
-			items, err := fromEnd(ctx, q, a.Sort, at.rest, at.n, at.bound)
-			return items, info, err
-		}
-	}
-	if !seeking && pp != valid.AllPages && (a.Counted || count.stored) && readsFromEnd(p, pp) {
-		items, done, err := far(ctx, q, a, count, &info)
+	from := seekAt{rest: (p - 1) * pp}
+	if pp != valid.AllPages {
+		items, at, done, err := nearerEnd(ctx, q, &a, count, &info)
 		if done || err != nil {
 			return items, info, err
 		}
-		// Nearer to the start after all: read as below, the total known.
-		a.Counted = false
+		from = at
 	}
 	for _, t := range a.Sort.Terms() {
 		q = q.Order(O(t))
@@ -191,16 +173,12 @@ func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx
 	}
 	if pp != valid.AllPages {
 		q = q.Limit(pp)
-		skip := (p - 1) * pp
-		if seeking {
-			if at.bound != nil {
-				// Before the deferred join, whose subquery must see it.
-				q.Modify(at.bound)
-			}
-			skip = at.rest
+		if from.bound != nil {
+			// Before the deferred join, whose subquery must see it.
+			q.Modify(from.bound)
 		}
-		if skip > 0 {
-			q.Modify(deferredJoin(skip))
+		if from.rest > 0 {
+			q.Modify(deferredJoin(from.rest))
 		}
 	}
 	items, err := all(ctx, q)
@@ -210,19 +188,65 @@ func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx
 	if !a.Counted {
 		return items, info, nil
 	}
+	if err := counted(ctx, items, count, &info); err != nil {
+		return nil, Info{}, err
+	}
+	return items, info, nil
+}
+
+// counted fills info's total and last page from the total column of a
+// page's first row, or by a count of its own when the page has none.
+func counted[T any](ctx context.Context, items []*T, count Total, info *Info) error {
+	var err error
 	switch {
 	case len(items) > 0:
 		info.Total, err = totalOf(items[0])
-	case p > 1:
+	case info.Page > 1:
 		info.Total, err = count.run(ctx)
 	}
 	if err != nil {
-		return nil, Info{}, fmt.Errorf("count: %w", err)
+		return fmt.Errorf("count: %w", err)
 	}
-	if pp != valid.AllPages {
-		info.LastPage = max(1, (info.Total+pp-1)/pp)
+	if info.PerPage != valid.AllPages {
+		info.LastPage = max(1, (info.Total+info.PerPage-1)/info.PerPage)
 	}
-	return items, info, nil
+	return nil
+}
+
+// nearerEnd reads a page from the end of its list nearer to it, when that
+// end is known before reading (done), or tells where the page starts from
+// the list's start: after a seek's bound, or after its rows before it.
+// When it learns the total, it fills info and clears a.Counted.
+func nearerEnd[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx context.Context, q Q, a *Args, count Total, info *Info) (items []*T, from seekAt, done bool, err error) {
+	skip := (info.Page - 1) * info.PerPage
+	from = seekAt{rest: skip}
+	if refine, ok := seeks(skip); ok && skip > 0 && count.seek != nil && a.Sort.Column == count.seekBy {
+		at, err := count.seek(ctx, skip, info.PerPage, a.Sort.Desc, refine)
+		if err != nil {
+			return nil, from, true, err
+		}
+		if a.Counted {
+			info.Total, info.LastPage = at.total, max(1, (at.total+info.PerPage-1)/info.PerPage)
+			a.Counted = false
+		}
+		switch {
+		case at.past:
+			return []*T{}, at, true, nil
+		case at.reverse:
+			items, err := fromEnd(ctx, q, a.Sort, at.rest, at.n, at.bound)
+			return items, at, true, err
+		}
+		return nil, at, false, nil
+	}
+	if (a.Counted || count.stored) && readsFromEnd(info.Page, info.PerPage) {
+		items, done, err := far(ctx, q, *a, count, info)
+		if done || err != nil {
+			return items, from, true, err
+		}
+		// Nearer to the start after all: read from it, the total known.
+		a.Counted = false
+	}
+	return nil, from, false, nil
 }
 
 // far reads a page that may be nearer to the end of its list: it counts

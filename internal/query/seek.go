@@ -100,16 +100,7 @@ func (f orderFilter) seek(ctx context.Context, client *ent.Client, skip, n int, 
 		return seekAt{}, err
 	}
 	if p.Month && at.rest-before > refine {
-		end := p.end(start)
-		days, err := f.periods(ctx, client, func(s *sql.Selector) *sql.Predicate {
-			ps := []*sql.Predicate{sql.EQ(s.C(orderdatecount.FieldMonth), false),
-				sql.GTE(s.C(orderdatecount.FieldDay), start.Format(time.DateOnly)),
-				sql.LT(s.C(orderdatecount.FieldDay), end.Format(time.DateOnly))}
-			if f.conf != nil {
-				ps = append(ps, sql.EQ(s.C(orderdatecount.FieldConfiguratorID), *f.conf))
-			}
-			return sql.And(ps...)
-		})
+		days, err := f.periods(ctx, client, f.daysOf(start, p.end(start)))
 		if err != nil {
 			return seekAt{}, err
 		}
@@ -132,6 +123,19 @@ func (f orderFilter) seek(ctx context.Context, client *ent.Client, skip, n int, 
 		at.bound = func(s *sql.Selector) { s.Where(sql.GTE(s.C(order.FieldCreatedAt), start)) }
 	}
 	return at, nil
+}
+
+// daysOf selects the counts of f's days from start until end.
+func (f orderFilter) daysOf(start, end time.Time) func(*sql.Selector) *sql.Predicate {
+	return func(s *sql.Selector) *sql.Predicate {
+		ps := []*sql.Predicate{sql.EQ(s.C(orderdatecount.FieldMonth), false),
+			sql.GTE(s.C(orderdatecount.FieldDay), start.Format(time.DateOnly)),
+			sql.LT(s.C(orderdatecount.FieldDay), end.Format(time.DateOnly))}
+		if f.conf != nil {
+			ps = append(ps, sql.EQ(s.C(orderdatecount.FieldConfiguratorID), *f.conf))
+		}
+		return sql.And(ps...)
+	}
 }
 
 // periods reads the counts of the periods which selects, summed over
