@@ -187,11 +187,19 @@ func appendKeyRaw(b []byte, key string, raw json.RawMessage) []byte {
 
 // appendString writes s as a JSON string as encoding/json does without
 // HTML escaping: quotes, backslashes and control characters escaped,
-// invalid UTF-8 as U+FFFD, and U+2028 and U+2029 escaped.
+// invalid UTF-8 as U+FFFD, and U+2028 and U+2029 escaped. Runs of eight
+// bytes that need none of it (plain8), most of an order's text (URLs,
+// timestamps), are passed over at once.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		for i+8 <= len(s) && plain8(s[i:]) {
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
 				i++
@@ -217,6 +225,21 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// plain8 tells whether the first eight bytes of s (at least eight) are
+// all printable ASCII other than the quote and the backslash, the bytes
+// appendString copies as they are. It reads them as one little-endian
+// word x (SWAR): with no high bit set in x, a byte below n sets the high
+// bit of its byte of x - n*ones and a byte from n up does not, unless a
+// lower byte borrowed (which only marks a word already marked); the
+// bytes equal to '"' or '\\' are the zero bytes of the XORs, below 1.
+func plain8(s string) bool {
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, bs := x^('"'*ones), x^('\\'*ones)
+	return (x|(x-0x20*ones)|(q-ones)|(bs-ones))&highs == 0
 }
 
 // appendU writes the escape \uXXXX of r, a rune of the Basic Multilingual

@@ -215,3 +215,39 @@ func (g gen) option() optionJSON {
 		Position: g.int(), CreatedAt: g.str(), UpdatedAt: g.str(), CreatedBy: g.str(),
 	}
 }
+
+// TestPlain8 holds plain8 to its definition, byte by byte: every byte
+// value at every position of an otherwise plain word, and generated words
+// with several bytes that need care.
+func TestPlain8(t *testing.T) {
+	plain := func(s string) bool {
+		for i := range 8 {
+			if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+				return false
+			}
+		}
+		return true
+	}
+	for pos := range 8 {
+		for c := range 256 {
+			w := []byte("abcdefgh")
+			w[pos] = byte(c)
+			if got, want := plain8(string(w)), plain(string(w)); got != want {
+				t.Fatalf("plain8(%q) = %v; want %v", w, got, want)
+			}
+		}
+	}
+	g := rand.New(rand.NewPCG(27, 6))
+	for range 100000 {
+		w := make([]byte, 8)
+		for i := range w {
+			w[i] = byte(g.IntN(256))
+			if g.IntN(3) > 0 {
+				w[i] = byte(0x20 + g.IntN(0x60))
+			}
+		}
+		if got, want := plain8(string(w)), plain(string(w)); got != want {
+			t.Fatalf("plain8(%q) = %v; want %v", w, got, want)
+		}
+	}
+}
