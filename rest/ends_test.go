@@ -16,9 +16,10 @@ import (
 
 // TestPagesFromEitherEnd reads every page of lists with ties in their
 // sort column (both directions, a partial last page, one page past the
-// end) once from the start and once from the end (query.ReadPagesFrom):
-// REST and GraphQL must answer the same bytes both ways, and each page
-// must be its slice of the whole list.
+// end) from the start, from the end, and seeking by the order counts of
+// months and of days (query.ReadPagesFrom; orders by created_at only, over
+// several months with ties at midnight): REST and GraphQL must answer the
+// same bytes every way, and each page must be its slice of the whole list.
 func TestPagesFromEitherEnd(t *testing.T) {
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		f := newFixture(t, c)
@@ -39,9 +40,12 @@ func TestPagesFromEitherEnd(t *testing.T) {
 			}
 			for p := 1; p <= last+1; p++ {
 				start := read(t, query.FromStart, func() []byte { return pageOf(p) })
-				end := read(t, query.FromEnd, func() []byte { return pageOf(p) })
-				if !bytes.Equal(start, end) {
-					t.Fatalf("%s page %d:\nfrom the start %s\nfrom the end   %s", name, p, start, end)
+				var end []byte
+				for _, e := range []query.End{query.FromEnd, query.SeekByMonth, query.SeekByDay} {
+					end = read(t, e, func() []byte { return pageOf(p) })
+					if !bytes.Equal(start, end) {
+						t.Fatalf("%s page %d:\nfrom the start %s\nread by %d     %s", name, p, start, e, end)
+					}
 				}
 				want := all[min((p-1)*perPage, len(all)):min(p*perPage, len(all))]
 				if got := ids(end); !slices.Equal(got, want) {
@@ -149,6 +153,20 @@ func tiedRows(t *testing.T, c *ent.Client) {
 		dbtest.Must(c.Order.Create().SetOwnerID(1).SetConfiguratorID(1 + i%2).SetPrice(float64(10 * (i % 3))).
 			SetStatus([]string{"new", "paid"}[i%2]).SetCreatedAt(at.Add(time.Duration(i%4) * time.Hour)).SetUpdatedAt(at).
 			SetCustomerDetails(json.RawMessage(fmt.Sprintf(`{"name":"tied %d"}`, i))).SetConfiguratorSummary(json.RawMessage(`{}`)).Save(ctx))
+	}
+	// Orders over four months, tied at and just before midnights that
+	// start days and months (the periods seeking skips by).
+	for i, at := range []time.Time{
+		time.Date(2026, 1, 31, 23, 59, 59, 999999000, time.UTC), time.Date(2026, 1, 31, 23, 59, 59, 999999000, time.UTC),
+		time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 2, 14, 10, 0, 0, 0, time.UTC), time.Date(2026, 2, 14, 10, 0, 0, 0, time.UTC), time.Date(2026, 2, 28, 23, 0, 0, 0, time.UTC),
+		time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 3, 31, 23, 59, 59, 0, time.UTC), time.Date(2026, 3, 31, 23, 59, 59, 0, time.UTC),
+		time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 5, 10, 8, 0, 0, 0, time.UTC),
+	} {
+		dbtest.Must(c.Order.Create().SetOwnerID(1).SetConfiguratorID(1 + i%2).SetPrice(float64(i % 2)).SetStatus("new").
+			SetCreatedAt(at).SetUpdatedAt(at).SetCustomerDetails(json.RawMessage(fmt.Sprintf(`{"name":"dated %d"}`, i))).
+			SetConfiguratorSummary(json.RawMessage(`{}`)).Save(ctx))
 	}
 	for i := range 9 {
 		dbtest.Must(c.Material.Create().SetOwnerID(1).SetName([]string{"Oak", "Ash", "Elm"}[i%3]).Save(ctx))

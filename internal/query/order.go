@@ -53,7 +53,10 @@ func OrderTotal(ctx context.Context, client *ent.Client, wheres ...*ent.OrderWhe
 			n += c
 		}
 		return n, err
-	}, stored: true}
+	}, stored: true, seekBy: order.FieldCreatedAt}
+	t.seek = func(ctx context.Context, skip, n int, desc bool, refine int) (seekAt, error) {
+		return f.seek(ctx, client, skip, n, desc, refine)
+	}
 	// In the page's statement the sum is a subquery of the counts for
 	// the owner the tenancy rule (rule.Owner) confines the orders to,
 	// since ent's privacy rules apply to ent queries, not to SQL built

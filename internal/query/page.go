@@ -11,6 +11,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -78,6 +79,11 @@ type Total struct {
 	// costs a few rows however long the list; Page then reads it first
 	// even when the total is not wanted, to read far pages from the end.
 	stored bool
+	// seek, when set, finds where a page of the list sorted by seekBy
+	// starts without walking the rows before it (seek.go): a bound on
+	// the sort column and the rows left to skip after it.
+	seek   func(ctx context.Context, skip, n int, desc bool, refine int) (seekAt, error)
+	seekBy string
 }
 
 // totalColumn names the column that carries a page's total.
@@ -129,6 +135,12 @@ type Info struct {
 // only when it is wanted anyway (Counted) or stored (OrderTotal), and only
 // when the page skips at least farOffset rows, below which the extra
 // round trip costs more than the rows it saves.
+//
+// A list whose Total can seek (OrderTotal, sorted by created_at) skips
+// such rows by the counts of their periods instead (seek.go): a read of
+// the counts of its months (and of the days of one month), which give its
+// total too, then a page that skips at most a day's rows from the nearer
+// end.
 func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx context.Context, q Q, a Args, load func(Q) (Q, error)) ([]*T, Info, error) {
 	p, pp, err := a.valid()
 	if err != nil {
@@ -145,13 +157,13 @@ func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx
 		return nil, Info{}, err
 	}
 	info := Info{Page: p, PerPage: pp, LastPage: 1}
-	if pp != valid.AllPages && (a.Counted || count.stored) && readsFromEnd(p, pp) {
-		items, done, err := far(ctx, q, a, count, &info)
+	from := seekAt{rest: (p - 1) * pp}
+	if pp != valid.AllPages {
+		items, at, done, err := nearerEnd(ctx, q, &a, count, &info)
 		if done || err != nil {
 			return items, info, err
 		}
-		// Nearer to the start after all: read as below, the total known.
-		a.Counted = false
+		from = at
 	}
 	for _, t := range a.Sort.Terms() {
 		q = q.Order(O(t))
@@ -161,8 +173,12 @@ func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx
 	}
 	if pp != valid.AllPages {
 		q = q.Limit(pp)
-		if p > 1 {
-			q.Modify(deferredJoin((p - 1) * pp))
+		if from.bound != nil {
+			// Before the deferred join, whose subquery must see it.
+			q.Modify(from.bound)
+		}
+		if from.rest > 0 {
+			q.Modify(deferredJoin(from.rest))
 		}
 	}
 	items, err := all(ctx, q)
@@ -172,19 +188,65 @@ func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx
 	if !a.Counted {
 		return items, info, nil
 	}
+	if err := counted(ctx, items, count, &info); err != nil {
+		return nil, Info{}, err
+	}
+	return items, info, nil
+}
+
+// counted fills info's total and last page from the total column of a
+// page's first row, or by a count of its own when the page has none.
+func counted[T any](ctx context.Context, items []*T, count Total, info *Info) error {
+	var err error
 	switch {
 	case len(items) > 0:
 		info.Total, err = totalOf(items[0])
-	case p > 1:
+	case info.Page > 1:
 		info.Total, err = count.run(ctx)
 	}
 	if err != nil {
-		return nil, Info{}, fmt.Errorf("count: %w", err)
+		return fmt.Errorf("count: %w", err)
 	}
-	if pp != valid.AllPages {
-		info.LastPage = max(1, (info.Total+pp-1)/pp)
+	if info.PerPage != valid.AllPages {
+		info.LastPage = max(1, (info.Total+info.PerPage-1)/info.PerPage)
 	}
-	return items, info, nil
+	return nil
+}
+
+// nearerEnd reads a page from the end of its list nearer to it, when that
+// end is known before reading (done), or tells where the page starts from
+// the list's start: after a seek's bound, or after its rows before it.
+// When it learns the total, it fills info and clears a.Counted.
+func nearerEnd[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx context.Context, q Q, a *Args, count Total, info *Info) (items []*T, from seekAt, done bool, err error) {
+	skip := (info.Page - 1) * info.PerPage
+	from = seekAt{rest: skip}
+	if refine, ok := seeks(skip); ok && skip > 0 && count.seek != nil && a.Sort.Column == count.seekBy {
+		at, err := count.seek(ctx, skip, info.PerPage, a.Sort.Desc, refine)
+		if err != nil {
+			return nil, from, true, err
+		}
+		if a.Counted {
+			info.Total, info.LastPage = at.total, max(1, (at.total+info.PerPage-1)/info.PerPage)
+			a.Counted = false
+		}
+		switch {
+		case at.past:
+			return []*T{}, at, true, nil
+		case at.reverse:
+			items, err := fromEnd(ctx, q, a.Sort, at.rest, at.n, at.bound)
+			return items, at, true, err
+		}
+		return nil, at, false, nil
+	}
+	if (a.Counted || count.stored) && readsFromEnd(info.Page, info.PerPage) {
+		items, done, err := far(ctx, q, *a, count, info)
+		if done || err != nil {
+			return items, from, true, err
+		}
+		// Nearer to the start after all: read from it, the total known.
+		a.Counted = false
+	}
+	return nil, from, false, nil
 }
 
 // far reads a page that may be nearer to the end of its list: it counts
@@ -203,7 +265,7 @@ func far[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx 
 	if skip := (info.Page - 1) * pp; skip >= total {
 		return []*T{}, true, nil
 	} else if end := total - skip - pp; end < skip || pageEnds.Load() == int32(FromEnd) {
-		items, err := fromEnd(ctx, q, a.Sort, end, pp)
+		items, err := fromEnd(ctx, q, a.Sort, end, pp, nil)
 		return items, true, err
 	}
 	return nil, false, nil
@@ -214,8 +276,10 @@ func far[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx 
 // skipping the end rows that follow the page (negative when the page is
 // the partial last one, which is then shorter), and returns its rows in
 // the list's order. The rows, and so the answer, are those the page read
-// from the start holds.
-func fromEnd[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx context.Context, q Q, s Sort, end, n int) ([]*T, error) {
+// from the start holds. bound, when not nil, leaves out rows of that end
+// first (a seek's, in the reverse order), so that end counts the rows
+// that follow the page within it.
+func fromEnd[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx context.Context, q Q, s Sort, end, n int, bound func(*sql.Selector)) ([]*T, error) {
 	if end < 0 {
 		n, end = n+end, 0
 	}
@@ -224,6 +288,9 @@ func fromEnd[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](
 		q = q.Order(O(t))
 	}
 	q = q.Limit(n)
+	if bound != nil {
+		q.Modify(bound)
+	}
 	if end > 0 {
 		q.Modify(deferredJoin(end))
 	}
@@ -248,12 +315,17 @@ const farOffset = 1000
 type End int32
 
 // The ends a page can be read from: Nearer, the service's choice, takes
-// the end nearer to the page whenever the total is at hand; FromStart and
-// FromEnd force one, for tests that compare the two.
+// the end nearer to the page whenever the total is at hand, or seeks a
+// far page of a list that can (seek.go); FromStart and FromEnd force one
+// end without seeking, and SeekByMonth and SeekByDay force seeking every
+// page after the first that can, by months (never split into days) or by
+// days (every month split), for tests that compare them all.
 const (
 	Nearer End = iota
 	FromStart
 	FromEnd
+	SeekByMonth
+	SeekByDay
 )
 
 // pageEnds is the end pages are read from (an End).
@@ -265,6 +337,20 @@ var pageEnds atomic.Int32
 func ReadPagesFrom(e End) (restore func()) {
 	old := pageEnds.Swap(int32(e))
 	return func() { pageEnds.Store(old) }
+}
+
+// seeks reports whether a page that skips skip rows seeks them (when its
+// list can), and above how many rows of a month it splits it into days.
+func seeks(skip int) (refine int, ok bool) {
+	switch End(pageEnds.Load()) {
+	case FromStart, FromEnd:
+		return 0, false
+	case SeekByMonth:
+		return math.MaxInt, true
+	case SeekByDay:
+		return 0, true
+	}
+	return farOffset, skip >= farOffset
 }
 
 // readsFromEnd reports whether page p of pp rows may be read from the end,
