@@ -243,8 +243,8 @@ func WithConfiguratorName(q *ent.OrderQuery) *ent.OrderQuery {
 }
 
 // orderRow is where a row of an order lands besides the order's own
-// fields: the integer and float columns and the optional text (intCol,
-// floatCol, NullString: database/sql converts into an int64, a float64
+// fields: the integer and float columns and the optional text (number,
+// NullString: database/sql converts into an int64, a float64
 // or a *string through reflection, and allocates the string's pointer),
 // the print map's JSON, read in place and decoded as ent decodes it, and
 // the columns modifiers add (the configurator's name, a page's total),
@@ -252,8 +252,8 @@ func WithConfiguratorName(q *ent.OrderQuery) *ent.OrderQuery {
 // into it, and its scan destinations are its own (dest), so a row costs
 // one allocation besides the order's.
 type orderRow struct {
-	id, owner, conf               intCol
-	price                         floatCol
+	id, owner, conf               number[int64]
+	price                         number[float64]
 	snapshot, invoice, storefront sql.NullString
 	printMap                      stdsql.RawBytes
 	name                          sql.NullString
@@ -321,13 +321,13 @@ func assignOrder(o *ent.Order, columns []string, values []any) error {
 	for i, c := range columns {
 		switch c {
 		case order.FieldID:
-			o.ID = int(*values[i].(*intCol))
+			o.ID = int(values[i].(*number[int64]).v)
 		case order.FieldOwnerID:
-			o.OwnerID = int(*values[i].(*intCol))
+			o.OwnerID = int(values[i].(*number[int64]).v)
 		case order.FieldConfiguratorID:
-			o.ConfiguratorID = int(*values[i].(*intCol))
+			o.ConfiguratorID = int(values[i].(*number[int64]).v)
 		case order.FieldPrice:
-			o.Price = float64(*values[i].(*floatCol))
+			o.Price = values[i].(*number[float64]).v
 		case order.FieldConfiguratorSnapshot:
 			o.ConfiguratorSnapshot = optional(values[i])
 		case order.FieldInvoiceURL:
@@ -353,45 +353,26 @@ func optional(v any) *string {
 	return nil
 }
 
-// intCol is a scan destination of an integer column, read as database/sql
-// reads an int64 without its reflection when the driver hands one over
-// (both drivers do), through NullInt64 (the same conversion) otherwise.
-type intCol int64
+// number is a scan destination of an integer or float column, read as
+// database/sql reads an int64 or a float64, without its reflection when
+// the driver hands over that very type (both drivers do), through Null
+// (the same conversion) otherwise.
+type number[T int64 | float64] struct{ v T }
 
 // Scan implements database/sql's Scanner.
-func (c *intCol) Scan(src any) error {
-	if n, ok := src.(int64); ok {
-		*c = intCol(n)
+func (c *number[T]) Scan(src any) error {
+	if v, ok := src.(T); ok {
+		c.v = v
 		return nil
 	}
-	var n stdsql.NullInt64
+	var n stdsql.Null[T]
 	if err := n.Scan(src); err != nil {
 		return err
 	}
 	if !n.Valid {
-		return fmt.Errorf("converting NULL to int64 is unsupported")
+		return fmt.Errorf("converting NULL to %T is unsupported", c.v)
 	}
-	*c = intCol(n.Int64)
-	return nil
-}
-
-// floatCol is intCol's twin for a float column.
-type floatCol float64
-
-// Scan implements database/sql's Scanner.
-func (c *floatCol) Scan(src any) error {
-	if f, ok := src.(float64); ok {
-		*c = floatCol(f)
-		return nil
-	}
-	var f stdsql.NullFloat64
-	if err := f.Scan(src); err != nil {
-		return err
-	}
-	if !f.Valid {
-		return fmt.Errorf("converting NULL to float64 is unsupported")
-	}
-	*c = floatCol(f.Float64)
+	c.v = n.V
 	return nil
 }
 

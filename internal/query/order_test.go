@@ -239,29 +239,29 @@ func TestTypedScan(t *testing.T) {
 	}
 }
 
-// TestColumnScanners holds intCol and floatCol to database/sql's own
+// TestColumnScanners holds number to database/sql's own
 // conversion (NullInt64, NullFloat64) for every kind of value a driver
 // may hand over: the same number, or an error where it errs, NULL
 // included.
 func TestColumnScanners(t *testing.T) {
 	for _, src := range []any{int64(42), int64(-7), float64(2.5), []byte("17"), "18", []byte("x"), "1.5", true, nil, time.Unix(0, 0)} {
-		var c intCol
+		var c number[int64]
 		var n stdsql.NullInt64
 		err, want := c.Scan(src), n.Scan(src)
 		if want == nil && !n.Valid {
 			want = errors.New("NULL")
 		}
-		if (err == nil) != (want == nil) || err == nil && int64(c) != n.Int64 {
-			t.Errorf("intCol.Scan(%#v) = %d, %v; database/sql %d, %v", src, c, err, n.Int64, want)
+		if (err == nil) != (want == nil) || err == nil && c.v != n.Int64 {
+			t.Errorf("number[int64].Scan(%#v) = %d, %v; database/sql %d, %v", src, c.v, err, n.Int64, want)
 		}
-		var f floatCol
+		var f number[float64]
 		var nf stdsql.NullFloat64
 		err, want = f.Scan(src), nf.Scan(src)
 		if want == nil && !nf.Valid {
 			want = errors.New("NULL")
 		}
-		if (err == nil) != (want == nil) || err == nil && float64(f) != nf.Float64 {
-			t.Errorf("floatCol.Scan(%#v) = %v, %v; database/sql %v, %v", src, f, err, nf.Float64, want)
+		if (err == nil) != (want == nil) || err == nil && f.v != nf.Float64 {
+			t.Errorf("number[float64].Scan(%#v) = %v, %v; database/sql %v, %v", src, f.v, err, nf.Float64, want)
 		}
 	}
 }
