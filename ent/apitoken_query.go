@@ -472,6 +472,7 @@ func (_q *APITokenQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*API
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -612,6 +613,7 @@ func (_q *APITokenQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -718,6 +720,21 @@ func (_q *APITokenQuery) WithNamedShares(name string, opts ...func(*ShareQuery))
 	}
 	_q.withNamedShares[name] = query
 	return _q
+}
+
+// apitokenQualified holds the columns of apitoken.Table as each
+// dialect's selector qualifies them.
+var apitokenQualified = qualifiedColumns(apitoken.Table, apitoken.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *APITokenQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := apitokenQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // APITokenGroupBy is the group-by builder for APIToken entities.

@@ -663,6 +663,7 @@ func (_q *ConfiguratorQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -1032,6 +1033,7 @@ func (_q *ConfiguratorQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -1219,6 +1221,21 @@ func (_q *ConfiguratorQuery) WithNamedShares(name string, opts ...func(*ShareQue
 	}
 	_q.withNamedShares[name] = query
 	return _q
+}
+
+// configuratorQualified holds the columns of configurator.Table as each
+// dialect's selector qualifies them.
+var configuratorQualified = qualifiedColumns(configurator.Table, configurator.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *ConfiguratorQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := configuratorQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // ConfiguratorGroupBy is the group-by builder for Configurator entities.

@@ -472,6 +472,7 @@ func (_q *ConfiguratorFormQuery) sqlAll(ctx context.Context, hooks ...queryHook)
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -612,6 +613,7 @@ func (_q *ConfiguratorFormQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -718,6 +720,21 @@ func (_q *ConfiguratorFormQuery) WithNamedFields(name string, opts ...func(*Form
 	}
 	_q.withNamedFields[name] = query
 	return _q
+}
+
+// configuratorformQualified holds the columns of configuratorform.Table as each
+// dialect's selector qualifies them.
+var configuratorformQualified = qualifiedColumns(configuratorform.Table, configuratorform.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *ConfiguratorFormQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := configuratorformQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // ConfiguratorFormGroupBy is the group-by builder for ConfiguratorForm entities.

@@ -510,6 +510,7 @@ func (_q *ConfiguratorOptionQuery) sqlAll(ctx context.Context, hooks ...queryHoo
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -722,6 +723,7 @@ func (_q *ConfiguratorOptionQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -842,6 +844,21 @@ func (_q *ConfiguratorOptionQuery) WithNamedSets(name string, opts ...func(*Opti
 	}
 	_q.withNamedSets[name] = query
 	return _q
+}
+
+// configuratoroptionQualified holds the columns of configuratoroption.Table as each
+// dialect's selector qualifies them.
+var configuratoroptionQualified = qualifiedColumns(configuratoroption.Table, configuratoroption.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *ConfiguratorOptionQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := configuratoroptionQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // ConfiguratorOptionGroupBy is the group-by builder for ConfiguratorOption entities.

@@ -470,6 +470,7 @@ func (_q *FormFieldQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Fo
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -601,6 +602,7 @@ func (_q *FormFieldQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -696,6 +698,21 @@ func (_q *FormFieldQuery) sqlQuery(ctx context.Context) *sql.Selector {
 func (_q *FormFieldQuery) Modify(modifiers ...func(s *sql.Selector)) *FormFieldSelect {
 	_q.modifiers = append(_q.modifiers, modifiers...)
 	return _q.Select()
+}
+
+// formfieldQualified holds the columns of formfield.Table as each
+// dialect's selector qualifies them.
+var formfieldQualified = qualifiedColumns(formfield.Table, formfield.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *FormFieldQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := formfieldQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // FormFieldGroupBy is the group-by builder for FormField entities.

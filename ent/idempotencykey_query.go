@@ -396,6 +396,7 @@ func (_q *IdempotencyKeyQuery) sqlAll(ctx context.Context, hooks ...queryHook) (
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -454,6 +455,7 @@ func (_q *IdempotencyKeyQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -543,6 +545,21 @@ func (_q *IdempotencyKeyQuery) sqlQuery(ctx context.Context) *sql.Selector {
 func (_q *IdempotencyKeyQuery) Modify(modifiers ...func(s *sql.Selector)) *IdempotencyKeySelect {
 	_q.modifiers = append(_q.modifiers, modifiers...)
 	return _q.Select()
+}
+
+// idempotencykeyQualified holds the columns of idempotencykey.Table as each
+// dialect's selector qualifies them.
+var idempotencykeyQualified = qualifiedColumns(idempotencykey.Table, idempotencykey.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *IdempotencyKeyQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := idempotencykeyQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // IdempotencyKeyGroupBy is the group-by builder for IdempotencyKey entities.

@@ -473,6 +473,7 @@ func (_q *MaterialCategoryQuery) sqlAll(ctx context.Context, hooks ...queryHook)
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -625,6 +626,7 @@ func (_q *MaterialCategoryQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -742,6 +744,21 @@ func (_q *MaterialCategoryQuery) WithNamedTextures(name string, opts ...func(*Te
 	}
 	_q.withNamedTextures[name] = query
 	return _q
+}
+
+// materialcategoryQualified holds the columns of materialcategory.Table as each
+// dialect's selector qualifies them.
+var materialcategoryQualified = qualifiedColumns(materialcategory.Table, materialcategory.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *MaterialCategoryQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := materialcategoryQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // MaterialCategoryGroupBy is the group-by builder for MaterialCategory entities.

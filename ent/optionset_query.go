@@ -472,6 +472,7 @@ func (_q *OptionSetQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Op
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -640,6 +641,7 @@ func (_q *OptionSetQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -746,6 +748,21 @@ func (_q *OptionSetQuery) WithNamedOptions(name string, opts ...func(*Configurat
 	}
 	_q.withNamedOptions[name] = query
 	return _q
+}
+
+// optionsetQualified holds the columns of optionset.Table as each
+// dialect's selector qualifies them.
+var optionsetQualified = qualifiedColumns(optionset.Table, optionset.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *OptionSetQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := optionsetQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // OptionSetGroupBy is the group-by builder for OptionSet entities.

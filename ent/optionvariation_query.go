@@ -433,6 +433,7 @@ func (_q *OptionVariationQuery) sqlAll(ctx context.Context, hooks ...queryHook) 
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -526,6 +527,7 @@ func (_q *OptionVariationQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -618,6 +620,21 @@ func (_q *OptionVariationQuery) sqlQuery(ctx context.Context) *sql.Selector {
 func (_q *OptionVariationQuery) Modify(modifiers ...func(s *sql.Selector)) *OptionVariationSelect {
 	_q.modifiers = append(_q.modifiers, modifiers...)
 	return _q.Select()
+}
+
+// optionvariationQualified holds the columns of optionvariation.Table as each
+// dialect's selector qualifies them.
+var optionvariationQualified = qualifiedColumns(optionvariation.Table, optionvariation.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *OptionVariationQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := optionvariationQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // OptionVariationGroupBy is the group-by builder for OptionVariation entities.

@@ -436,6 +436,7 @@ func (_q *OrderQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Order,
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -529,6 +530,7 @@ func (_q *OrderQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -623,6 +625,21 @@ func (_q *OrderQuery) Modify(modifiers ...func(s *sql.Selector)) *OrderSelect {
 	return _q.Select()
 }
 
+// orderQualified holds the columns of order.Table as each
+// dialect's selector qualifies them.
+var orderQualified = qualifiedColumns(order.Table, order.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *OrderQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := orderQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
+}
+
 // ScanWith sets how AllScanned reads a row: scan is handed the row's new
 // node and the statement's columns and returns where each column is
 // scanned to; assign then completes the node from them. The columns that
@@ -652,6 +669,7 @@ func (_q *OrderQuery) AllScanned(ctx context.Context) ([]*Order, error) {
 		}
 		nodes := []*Order{}
 		_spec := query.querySpec()
+		query.qualify(_spec)
 		_spec.ScanValues = func(columns []string) ([]any, error) {
 			node := &Order{config: query.config}
 			nodes = append(nodes, node)

@@ -398,6 +398,7 @@ func (_q *OwnerQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Owner,
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -465,6 +466,7 @@ func (_q *OwnerQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -565,6 +567,21 @@ func (_q *OwnerQuery) WithNamedConfigurators(name string, opts ...func(*Configur
 	}
 	_q.withNamedConfigurators[name] = query
 	return _q
+}
+
+// ownerQualified holds the columns of owner.Table as each
+// dialect's selector qualifies them.
+var ownerQualified = qualifiedColumns(owner.Table, owner.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *OwnerQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := ownerQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // OwnerGroupBy is the group-by builder for Owner entities.

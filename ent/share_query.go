@@ -470,6 +470,7 @@ func (_q *ShareQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Share,
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -598,6 +599,7 @@ func (_q *ShareQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -693,6 +695,21 @@ func (_q *ShareQuery) sqlQuery(ctx context.Context) *sql.Selector {
 func (_q *ShareQuery) Modify(modifiers ...func(s *sql.Selector)) *ShareSelect {
 	_q.modifiers = append(_q.modifiers, modifiers...)
 	return _q.Select()
+}
+
+// shareQualified holds the columns of share.Table as each
+// dialect's selector qualifies them.
+var shareQualified = qualifiedColumns(share.Table, share.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *ShareQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := shareQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // ShareGroupBy is the group-by builder for Share entities.

@@ -356,6 +356,7 @@ func (_q *SigningKeyQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*S
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -378,6 +379,7 @@ func (_q *SigningKeyQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -464,6 +466,21 @@ func (_q *SigningKeyQuery) sqlQuery(ctx context.Context) *sql.Selector {
 func (_q *SigningKeyQuery) Modify(modifiers ...func(s *sql.Selector)) *SigningKeySelect {
 	_q.modifiers = append(_q.modifiers, modifiers...)
 	return _q.Select()
+}
+
+// signingkeyQualified holds the columns of signingkey.Table as each
+// dialect's selector qualifies them.
+var signingkeyQualified = qualifiedColumns(signingkey.Table, signingkey.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *SigningKeyQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := signingkeyQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // SigningKeyGroupBy is the group-by builder for SigningKey entities.

@@ -472,6 +472,7 @@ func (_q *TextureQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Text
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -615,6 +616,7 @@ func (_q *TextureQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -721,6 +723,21 @@ func (_q *TextureQuery) WithNamedMaterials(name string, opts ...func(*MaterialQu
 	}
 	_q.withNamedMaterials[name] = query
 	return _q
+}
+
+// textureQualified holds the columns of texture.Table as each
+// dialect's selector qualifies them.
+var textureQualified = qualifiedColumns(texture.Table, texture.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *TextureQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := textureQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // TextureGroupBy is the group-by builder for Texture entities.

@@ -470,6 +470,7 @@ func (_q *WebhookDeliveryQuery) sqlAll(ctx context.Context, hooks ...queryHook) 
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -598,6 +599,7 @@ func (_q *WebhookDeliveryQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -693,6 +695,21 @@ func (_q *WebhookDeliveryQuery) sqlQuery(ctx context.Context) *sql.Selector {
 func (_q *WebhookDeliveryQuery) Modify(modifiers ...func(s *sql.Selector)) *WebhookDeliverySelect {
 	_q.modifiers = append(_q.modifiers, modifiers...)
 	return _q.Select()
+}
+
+// webhookdeliveryQualified holds the columns of webhookdelivery.Table as each
+// dialect's selector qualifies them.
+var webhookdeliveryQualified = qualifiedColumns(webhookdelivery.Table, webhookdelivery.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *WebhookDeliveryQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := webhookdeliveryQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // WebhookDeliveryGroupBy is the group-by builder for WebhookDelivery entities.

@@ -435,6 +435,7 @@ func (_q *WebhookEndpointQuery) sqlAll(ctx context.Context, hooks ...queryHook) 
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -537,6 +538,7 @@ func (_q *WebhookEndpointQuery) sqlCount(ctx context.Context) (int, error) {
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	_q.qualify(_spec)
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -640,6 +642,21 @@ func (_q *WebhookEndpointQuery) WithNamedDeliveries(name string, opts ...func(*W
 	}
 	_q.withNamedDeliveries[name] = query
 	return _q
+}
+
+// webhookendpointQualified holds the columns of webhookendpoint.Table as each
+// dialect's selector qualifies them.
+var webhookendpointQualified = qualifiedColumns(webhookendpoint.Table, webhookendpoint.Columns)
+
+// qualify makes _spec select its columns qualified in advance, when it
+// selects them from the table itself.
+func (_q *WebhookEndpointQuery) qualify(_spec *sqlgraph.QuerySpec) {
+	if _spec.From != nil {
+		return
+	}
+	if q, ok := webhookendpointQualified[_q.driver.Dialect()]; ok {
+		_spec.Node.Columns = q.of(len(_q.ctx.Fields) > 0, _spec.Node.Columns)
+	}
 }
 
 // WebhookEndpointGroupBy is the group-by builder for WebhookEndpoint entities.

@@ -1,0 +1,93 @@
+package query
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/material"
+	"github.com/configurator/catalogue/ent/materialcategory"
+	"github.com/configurator/catalogue/internal/dbtest"
+)
+
+// TestQualifiedColumns: the statements of ent's queries select the
+// columns ent's selector writes (sql.SelectTable.C), whether the query
+// takes them qualified in advance (ent/template/qualified.tmpl: every
+// column, or the fields selected) or has the selector write them (a
+// traversal from another table); and the rows read are the right ones.
+func TestQualifiedColumns(t *testing.T) {
+	for _, b := range dbtest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			var mu sync.Mutex
+			var logged []string
+			c := dbtest.Open(t, b.URL(t), ent.Log(func(a ...any) {
+				mu.Lock()
+				defer mu.Unlock()
+				logged = append(logged, fmt.Sprint(a...))
+			}))
+			ctx := dbtest.Sys
+			A := dbtest.NewTenant(t, c, "A", "Sofa")
+			cat := dbtest.Must(c.MaterialCategory.Create().SetOwnerID(A.ID).SetTitle("Woods").Save(ctx))
+			for _, name := range []string{"Oak", "Ash"} {
+				dbtest.Must(c.Material.Create().SetOwnerID(A.ID).SetName(name).SetCategoryID(cat.ID).Save(ctx))
+			}
+			d := c.Debug()
+			// statement runs q and returns the statement it sent, its
+			// rows' names, and ent's selector's own writing of columns.
+			statement := func(name string, q *ent.MaterialQuery) (string, []string) {
+				mu.Lock()
+				logged = nil
+				mu.Unlock()
+				ms, err := q.All(ctx)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				var names []string
+				for _, m := range ms {
+					names = append(names, m.Name)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if len(logged) != 1 {
+					t.Fatalf("%s: %d statements logged; want 1: %q", name, len(logged), logged)
+				}
+				return logged[0], names
+			}
+			dialectOf := map[string]string{"sqlite": dialect.SQLite, "postgres": dialect.Postgres}
+			table := sql.Dialect(dialectOf[b.Name]).Table(material.Table)
+			for _, tc := range []struct {
+				name    string
+				q       *ent.MaterialQuery
+				columns []string
+				names   []string
+			}{
+				{"every column", d.Material.Query().Order(material.ByName()), material.Columns, []string{"Ash", "Oak"}},
+				{"fields selected", d.Material.Query().Select(material.FieldName).Order(material.ByID()), []string{material.FieldID, material.FieldName}, []string{"Oak", "Ash"}},
+			} {
+				got, names := statement(tc.name, tc.q)
+				want := "SELECT " + strings.Join(table.Columns(tc.columns...), ", ") + " FROM "
+				if !strings.Contains(got, want) {
+					t.Errorf("%s: sent %s\nwant it to select %s", tc.name, got, want)
+				}
+				if !slices.Equal(names, tc.names) {
+					t.Errorf("%s: read %v; want %v", tc.name, names, tc.names)
+				}
+			}
+			// A traversal joins a subquery (its rows distinct), and the
+			// selector qualifies the columns itself.
+			got, names := statement("traversal", d.MaterialCategory.Query().Where(materialcategory.ID(cat.ID)).QueryMaterials().Order(material.ByName()))
+			if want := "SELECT DISTINCT " + strings.Join(table.Columns(material.Columns...), ", ") + " FROM "; !strings.Contains(got, want) {
+				t.Errorf("traversal: sent %s\nwant it to select %s", got, want)
+			}
+			if !slices.Equal(names, []string{"Ash", "Oak"}) {
+				t.Errorf("traversal: read %v", names)
+			}
+		})
+	}
+}
