@@ -107,7 +107,9 @@ const (
 )
 
 // days turns the startDate and endDate arguments (inclusive UTC days) into
-// the created_at filter of an order list (valid.Days).
+// the created_at filter of an order list (valid.Days); nil, no filter,
+// when there are neither (an OrderWhereInput is a kilobyte to allocate and
+// walk for nothing on every default listing).
 func days(start, end *scalar.Date) (*ent.OrderWhereInput, error) {
 	var s, e *time.Time
 	if start != nil {
@@ -117,5 +119,8 @@ func days(start, end *scalar.Date) (*ent.OrderWhereInput, error) {
 		e = &end.Time
 	}
 	from, until, err := valid.Days(s, e)
+	if from == nil && until == nil {
+		return nil, err
+	}
 	return &ent.OrderWhereInput{CreatedAtGTE: from, CreatedAtLT: until}, err
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestAppendersWriteWhatEncodingJSONWrites holds every appender to
@@ -248,6 +249,34 @@ func TestPlain8(t *testing.T) {
 		}
 		if got, want := plain8(string(w)), plain(string(w)); got != want {
 			t.Fatalf("plain8(%q) = %v; want %v", w, got, want)
+		}
+	}
+}
+
+// TestTimestamp holds timestamp to time.Format(time.RFC3339) in UTC: every
+// second of a day, generated instants over the years 0 to 9999 in several
+// zones and with fractions, and the years outside them, which it leaves to
+// Format.
+func TestTimestamp(t *testing.T) {
+	want := func(tm time.Time) string { return tm.UTC().Format(time.RFC3339) }
+	day := time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC)
+	for s := range 24 * 3600 {
+		if tm := day.Add(time.Duration(s) * time.Second); timestamp(tm) != want(tm) {
+			t.Fatalf("timestamp(%v) = %s; want %s", tm, timestamp(tm), want(tm))
+		}
+	}
+	zones := []*time.Location{time.UTC, time.FixedZone("east", 5*3600+1800), time.FixedZone("west", -11*3600)}
+	g := rand.New(rand.NewPCG(27, 8))
+	lo, hi := time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	for range 200000 {
+		tm := time.Unix(lo+g.Int64N(hi-lo), g.Int64N(1e9)).In(zones[g.IntN(len(zones))])
+		if timestamp(tm) != want(tm) {
+			t.Fatalf("timestamp(%v) = %s; want %s", tm, timestamp(tm), want(tm))
+		}
+	}
+	for _, tm := range []time.Time{time.Date(-1, 12, 31, 23, 59, 59, 0, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), {}} {
+		if timestamp(tm) != want(tm) {
+			t.Fatalf("timestamp(%v) = %s; want %s", tm, timestamp(tm), want(tm))
 		}
 	}
 }
