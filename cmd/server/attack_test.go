@@ -406,14 +406,17 @@ func (tg *target) revoke(bin, dbURL string) {
 		tg.t.Errorf("token revoke %s --database-url URL: exit %d: %s", m[1], code, stderr)
 	}
 	// Refused from the next request on SQLite; on PostgreSQL as soon as
-	// the revocation's notification reaches the server.
+	// the revocation's notification reaches the server, counted from the
+	// command's return (the command itself took 6.6 s once under CI's
+	// load).
+	returned := time.Now()
 	for {
 		a := viewer("the revoked token")
 		if a.status == http.StatusUnauthorized {
-			tg.t.Logf("the revoked token is refused %s after the command returned", time.Since(start).Round(time.Millisecond))
+			tg.t.Logf("the revoked token is refused %s after the command returned", time.Since(returned).Round(time.Millisecond))
 			break
 		}
-		if time.Since(start) > attackBound {
+		if time.Since(returned) > attackBound {
 			tg.t.Errorf("the revoked token still answers %d after %s", a.status, attackBound)
 			break
 		}
