@@ -148,12 +148,18 @@ func (f orderFilter) sum(dialect string, owner int) *sql.Selector {
 // dates selects the order_date_counts rows of f's configurator (if any)
 // and range in s.
 func (f orderFilter) dates(s *sql.Selector) *sql.Predicate {
+	return f.within(s, dateSpans(f.from, f.until))
+}
+
+// within selects the order_date_counts rows of f's configurator (if any)
+// in the given spans in s.
+func (f orderFilter) within(s *sql.Selector, in []dateSpan) *sql.Predicate {
 	var ps []*sql.Predicate
 	if f.conf != nil {
 		ps = append(ps, sql.EQ(s.C(orderdatecount.FieldConfiguratorID), *f.conf))
 	}
 	var spans []*sql.Predicate
-	for _, d := range dateSpans(f.from, f.until) {
+	for _, d := range in {
 		p := []*sql.Predicate{sql.EQ(s.C(orderdatecount.FieldMonth), d.month)}
 		if d.from != "" {
 			p = append(p, sql.GTE(s.C(orderdatecount.FieldDay), d.from))

@@ -127,15 +127,8 @@ func (f orderFilter) seek(ctx context.Context, client *ent.Client, skip, n int, 
 
 // daysOf selects the counts of f's days from start until end.
 func (f orderFilter) daysOf(start, end time.Time) func(*sql.Selector) *sql.Predicate {
-	return func(s *sql.Selector) *sql.Predicate {
-		ps := []*sql.Predicate{sql.EQ(s.C(orderdatecount.FieldMonth), false),
-			sql.GTE(s.C(orderdatecount.FieldDay), start.Format(time.DateOnly)),
-			sql.LT(s.C(orderdatecount.FieldDay), end.Format(time.DateOnly))}
-		if f.conf != nil {
-			ps = append(ps, sql.EQ(s.C(orderdatecount.FieldConfiguratorID), *f.conf))
-		}
-		return sql.And(ps...)
-	}
+	days := []dateSpan{{from: start.Format(time.DateOnly), until: end.Format(time.DateOnly)}}
+	return func(s *sql.Selector) *sql.Predicate { return f.within(s, days) }
 }
 
 // periods reads the counts of the periods which selects, summed over
