@@ -142,14 +142,15 @@ func TestListPlans(t *testing.T) {
 							continue
 						}
 						checked++
-						nodes, _ := plan(t, conn, s)
-						for _, bad := range []string{"Seq Scan", "Sort", "Incremental Sort"} {
-							if nodes[bad] {
-								t.Errorf("GET %s: %s in the plan of\n  %s", path, bad, s.query)
+						for _, p := range plans(t, conn, s) {
+							for _, bad := range []string{"Seq Scan", "Sort", "Incremental Sort"} {
+								if p.nodes[bad] {
+									t.Errorf("GET %s: %s in the %s plan of\n  %s", path, bad, p.kind, s.query)
+								}
 							}
-						}
-						if strings.Contains(s.query, "COUNT(*)") && !nodes["Index Only Scan"] {
-							t.Errorf("GET %s: the count is not an index-only scan:\n  %s", path, s.query)
+							if strings.Contains(s.query, "COUNT(*)") && !p.nodes["Index Only Scan"] {
+								t.Errorf("GET %s: the count is not an index-only scan in the %s plan:\n  %s", path, p.kind, s.query)
+							}
 						}
 					}
 				}
@@ -181,9 +182,10 @@ func TestListPlans(t *testing.T) {
 					continue
 				}
 				deferred++
-				nodes, sorted := plan(t, conn, s)
-				if nodes["Seq Scan"] || !nodes["Index Only Scan"] || sorted > 2 {
-					t.Errorf("GET %s: want an index-only walk and a sort of at most one page; plan nodes %v, sorting %d rows:\n  %s", path, nodes, sorted, s.query)
+				for _, p := range plans(t, conn, s) {
+					if p.nodes["Seq Scan"] || !p.nodes["Index Only Scan"] || p.sorted > 2 {
+						t.Errorf("GET %s: want an index-only walk and a sort of at most one page; %s plan nodes %v, sorting %d rows:\n  %s", path, p.kind, p.nodes, p.sorted, s.query)
+					}
 				}
 			}
 			if l.path != "/materials-categories/list" && deferred != 1 {
@@ -193,13 +195,46 @@ func TestListPlans(t *testing.T) {
 	}
 }
 
-// plan returns the node types of the plan PostgreSQL chooses for s, and
-// the most rows the planner expects any Sort node of it to sort.
-func plan(t *testing.T, conn *sql.Conn, s statement) (map[string]bool, int) {
+// shape is what the test reads of a plan: its node types and the most
+// rows the planner expects any Sort node of it to sort.
+type shape struct {
+	kind   string // "custom" (for the statement's values) or "generic"
+	nodes  map[string]bool
+	sorted int
+}
+
+// plans returns the plan PostgreSQL makes of s for its values, and the
+// generic plan it makes once for every execution of the prepared
+// statement, which is the one the service runs (plan_cache_mode is
+// force_generic_plan on its connections: database.genericPlans).
+func plans(t *testing.T, conn *sql.Conn, s statement) []shape {
+	t.Helper()
+	ctx := context.Background()
+	custom := explain(t, conn, "EXPLAIN (FORMAT JSON) "+s.query, s.args...)
+	if _, err := conn.ExecContext(ctx, "PREPARE plans_test AS "+s.query); err != nil {
+		t.Fatalf("prepare %s: %v", s.query, err)
+	}
+	defer conn.ExecContext(ctx, "DEALLOCATE plans_test")
+	// The values do not matter to a generic plan: NULL for each.
+	nulls := strings.TrimSuffix(strings.Repeat("NULL,", len(s.args)), ",")
+	if len(s.args) > 0 {
+		nulls = "(" + nulls + ")"
+	}
+	if _, err := conn.ExecContext(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(ctx, "RESET plan_cache_mode")
+	generic := explain(t, conn, "EXPLAIN (FORMAT JSON) EXECUTE plans_test"+nulls)
+	custom.kind, generic.kind = "custom", "generic"
+	return []shape{custom, generic}
+}
+
+// explain runs an EXPLAIN (FORMAT JSON) statement and reads its plan.
+func explain(t *testing.T, conn *sql.Conn, stmt string, args ...any) shape {
 	t.Helper()
 	var raw []byte
-	if err := conn.QueryRowContext(context.Background(), "EXPLAIN (FORMAT JSON) "+s.query, s.args...).Scan(&raw); err != nil {
-		t.Fatalf("explain %s: %v", s.query, err)
+	if err := conn.QueryRowContext(context.Background(), stmt, args...).Scan(&raw); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
 	}
 	var doc []struct{ Plan map[string]any }
 	if err := json.Unmarshal(raw, &doc); err != nil || len(doc) != 1 {
@@ -221,5 +256,5 @@ func plan(t *testing.T, conn *sql.Conn, s statement) (map[string]bool, int) {
 		}
 	}
 	walk(doc[0].Plan)
-	return nodes, sorted
+	return shape{nodes: nodes, sorted: sorted}
 }

@@ -55,7 +55,7 @@ func OpenSQL(rawURL string) (*sql.DB, string, error) {
 func openDriver(rawURL string) (*entsql.Driver, error) {
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		db, err := openSQL("pgx", rawURL, dialect.Postgres)
+		db, err := openSQL("pgx", genericPlans(rawURL), dialect.Postgres)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
@@ -84,6 +84,26 @@ func openDriver(rawURL string) (*entsql.Driver, error) {
 	default:
 		return nil, fmt.Errorf("database url %q: want postgres://... or sqlite://PATH", Redact(rawURL))
 	}
+}
+
+// genericPlans adds plan_cache_mode=force_generic_plan to a PostgreSQL
+// URL that does not set it, as a run-time parameter of every connection:
+// pgx prepares each statement once per connection, and PostgreSQL plans a
+// prepared statement again at every execution for as long as it thinks a
+// plan for the actual values cheaper than its generic one. For a page
+// after the first it always does: the generic plan prices an OFFSET
+// parameter as a tenth of the table, so every request paid a full plan
+// (a fifth of all CPU in W4 under perf, page p of all orders). The
+// statements of this service filter by keys and ranges through indexes
+// whose choice does not depend on the values (cmd/server TestListPlans
+// checks every list's generic plan), so planning once per connection is
+// what they need. A URL that names plan_cache_mode keeps its own choice.
+func genericPlans(rawURL string) string {
+	u, err := defaultParam(rawURL, "plan_cache_mode", "force_generic_plan")
+	if err != nil {
+		return rawURL // pgx reports the malformed URL
+	}
+	return u
 }
 
 // Migrate brings the schema of the database at rawURL, opened as c, up to

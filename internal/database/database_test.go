@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -170,4 +171,33 @@ func TestLazyEdges(t *testing.T) {
 			t.Errorf("order's configurator's options' variations: %v", got)
 		}
 	})
+}
+
+// TestGenericPlans checks that the service's PostgreSQL connections plan
+// each prepared statement once (plan_cache_mode force_generic_plan), and
+// that a URL naming plan_cache_mode keeps its own choice.
+func TestGenericPlans(t *testing.T) {
+	base := dbtest.Postgres(t)
+	for _, c := range []struct{ param, want string }{
+		{"", "force_generic_plan"},
+		{"plan_cache_mode=auto", "auto"},
+	} {
+		u, err := url.Parse(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.param != "" {
+			u.RawQuery += "&" + c.param
+		}
+		db, _, err := database.OpenSQL(u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		err = db.QueryRow("SHOW plan_cache_mode").Scan(&got)
+		db.Close()
+		if err != nil || got != c.want {
+			t.Errorf("URL with %q: plan_cache_mode %q (%v); want %q", c.param, got, err, c.want)
+		}
+	}
 }

@@ -84,15 +84,22 @@ func WithStatementTimeout(rawURL string, d time.Duration) (string, error) {
 	if d <= 0 || dialectOf(rawURL) != "postgres" {
 		return rawURL, nil
 	}
+	return defaultParam(rawURL, "statement_timeout", strconv.FormatInt(max(d.Milliseconds(), 1), 10))
+}
+
+// defaultParam sets the query parameter key of rawURL to value unless the
+// URL names it already: the operator's URL has the last word on every
+// run-time parameter the service sets.
+func defaultParam(rawURL, key, value string) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return "", err
 	}
 	q := u.Query()
-	if q.Has("statement_timeout") {
+	if q.Has(key) {
 		return rawURL, nil
 	}
-	q.Set("statement_timeout", strconv.FormatInt(max(d.Milliseconds(), 1), 10))
+	q.Set(key, value)
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }
