@@ -10,8 +10,9 @@
 # with one client, the median and p90 of page 1, the middle page and the last page of every
 # order (REST, 20 a page, newest first), W3 and an order by id; order creation over GraphQL with
 # one client, then 8 clients on one configurator and 8 spread over eight in alternating rounds
-# of -d seconds (-r rounds), each with the share of pg_stat_activity samples (every 50 ms) in
-# which a backend of the product's database waits on a heavyweight lock; then -s seconds
+# of -d seconds (-r rounds, after an untimed half-round of each), each with the share of
+# pg_stat_activity samples (every 50 ms) in which a backend of the product's database waits on
+# a heavyweight lock, and the CPU time an order of each shape cost; then -s seconds
 # (default 90) of sustained load on one configurator, in 10 s windows, with the CPU time an order
 # cost in each (the server's and its database backends'), which the machine's other load changes
 # less than the rate.

@@ -123,20 +123,34 @@ func (l *load) creation(dur time.Duration, rounds, conns int) {
 	fmt.Println("|---|---:|---:|---:|---|")
 	single := l.create(dur, 1, 1)
 	fmt.Printf("| 1 client | 1 | %.0f | %s |\n", single.rate(), single.locks())
+	// Both shapes once, untimed, before the rounds: the first orders of
+	// concurrent clients after the copy pay for what starts then
+	// (autovacuum and analyze of the copied tables, cold caches), which
+	// would otherwise fall on whichever shape runs first.
+	l.create(dur/2, conns, 1)
+	l.create(dur/2, conns, 8)
 	var one, spread []result
+	var cpuOne, cpuSpread [2]float64 // CPU ms of all orders of a shape: server, database
 	for r := 1; r <= rounds; r++ {
 		order := []int{1, 8}
 		if r%2 == 0 {
 			order = []int{8, 1}
 		}
 		for _, confs := range order {
+			before := l.cpu()
 			res := l.create(dur, conns, confs)
+			after := l.cpu()
 			name := fmt.Sprintf("%d clients on one configurator", conns)
+			used := &cpuOne
 			if confs > 1 {
 				name = fmt.Sprintf("%d clients spread over %d configurators", conns, confs)
 				spread = append(spread, res)
+				used = &cpuSpread
 			} else {
 				one = append(one, res)
+			}
+			for i := range used { // clock ticks are 10 ms
+				used[i] += float64(after[i]-before[i]) * 10
 			}
 			fmt.Printf("| %s | %d | %.0f | %s |\n", name, r, res.rate(), res.locks())
 		}
@@ -144,6 +158,10 @@ func (l *load) creation(dur time.Duration, rounds, conns int) {
 	o, s := sum(one), sum(spread)
 	fmt.Printf("\nover %d rounds: %.0f orders/s on one configurator (%.1f%% of samples with a lock wait, %.1f%% but the sender's), %.0f spread over eight (%.1f%%, %.1f%%): ratio %.2f\n",
 		rounds, o.rate(), o.lockShare(), o.writesShare(), s.rate(), s.lockShare(), s.writesShare(), o.rate()/s.rate())
+	if l.serverPID != 0 && o.orders > 0 && s.orders > 0 {
+		fmt.Printf("CPU ms per order, server+database: %.2f+%.2f on one configurator, %.2f+%.2f spread over eight\n",
+			cpuOne[0]/float64(o.orders), cpuOne[1]/float64(o.orders), cpuSpread[0]/float64(s.orders), cpuSpread[1]/float64(s.orders))
+	}
 }
 
 // sustain runs conns clients on one configurator for d and prints their
