@@ -178,7 +178,7 @@ func Page[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](ctx
 			q.Modify(from.bound)
 		}
 		if from.rest > 0 {
-			q.Modify(deferredJoin(from.rest))
+			q.Modify(deferredJoin(from.rest, a.Sort, pp))
 		}
 	}
 	items, err := all(ctx, q)
@@ -292,7 +292,7 @@ func fromEnd[T any, O ~func(*sql.Selector), S Counter, Q PageQuery[Q, T, O, S]](
 		q.Modify(bound)
 	}
 	if end > 0 {
-		q.Modify(deferredJoin(end))
+		q.Modify(deferredJoin(end, s, n))
 	}
 	items, err := all(ctx, q)
 	if err != nil {
@@ -424,10 +424,22 @@ func intOf(v ent.Value) (int, error) {
 // tenancy's included, and its limit; the outer query keeps the filters
 // too. The offset is a parameter (ent writes literals): every page of a
 // list is then one prepared statement, planned once per connection.
-func deferredJoin(skip int) func(*sql.Selector) {
+//
+// The subquery is built of the page's table, filters, sort and limit
+// alone, not cloned from its selector: a join the page has (the order's
+// configurator name, WithConfiguratorName) would come with a clone, and
+// PostgreSQL, which drops such a join when nothing reads it, still reads
+// the table for the join's columns instead of the index alone.
+func deferredJoin(skip int, sort Sort, limit int) func(*sql.Selector) {
 	return func(s *sql.Selector) {
-		ids := s.Clone()
-		ids.Select(ids.C("id"))
+		ids := sql.Dialect(s.Dialect()).Select(s.C("id")).From(sql.Table(s.TableName()))
+		if p := s.Clone().P(); p != nil {
+			ids.Where(p)
+		}
+		for _, t := range sort.Terms() {
+			t(ids)
+		}
+		ids.Limit(limit)
 		s.Where(sql.In(s.C("id"), offset{ids, skip}))
 	}
 }
