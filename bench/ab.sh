@@ -53,13 +53,7 @@ start() { # side port
 ready() { for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$1/readyz" && return; sleep 0.3; done; echo "server on $1 not ready"; exit 1; }
 start a 5291; ready 5291
 start b 5292; ready 5292
-L=/api/open-api/v1
-rest_path() { case $1 in
-  1) echo "$L/materials?per_page=50&page=1&category_id={c}&order_by=created_at&order=desc";;
-  2) echo "$L/materials/{id}";;
-  3) echo "$L/orders?per_page=20&page=1&configurator_id={c}&start_date=2024-03-01&end_date=2024-06-01&order_by=created_at&order=desc";;
-  4) echo "$L/orders?per_page=20&page={p}";;
-  5) echo "$L/configurator-option/{id}";; esac; }
+source bench/paths.sh
 run() { # port transport wl secs -> RESULT json
   if [ "$2" = gql ]; then
     BENCH_WL=$3 BENCH_GQL_FILE="$shared/workloads/gql/w$3.graphql" BENCH_AUTH="$TOKEN" \

@@ -40,13 +40,7 @@ TOKEN=$("$work/server" token create --configurator 1 --database-url "$DB" 2>/dev
 PORT=5193
 (cd "$work" && GOMAXPROCS=1 DEMO=false exec taskset -c 1 ./server serve --addr 127.0.0.1:$PORT --database-url "$DB" --public-url http://127.0.0.1:$PORT >"$work/product.log" 2>&1) & pids+=($!)
 for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/readyz" && break; sleep 0.3; done
-L=/api/open-api/v1
-rest_path() { case $1 in
-  1) echo "$L/materials?per_page=50&page=1&category_id={c}&order_by=created_at&order=desc";;
-  2) echo "$L/materials/{id}";;
-  3) echo "$L/orders?per_page=20&page=1&configurator_id={c}&start_date=2024-03-01&end_date=2024-06-01&order_by=created_at&order=desc";;
-  4) echo "$L/orders?per_page=20&page={p}";;
-  5) echo "$L/configurator-option/{id}";; esac; }
+source bench/paths.sh
 run() {
   local t=$1 wl=$2 secs=$3
   if [ "$t" = rest ]; then
