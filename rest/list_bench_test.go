@@ -4,12 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"syscall"
 	"testing"
 
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/demo"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // BenchmarkList measures the hot REST reads end to end in one process:
@@ -31,7 +31,7 @@ func BenchmarkList(b *testing.B) {
 			req := httptest.NewRequest(http.MethodGet, path, nil)
 			req.Header.Set("Authorization", "Bearer "+token)
 			b.ReportAllocs()
-			start := cpuTime(b)
+			start := testkit.CPUTime(b)
 			for b.Loop() {
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, req)
@@ -39,16 +39,7 @@ func BenchmarkList(b *testing.B) {
 					b.Fatalf("GET %s = %d: %s", path, w.Code, w.Body)
 				}
 			}
-			b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(testkit.CPUTime(b)-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-// cpuTime is the CPU time the process has used so far, in nanoseconds.
-func cpuTime(b *testing.B) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

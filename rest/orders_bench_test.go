@@ -15,6 +15,7 @@ import (
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/pglisten"
+	"github.com/configurator/catalogue/internal/testkit"
 )
 
 // BenchmarkW4 measures compare.sh's cell W4 REST in one process: GET
@@ -60,7 +61,7 @@ func BenchmarkW4(b *testing.B) {
 		reqs[i].Header.Set("Authorization", "Bearer "+token)
 	}
 	b.ReportAllocs()
-	start, i := cpuTime(b), 0
+	start, i := testkit.CPUTime(b), 0
 	for b.Loop() {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, reqs[i%len(reqs)])
@@ -69,5 +70,5 @@ func BenchmarkW4(b *testing.B) {
 		}
 		i++
 	}
-	b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(testkit.CPUTime(b)-start)/float64(b.N), "cpu-ns/op")
 }

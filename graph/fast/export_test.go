@@ -6,3 +6,10 @@ func Written(v any) bool {
 	_, ok := v.(rendered)
 	return ok
 }
+
+// SharedLen is the number of selections shared across requests.
+func SharedLen() int {
+	shared.mu.RLock()
+	defer shared.mu.RUnlock()
+	return shared.n
+}

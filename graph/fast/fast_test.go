@@ -18,6 +18,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
@@ -53,6 +54,9 @@ func newPair(t *testing.T, c *ent.Client) *pair {
 		es := generated.NewExecutableSchema(generated.Config{Resolvers: res})
 		srv := handler.New(es)
 		srv.AddTransport(transport.POST{})
+		// As the service keeps them: a document asked again is the same
+		// nodes, which the fast path's shared selections are found by.
+		srv.SetQueryCache(lru.New[*ast.QueryDocument](100))
 		srv.Use(rec)
 		srv.Use(extension.Introspection{})
 		if ext != nil {
@@ -132,6 +136,10 @@ var documents = []struct {
 	{"aliases and typename", `{ a: material(id: 1) { __typename x: id y: name id } b: material(id: 2) { name n2: name } }`, nil, true},
 	{"fragments", `query { materialsPage(perPage: 5) { data { ...M ... on Node { id } ... on Material { color } } pagination { ...P } } } fragment M on Material { name opacity } fragment P on Pagination { total lastPage perPage currentPage }`, nil, true},
 	{"skip and include", `query($yes: Boolean!, $no: Boolean!) { materialsPage(perPage: 3) { data { id name @include(if: $yes) color @include(if: $no) opacity @skip(if: $yes) ... @skip(if: $no) { surface } } } }`, map[string]any{"yes": true, "no": false}, true},
+	// The same document again (the same parsed nodes), the other way.
+	{"skip and include reversed", `query($yes: Boolean!, $no: Boolean!) { materialsPage(perPage: 3) { data { id name @include(if: $yes) color @include(if: $no) opacity @skip(if: $yes) ... @skip(if: $no) { surface } } } }`, map[string]any{"yes": false, "no": true}, true},
+	{"fragment with a directive", `query($yes: Boolean!) { material(id: 2) { id ...F } } fragment F on Material { name color @include(if: $yes) }`, map[string]any{"yes": true}, true},
+	{"fragment with a directive reversed", `query($yes: Boolean!) { material(id: 2) { id ...F } } fragment F on Material { name color @include(if: $yes) }`, map[string]any{"yes": false}, true},
 	{"nested edges", `{ ordersPage(perPage: -1) { data { id configurator { id name options { id title variations { id name selected } } } } } }`, nil, true},
 	{"option with aliased variations", `{ configuratorOption(id: 6) { id v1: variations { id } v2: variations { name position } } }`, nil, true},
 	{"option sets", `{ optionSetList { id name options { id title type } } }`, nil, true},
@@ -224,6 +232,34 @@ func TestSameAnswers(t *testing.T) {
 					t.Errorf("fast path wrote a field: %v; want %v", wrote, d.written)
 				}
 			})
+		}
+	})
+}
+
+// TestSharedSelections: a document asked again reuses the selections
+// collected the first time, unless collecting them depends on the
+// variables; TestSameAnswers checks the answers of both kinds.
+func TestSharedSelections(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		p := newPair(t, c)
+		// Texts of this test alone, so that no other test shared them.
+		plain := `query($id: ID!) { shared: material(id: $id) { id name color } }`
+		dynamic := `query($id: ID!, $y: Boolean!) { shared: material(id: $id) { id name color @include(if: $y) } }`
+		n0 := fast.SharedLen()
+		p.same(t, plain, map[string]any{"id": "2"})
+		n1 := fast.SharedLen()
+		if n1 != n0+1 {
+			t.Fatalf("a document of one set added %d shared selections; want 1", n1-n0)
+		}
+		p.same(t, plain, map[string]any{"id": "3"})
+		if n := fast.SharedLen(); n != n1 {
+			t.Errorf("the same document asked again added %d shared selections; want none", n-n1)
+		}
+		for _, y := range []bool{true, false, true} {
+			p.same(t, dynamic, map[string]any{"id": "2", "y": y})
+		}
+		if n := fast.SharedLen(); n != n1 {
+			t.Errorf("a set with @include was shared (%d more)", n-n1)
 		}
 	})
 }
