@@ -9,10 +9,12 @@
 # servers on it, each pinned to CPU 1 with one Go thread as compare.sh runs the product. wrk (on
 # CPU 0, 16 connections) then drives workloads W1-W5 of ../shared/bench over REST and GraphQL,
 # alternating A and B cell by cell (ABBA across rounds) after a warm-up, and the script prints,
-# per cell, each side's median req/s and p99, B/A, and every round's req/s. On this machine one
-# side's rate moves by a third between rounds with the machine's other load; alternating cells put
-# both sides under the same load, so B/A is steadier than two compare.sh runs, and a change shows
-# as B above A in every round. Server extras: AB_ENV_A / AB_ENV_B (e.g. "ACTIVE_REQUESTS=4").
+# per cell, each side's median req/s and p99, B/A, every round's req/s, and each side's median
+# server CPU time per request (user + system, from /proc). On this machine one side's rate moves
+# by a third between rounds with the machine's other load; alternating cells put both sides under
+# the same load, so B/A is steadier than two compare.sh runs, and a change shows as B above A in
+# every round. The CPU a request costs moves less than the rate; it is the figure for changes of
+# a few percent. Server extras: AB_ENV_A / AB_ENV_B (e.g. "ACTIVE_REQUESTS=4").
 # Both serve one database, which each migrates as it starts (A first, then B): for changes that
 # leave the schema alone; a schema change needs a run of scale.sh or compare.sh per side.
 set -euo pipefail
@@ -51,8 +53,9 @@ start() { # side port
     --database-url "$URL" --public-url "http://127.0.0.1:$2" >"$work/$1.log" 2>&1) & pids+=($!)
 }
 ready() { for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$1/readyz" && return; sleep 0.3; done; echo "server on $1 not ready"; exit 1; }
-start a 5291; ready 5291
-start b 5292; ready 5292
+start a 5291; ready 5291; pid_a=$!
+start b 5292; ready 5292; pid_b=$!
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # the server's CPU time so far (user + system), in clock ticks
 source bench/paths.sh
 run() { # port transport wl secs -> RESULT json
   if [ "$2" = gql ]; then
@@ -67,19 +70,25 @@ for wl in ${WLS//,/ }; do for t in rest gql; do run 5291 $t "$wl" 2 >/dev/null; 
 : >"$work/results"
 for r in $(seq "$ROUNDS"); do for wl in ${WLS//,/ }; do for t in rest gql; do
   sides="a b"; [ $((r % 2)) = 0 ] && sides="b a"
-  for s in $sides; do port=5291; [ "$s" = b ] && port=5292; echo "$s $t $wl $(run $port $t "$wl" "$DUR")" >>"$work/results"; done
+  for s in $sides; do
+    port=5291 pid=$pid_a; [ "$s" = b ] && port=5292 pid=$pid_b
+    c0=$(ticks $pid); res=$(run $port $t "$wl" "$DUR"); c1=$(ticks $pid)
+    echo "$s $t $wl $((c1 - c0)) $res" >>"$work/results"
+  done
 done; done; done
 echo "A = $A ($(git -C "$A" log --oneline -1 | cut -c1-60))"
 echo "B = $B ($(git -C "$B" log --oneline -1 | cut -c1-60)$(git -C "$B" diff --quiet HEAD || echo ', with uncommitted changes'))"
-python3 - "$work/results" <<'PY'
+python3 - "$work/results" "$(getconf CLK_TCK)" <<'PY'
 import json, sys, statistics as st
 rows = {}
 for line in open(sys.argv[1]):
-    side, t, wl, js = line.split(" ", 3)
+    side, t, wl, ticks, js = line.split(" ", 4)
     if js.strip():
-        rows.setdefault((t, int(wl), side), []).append(json.loads(js))
-print("| cell | A req/s | A p99 ms | B req/s | B p99 ms | B/A | rounds A | rounds B | errors A/B |")
-print("|---|---:|---:|---:|---:|---:|---|---|---|")
+        r = json.loads(js)
+        r["cpu_us"] = int(ticks) * 1e6 / int(sys.argv[2]) / max(r["requests"], 1)
+        rows.setdefault((t, int(wl), side), []).append(r)
+print("| cell | A req/s | A p99 ms | B req/s | B p99 ms | B/A | rounds A | rounds B | A / B server CPU us/req | CPU B/A | errors A/B |")
+print("|---|---:|---:|---:|---:|---:|---|---|---:|---:|---|")
 for t, wl in sorted({(k[0], k[1]) for k in rows}):
     a, b = rows.get((t, wl, "a"), []), rows.get((t, wl, "b"), [])
     if not a or not b:
@@ -88,5 +97,6 @@ for t, wl in sorted({(k[0], k[1]) for k in rows}):
     pa, pb = st.median(x["p99_ms"] for x in a), st.median(x["p99_ms"] for x in b)
     err = lambda xs: sum(x["err_status"] + x["err_timeout"] + x["err_connect"] + x["err_read"] for x in xs)
     rounds = lambda xs: " / ".join(f"{x['rps']:,.0f}" for x in xs)
-    print(f"| W{wl} {'GraphQL' if t == 'gql' else 'REST'} | {ra:,.0f} | {pa:.1f} | {rb:,.0f} | {pb:.1f} | {rb / ra:.2f} | {rounds(a)} | {rounds(b)} | {err(a)}/{err(b)} |")
+    ca, cb = st.median(x["cpu_us"] for x in a), st.median(x["cpu_us"] for x in b)
+    print(f"| W{wl} {'GraphQL' if t == 'gql' else 'REST'} | {ra:,.0f} | {pa:.1f} | {rb:,.0f} | {pb:.1f} | {rb / ra:.2f} | {rounds(a)} | {rounds(b)} | {ca:.0f} / {cb:.0f} | {cb / ca:.2f} | {err(a)}/{err(b)} |")
 PY
