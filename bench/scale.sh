@@ -7,7 +7,7 @@
 # -v orders=N) in database scale_ref_N, copies it into a fresh product database as compare.sh
 # does (load-product.sql, then the checkout's bench/after-load.sql), starts the server (one Go
 # thread pinned to CPU 1, as compare.sh runs it; no rate limit) and runs bench/scaleload on CPU 0:
-# with one client, the median and p90 of page 1, the middle page and the last page of every
+# with one client, taking turns (200 of each), the median and p90 of page 1, the middle page and the last page of every
 # order (REST, 20 a page, newest first), W3 and an order by id; order creation over GraphQL with
 # one client, then 8 clients on one configurator and 8 spread over eight in alternating rounds
 # of -d seconds (-r rounds, after an untimed half-round of each), each with the share of
