@@ -8,7 +8,7 @@
 // are created it samples PostgreSQL's pg_stat_activity every 50 ms and
 // reports the share of samples in which some backend of the product's
 // database waits on a heavyweight lock (wait_event_type 'Lock'), and
-// which locks those were.
+// which locks those were, and what the active backends wait on.
 package main
 
 import (
@@ -171,6 +171,28 @@ func (l *load) creation(dur time.Duration, rounds, conns int) {
 		fmt.Printf("CPU ms per order, server+database: %.2f+%.2f on one configurator, %.2f+%.2f spread over eight\n",
 			cpuOne[0]/float64(o.orders), cpuOne[1]/float64(o.orders), cpuSpread[0]/float64(s.orders), cpuSpread[1]/float64(s.orders))
 	}
+	fmt.Printf("active backends by wait, one configurator: %s\n", o.waits())
+	fmt.Printf("active backends by wait, spread over eight: %s\n", s.waits())
+}
+
+// waits lists the most frequent states of r's active backends, as mean
+// backends per sample (the lightweight waits too: buffer content locks on
+// an index's last page, the WAL's), to tell where concurrent orders wait.
+func (r result) waits() string {
+	type state struct {
+		name string
+		n    int
+	}
+	var ss []state
+	for k, n := range r.states {
+		ss = append(ss, state{k, n})
+	}
+	slices.SortFunc(ss, func(a, b state) int { return cmp.Or(b.n-a.n, strings.Compare(a.name, b.name)) })
+	var out []string
+	for _, st := range ss[:min(len(ss), 6)] {
+		out = append(out, fmt.Sprintf("%s %.2f", st.name, float64(st.n)/float64(max(r.samples, 1))))
+	}
+	return cmp.Or(strings.Join(out, ", "), "none")
 }
 
 // sustain runs conns clients on one configurator for d and prints their
@@ -266,6 +288,9 @@ type result struct {
 	writesWaiting int
 	byKind        map[string]int
 	windows       []int
+	// states counts, over the samples, the active backends of the
+	// product's database by what they wait on (type:event, or "running").
+	states map[string]int
 }
 
 func (r result) rate() float64 { return float64(r.orders) / r.secs }
@@ -297,7 +322,11 @@ func (r result) locks() string {
 func sum(rs []result) result {
 	var t result
 	t.byKind = map[string]int{}
+	t.states = map[string]int{}
 	for _, r := range rs {
+		for k, n := range r.states {
+			t.states[k] += n
+		}
 		t.orders += r.orders
 		t.secs += r.secs
 		t.samples += r.samples
@@ -336,7 +365,7 @@ func (l *load) create(d time.Duration, conns, confs int) result {
 			}
 		})
 	}
-	res := result{byKind: map[string]int{}}
+	res := result{byKind: map[string]int{}, states: map[string]int{}}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for ctx.Err() == nil {
@@ -366,6 +395,18 @@ func (l *load) sample(res *result) {
 		log.Fatal(err)
 	}
 	res.samples++
+	states, err := l.db.Query(`SELECT coalesce(wait_event_type || ':' || wait_event, 'running'), count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid() GROUP BY 1`)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for states.Next() {
+		var state string
+		var n int
+		states.Scan(&state, &n)
+		res.states[state] += n
+	}
+	states.Close()
 	if waits == 0 {
 		return
 	}
