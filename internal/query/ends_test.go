@@ -2,10 +2,8 @@ package query
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,13 +23,7 @@ import (
 func TestTailPagesSkipTheSeek(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			var mu sync.Mutex
-			var logged []string
-			c := dbtest.Open(t, b.URL(t), ent.Log(func(a ...any) {
-				mu.Lock()
-				defer mu.Unlock()
-				logged = append(logged, fmt.Sprint(a...))
-			}))
+			c, statements := logged(t, b.URL(t))
 			A := dbtest.NewTenant(t, c, "A", "Sofa", "Chair")
 			const orders, perPage = 2450, 100
 			var bulk []*ent.OrderCreate
@@ -52,9 +44,7 @@ func TestTailPagesSkipTheSeek(t *testing.T) {
 			page := func(p int, e End) (ids []int, total int, seeked bool) {
 				restore := ReadPagesFrom(e)
 				defer restore()
-				mu.Lock()
-				logged = nil
-				mu.Unlock()
+				statements()
 				pp := perPage
 				items, info, err := Page[ent.Order, order.OrderOption, *ent.OrderSelect](ctx, d.Order.Query(), Args{Page: &p, PerPage: &pp,
 					Sort: Sort{Column: order.FieldCreatedAt, Desc: true}, Counted: true, Total: OrderTotal(ctx, d)},
@@ -65,9 +55,7 @@ func TestTailPagesSkipTheSeek(t *testing.T) {
 				for _, o := range items {
 					ids = append(ids, o.ID)
 				}
-				mu.Lock()
-				defer mu.Unlock()
-				for _, s := range logged {
+				for _, s := range statements() {
 					seeked = seeked || strings.Contains(s, orderdatecount.Table)
 				}
 				return ids, info.Total, seeked

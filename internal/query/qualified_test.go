@@ -24,13 +24,7 @@ import (
 func TestQualifiedColumns(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			var mu sync.Mutex
-			var logged []string
-			c := dbtest.Open(t, b.URL(t), ent.Log(func(a ...any) {
-				mu.Lock()
-				defer mu.Unlock()
-				logged = append(logged, fmt.Sprint(a...))
-			}))
+			c, statements := logged(t, b.URL(t))
 			ctx := dbtest.Sys
 			A := dbtest.NewTenant(t, c, "A", "Sofa")
 			cat := dbtest.Must(c.MaterialCategory.Create().SetOwnerID(A.ID).SetTitle("Woods").Save(ctx))
@@ -41,9 +35,7 @@ func TestQualifiedColumns(t *testing.T) {
 			// statement runs q and returns the statement it sent, its
 			// rows' names, and ent's selector's own writing of columns.
 			statement := func(name string, q *ent.MaterialQuery) (string, []string) {
-				mu.Lock()
-				logged = nil
-				mu.Unlock()
+				statements()
 				ms, err := q.All(ctx)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
@@ -52,12 +44,11 @@ func TestQualifiedColumns(t *testing.T) {
 				for _, m := range ms {
 					names = append(names, m.Name)
 				}
-				mu.Lock()
-				defer mu.Unlock()
-				if len(logged) != 1 {
-					t.Fatalf("%s: %d statements logged; want 1: %q", name, len(logged), logged)
+				sent := statements()
+				if len(sent) != 1 {
+					t.Fatalf("%s: %d statements logged; want 1: %q", name, len(sent), sent)
 				}
-				return logged[0], names
+				return sent[0], names
 			}
 			dialectOf := map[string]string{"sqlite": dialect.SQLite, "postgres": dialect.Postgres}
 			table := sql.Dialect(dialectOf[b.Name]).Table(material.Table)
@@ -89,5 +80,25 @@ func TestQualifiedColumns(t *testing.T) {
 				t.Errorf("traversal: read %v", names)
 			}
 		})
+	}
+}
+
+// logged opens url with a client whose Debug() logs its statements, and
+// returns it with a function that takes the statements logged since its
+// last call.
+func logged(t *testing.T, url string) (*ent.Client, func() []string) {
+	var mu sync.Mutex
+	var sent []string
+	c := dbtest.Open(t, url, ent.Log(func(a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		sent = append(sent, fmt.Sprint(a...))
+	}))
+	return c, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		s := sent
+		sent = nil
+		return s
 	}
 }
