@@ -13,3 +13,13 @@ func SharedLen() int {
 	defer shared.mu.RUnlock()
 	return shared.n
 }
+
+// SharedText is the length of the document texts shared selections hold.
+func SharedText() int {
+	shared.mu.RLock()
+	defer shared.mu.RUnlock()
+	return shared.text
+}
+
+// MaxSharedText is maxSharedText, for the tests of package fast_test.
+const MaxSharedText = maxSharedText

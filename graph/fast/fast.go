@@ -258,15 +258,24 @@ type sharedSets struct {
 	mu sync.RWMutex
 	m  map[sharedKey][]*selection
 	n  int
+	// text is the length of the documents' texts the selections hold,
+	// counted once per selection.
+	text int
 }
 
-// maxShared bounds the selections of shared: when it is full, it starts
-// over. The documents gqlgen keeps (1,000) have fewer sets than that as a
-// rule; documents written anew for every request (arguments inlined)
-// fill it with sets never asked again, and starting over drops them and
-// the documents they hold (a cached selection holds its nodes, so their
-// addresses are never reused while it is there).
-const maxShared = 2048
+// maxShared and maxSharedText bound the selections of shared: when either
+// is reached, it starts over. The documents gqlgen keeps (1,000) have
+// fewer sets than that as a rule; documents written anew for every
+// request (arguments inlined) fill it with sets never asked again, and
+// starting over drops them and the documents they hold (a cached
+// selection holds its nodes, and so their document, whose addresses are
+// never reused while it is there). The bound on text keeps a caller who
+// sends large documents (up to 64 KB each) from making it hold more than
+// a few dozen of them beyond gqlgen's own cache.
+const (
+	maxShared     = 2048
+	maxSharedText = 1 << 20
+)
 
 // sharedKey narrows a set down to the sets with its first node, length
 // and type; get compares the rest.
@@ -294,11 +303,15 @@ func (c *sharedSets) get(sel ast.SelectionSet, typ string) *selection {
 // put adds s, which nothing changes from then on.
 func (c *sharedSets) put(s *selection) {
 	k := sharedKey{s.of[0], len(s.of), s.typ}
+	text := 0
+	if p := s.of[0].GetPosition(); p != nil && p.Src != nil {
+		text = len(p.Src.Input)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.n >= maxShared {
+	if c.n >= maxShared || c.text+text > maxSharedText {
 		clear(c.m)
-		c.n = 0
+		c.n, c.text = 0, 0
 	}
 	for _, t := range c.m[k] {
 		if slices.Equal(t.of, s.of) {
@@ -307,6 +320,7 @@ func (c *sharedSets) put(s *selection) {
 	}
 	c.m[k] = append(c.m[k], s)
 	c.n++
+	c.text += text
 }
 
 // static reports whether collecting sel depends on nothing but the

@@ -261,6 +261,16 @@ func TestSharedSelections(t *testing.T) {
 		if n := fast.SharedLen(); n != n1 {
 			t.Errorf("a set with @include was shared (%d more)", n-n1)
 		}
+		// Large documents, each new (a comment pads it to 60 KB, under
+		// the 64 KB limit): the texts shared selections hold stay within
+		// their bound however many arrive.
+		pad := "#" + strings.Repeat("x", 60<<10) + "\n"
+		for i := range 40 {
+			p.same(t, fmt.Sprintf("%squery($id: ID!) { big%d: material(id: $id) { id name } }", pad, i), map[string]any{"id": "2"})
+			if text := fast.SharedText(); text > fast.MaxSharedText {
+				t.Fatalf("after %d large documents the shared selections hold %d bytes of text; the bound is %d", i+1, text, fast.MaxSharedText)
+			}
+		}
 	})
 }
 
