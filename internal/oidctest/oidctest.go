@@ -152,14 +152,42 @@ func (p *Provider) Token(t testing.TB, client, scope, resource string) string {
 
 // Rotate adds a new key of every algorithm, which signs the tokens issued
 // from then on (a new kid); the old keys stay published.
-func (p *Provider) Rotate(t testing.TB) {
+func (p *Provider) Rotate(t testing.TB) { p.post(t, "/rotate", nil) }
+
+// Retire stops publishing every key but the newest of each algorithm, as
+// a provider does some time after a rotation.
+func (p *Provider) Retire(t testing.TB) { p.post(t, "/retire", nil) }
+
+// Sign returns a JWT of claims signed by the provider's newest key of alg
+// (RS256, ES256 or EdDSA), whose protected header is alg, that key's kid
+// and header (which may replace the kid); nothing else is added, so that
+// a test can send any header and claims the provider's keys sign.
+func (p *Provider) Sign(t testing.TB, alg string, header, claims map[string]any) string {
 	t.Helper()
-	res, err := http.Post(p.Issuer+"/rotate", "application/json", nil)
+	var r struct{ Token string }
+	p.post(t, "/sign", map[string]any{"alg": alg, "header": header, "claims": claims}, &r)
+	return r.Token
+}
+
+// post sends body (JSON) to path of the provider's test endpoints and
+// decodes the answer into out, when given.
+func (p *Provider) post(t testing.TB, path string, body any, out ...any) {
+	t.Helper()
+	b, err := json.Marshal(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
+	res, err := http.Post(p.Issuer+path, "application/json", strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		t.Fatalf("rotate: %d", res.StatusCode)
+		t.Fatalf("%s: %d", path, res.StatusCode)
+	}
+	for _, o := range out {
+		if err := json.NewDecoder(res.Body).Decode(o); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
 	}
 }

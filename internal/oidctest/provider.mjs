@@ -8,8 +8,12 @@
 // "alg": "RS256"|"ES256"|"EdDSA", "ttl": SECONDS}}; each client's secret is
 // its id, its tokens carry its claims, are signed with alg and live ttl
 // seconds. POST /rotate adds a new key of every algorithm (a new kid), which
-// signs from then on; the old keys stay published.
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+// signs from then on; the old keys stay published. POST /retire stops
+// publishing every key but the newest of each algorithm. POST /sign signs
+// {"alg", "header", "claims"} as they are given, with the newest key of alg
+// (its kid unless the header names one), so that tests can send tokens of
+// any shape signed by the provider's own keys.
+import { createPrivateKey, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import http from 'node:http';
 import Provider from 'oidc-provider';
 
@@ -63,6 +67,29 @@ function build(issuer) {
   return provider;
 }
 
+const b64url = (s) => Buffer.from(s).toString('base64url');
+
+// signJWS returns the compact JWS of claims under header, signed with the
+// newest key of alg.
+function signJWS({ alg, header, claims }) {
+  const jwk = keys.find((k) => k.alg === alg);
+  const { kid, alg: _, use, ...material } = jwk;
+  const key = createPrivateKey({ key: material, format: 'jwk' });
+  const input = `${b64url(JSON.stringify({ alg, kid, ...header }))}.${b64url(JSON.stringify(claims))}`;
+  const data = Buffer.from(input);
+  const sig = {
+    RS256: () => sign('sha256', data, key),
+    ES256: () => sign('sha256', data, { key, dsaEncoding: 'ieee-p1363' }),
+    EdDSA: () => sign(null, data, key),
+  }[alg]();
+  return `${input}.${sig.toString('base64url')}`;
+}
+
+function reply(res, body) {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
 let issuer;
 let handler;
 const server = http.createServer((req, res) => {
@@ -70,8 +97,19 @@ const server = http.createServer((req, res) => {
     // The new keys come first: the provider signs with the first key of an algorithm.
     keys = ['RS256', 'ES256', 'EdDSA'].map(newKey).concat(keys);
     handler = build(issuer).callback();
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ kids: keys.map((k) => k.kid) }));
+    reply(res, { kids: keys.map((k) => k.kid) });
+    return;
+  }
+  if (req.method === 'POST' && req.url === '/retire') {
+    keys = ['RS256', 'ES256', 'EdDSA'].map((alg) => keys.find((k) => k.alg === alg));
+    handler = build(issuer).callback();
+    reply(res, { kids: keys.map((k) => k.kid) });
+    return;
+  }
+  if (req.method === 'POST' && req.url === '/sign') {
+    let body = '';
+    req.on('data', (chunk) => { body += chunk; });
+    req.on('end', () => reply(res, { token: signJWS(JSON.parse(body)) }));
     return;
   }
   handler(req, res);
