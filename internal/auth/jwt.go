@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -181,9 +180,11 @@ func (s *Signer) Mint(id int, kind viewer.Kind, issuedAt, expires time.Time) (st
 // after which a client should get a new token rather than look for a fault.
 var errInvalidToken = apperr.E(apperr.Unauthenticated, "invalid token")
 
-// Verify checks the signature with the pinned algorithm, the issuer and
-// the expiry when present, and returns the token record id and kind; a
-// token that fails is errInvalidToken or apperr.ErrTokenExpired.
+// Verify checks the header (readJWS: bounds, crit; typ JWT or none), the
+// signature with the pinned algorithm, then the issuer and the expiry
+// when present, and returns the token record id and kind; a token that
+// fails is Unauthenticated: errInvalidToken, apperr.ErrTokenExpired, or
+// what is wrong with its shape.
 func (s *Signer) Verify(token string) (int, viewer.Kind, error) {
 	v, err := s.verify(token)
 	return v.id, v.kind, err
@@ -199,40 +200,51 @@ type verified struct {
 	until time.Time
 }
 
-// keyFunc finds the key of a token: the one its kid names, or for a
-// token without kid (signed before key sets) any key of the set.
-func (s *Signer) keyFunc(t *jwt.Token) (any, error) {
+// keysOf returns the keys that may have signed j: the one its kid names,
+// or for a token without kid (signed before key sets) every key of the
+// set.
+func (s *Signer) keysOf(j jws) []any {
 	ks := s.keys.Load()
-	kid, hasKid := t.Header["kid"].(string)
-	if !hasKid {
-		set := jwt.VerificationKeySet{Keys: make([]jwt.VerificationKey, len(ks.all))}
+	if !j.hasKid {
+		keys := make([]any, len(ks.all))
 		for i, k := range ks.all {
-			set.Keys[i] = k.Secret
+			keys[i] = k.Secret
 		}
-		return set, nil
+		return keys
 	}
-	if k, ok := ks.byID[kid]; ok {
-		return k, nil
+	if k, ok := ks.byID[j.kid]; ok {
+		return []any{k}
 	}
-	if k, ok := s.unknownKid(kid); ok {
-		return k, nil
+	if k, ok := s.unknownKid(j.kid); ok {
+		return []any{k}
 	}
-	return nil, fmt.Errorf("unknown kid %q", kid)
+	return nil
 }
 
+// ownTypes are the typ values of the service's own tokens: JWT, which it
+// mints, or none (RFC 7519 5.1: typ is optional).
+var ownTypes = []string{"JWT"}
+
 func (s *Signer) verify(token string) (verified, error) {
-	var c Claims
-	_, err := jwt.ParseWithClaims(token, &c, s.keyFunc,
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
-		jwt.WithIssuer(Issuer),
-		jwt.WithLeeway(leeway),
-		jwt.WithTimeFunc(s.now),
-	)
-	if errors.Is(err, jwt.ErrTokenExpired) {
-		return verified{}, apperr.ErrTokenExpired
-	}
+	j, err := readJWS(token)
 	if err != nil {
+		return verified{}, err
+	}
+	return s.verifyJWS(j)
+}
+
+// verifyJWS verifies a token whose header readJWS read: its typ, then its
+// signature with the pinned algorithm, and only then its claims.
+func (s *Signer) verifyJWS(j jws) (verified, error) {
+	if err := j.checkTyp("JWT, the service's tokens'", ownTypes...); err != nil {
+		return verified{}, err
+	}
+	if !j.ours() || !j.verify(jwt.SigningMethodHS256, s.keysOf(j)...) {
 		return verified{}, errInvalidToken
+	}
+	var c Claims
+	if err := j.claims(&c, s.now, jwt.WithIssuer(Issuer)); err != nil {
+		return verified{}, err
 	}
 	id, err := strconv.Atoi(c.Subject)
 	if err != nil || id <= 0 || (c.Kind != viewer.KindOpenAPI && c.Kind != viewer.KindDashboard) {

@@ -202,9 +202,8 @@ func discover(ctx context.Context, client *http.Client, issuer string) (string, 
 	return meta.JWKSURI, nil
 }
 
-// keyFunc returns the provider's public key named by the token's kid.
-func (p *Provider) keyFunc(t *jwt.Token) (any, error) {
-	kid, _ := t.Header["kid"].(string)
+// key returns the provider's public key named kid.
+func (p *Provider) key(kid string) (any, error) {
 	if kid == "" {
 		return nil, errors.New("no kid")
 	}
@@ -228,24 +227,43 @@ type caller struct {
 	until       time.Time
 }
 
+// accessTypes are the typ values accepted of a provider token: an access
+// token's (RFC 9068 2.1: at+jwt), and JWT, which Keycloak, Entra ID and
+// others put on their access tokens; none is accepted too (typ is
+// optional in RFC 7519). Any other typ is a token of another use (a
+// logout token, a DPoP proof, an ID token typed as such), refused even
+// when the provider signed it (RFC 8725 3.11).
+var accessTypes = []string{"at+jwt", "JWT"}
+
 // verify checks a provider token and maps its claims: a bad or expired
 // token is Unauthenticated, a valid one without the claims it needs is
 // Forbidden naming the claim.
 func (p *Provider) verify(token string) (caller, error) {
-	claims := jwt.MapClaims{}
-	_, err := jwt.ParseWithClaims(token, claims, p.keyFunc,
-		jwt.WithValidMethods(providerAlgs),
-		jwt.WithIssuer(p.issuer),
-		jwt.WithAudience(p.audience),
-		jwt.WithExpirationRequired(),
-		jwt.WithLeeway(leeway),
-		jwt.WithTimeFunc(p.now),
-	)
-	if errors.Is(err, jwt.ErrTokenExpired) {
-		return caller{}, apperr.ErrTokenExpired
-	}
+	j, err := readJWS(token)
 	if err != nil {
+		return caller{}, err
+	}
+	return p.verifyJWS(j)
+}
+
+// verifyJWS verifies a token whose header readJWS read: its typ and alg,
+// then its signature with the key its kid names, and only then its
+// claims.
+func (p *Provider) verifyJWS(j jws) (caller, error) {
+	if err := j.checkTyp("an access token's (at+jwt or JWT)", accessTypes...); err != nil {
+		return caller{}, err
+	}
+	if !slices.Contains(providerAlgs, j.alg) {
 		return caller{}, errInvalidToken
+	}
+	key, err := p.key(j.kid)
+	if err != nil || !j.verify(jwt.GetSigningMethod(j.alg), key) {
+		return caller{}, errInvalidToken
+	}
+	claims := jwt.MapClaims{}
+	err = j.claims(claims, p.now, jwt.WithIssuer(p.issuer), jwt.WithAudience(p.audience), jwt.WithExpirationRequired())
+	if err != nil {
+		return caller{}, err
 	}
 	sub, _ := claims["sub"].(string)
 	if sub == "" {
@@ -256,7 +274,10 @@ func (p *Provider) verify(token string) (caller, error) {
 		return caller{}, err
 	}
 	c := caller{owner: owner}
-	scopes := strings.Fields(fmt.Sprint(claims["scope"]))
+	scopes, err := scopeClaim(claims)
+	if err != nil {
+		return caller{}, err
+	}
 	switch {
 	case slices.Contains(scopes, ScopeDashboard):
 		c.kind = viewer.KindDashboard
@@ -277,6 +298,32 @@ func (p *Provider) verify(token string) (caller, error) {
 	c.subject = "oidc:" + hex.EncodeToString(h[:16])
 	return c, nil
 }
+
+// scopeClaim returns the scopes of the scope claim: a space-separated
+// string (RFC 9068 2.2.3, RFC 8693 4.2) or, as some providers issue it,
+// an array of strings, each one scope; none when the claim is absent.
+// A claim of another shape is Forbidden naming it.
+func scopeClaim(claims jwt.MapClaims) ([]string, error) {
+	switch s := claims["scope"].(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return strings.Fields(s), nil
+	case []any:
+		scopes := make([]string, len(s))
+		for i, e := range s {
+			str, ok := e.(string)
+			if !ok {
+				return nil, errScopeShape
+			}
+			scopes[i] = str
+		}
+		return scopes, nil
+	}
+	return nil, errScopeShape
+}
+
+var errScopeShape = apperr.E(apperr.Forbidden, "the token's scope claim is not a string or an array of strings")
 
 // idClaim reads a positive integer id from claim name, given as a number
 // or a string; missing or otherwise is Forbidden naming the claim.
@@ -302,23 +349,15 @@ func idClaim(claims jwt.MapClaims, name string) (int, error) {
 	return id, nil
 }
 
-// isProviderToken tells a provider token from the service's own by its
-// header's alg: the service signs with HS256 only, which the provider's
-// tokens never use. It does not verify the token.
-func isProviderToken(token string) bool {
-	t, _, err := jwt.NewParser().ParseUnverified(token, jwt.MapClaims{})
-	return err == nil && t.Method.Alg() != jwt.SigningMethodHS256.Alg()
-}
-
 // resolveProvider resolves a provider token to the record of its caller,
 // made at the caller's first token: a record keeps what the service's
 // own tokens keep (last use, override data, rate-limit budget) and can be
 // revoked like theirs, which refuses that caller's tokens.
-func (t *Tokens) resolveProvider(ctx context.Context, token string, now time.Time, epoch uint64) (*viewer.Viewer, error) {
+func (t *Tokens) resolveProvider(ctx context.Context, token string, j jws, now time.Time, epoch uint64) (*viewer.Viewer, error) {
 	if t.provider == nil {
 		return nil, errInvalidToken
 	}
-	c, err := t.provider.verify(token)
+	c, err := t.provider.verifyJWS(j)
 	if err != nil {
 		return nil, err
 	}

@@ -192,3 +192,114 @@ func TestProviderConfig(t *testing.T) {
 		t.Errorf("an issuer other than discovery's: %v", err)
 	}
 }
+
+// TestProviderTokenHeaders: a provider token is an access token (RFC 9068,
+// RFC 7515): typ at+jwt or application/at+jwt, or JWT or none as common
+// providers issue them, in any case; any other typ (a logout token, a
+// DPoP proof, an ID token typed as such) and any crit header are refused
+// as 401 naming the header, though the provider's own key signed them. The
+// scope claim is a space-separated string or an array of strings, the
+// catalogue's scope anywhere in it; a scope of another shape is 403
+// naming the claim.
+func TestProviderTokenHeaders(t *testing.T) {
+	idp := oidctest.Start(t, providerClients)
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		ctx := context.Background()
+		conf := dbtest.NewTenant(t, c, "O", "Sofa").Confs[0]
+		if conf.ID != 1 || conf.OwnerID != 1 {
+			t.Fatalf("configurator %d of owner %d; want 1 of 1", conf.ID, conf.OwnerID)
+		}
+		p, err := auth.NewProvider(ctx, auth.ProviderConfig{Issuer: idp.Issuer, Audience: oidctest.Audience}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens := dbtest.Tokens(c)
+		tokens.SetProvider(p)
+		claims := func(scope any) map[string]any {
+			return map[string]any{"iss": idp.Issuer, "aud": oidctest.Audience, "sub": "shapes", "owner_id": 1,
+				"configurator_id": 1, "scope": scope, "exp": time.Now().Add(5 * time.Minute).Unix()}
+		}
+		dash := claims(auth.ScopeDashboard)
+
+		for _, alg := range []string{"RS256", "ES256", "EdDSA"} {
+			for _, typ := range []any{"at+jwt", "application/at+jwt", "AT+JWT", "Application/At+JWT", "JWT", "application/jwt", nil} {
+				header := map[string]any{"typ": typ}
+				if typ == nil {
+					header = nil
+				}
+				if _, err := tokens.Resolve(ctx, idp.Sign(t, alg, header, dash)); err != nil {
+					t.Errorf("%s, typ %v: %v; want resolved", alg, typ, err)
+				}
+			}
+		}
+		for _, tc := range []struct {
+			header map[string]any
+			msg    string
+		}{
+			{map[string]any{"typ": "logout+jwt"}, "typ"},
+			{map[string]any{"typ": "dpop+jwt"}, "typ"},
+			{map[string]any{"typ": "id_token+jwt"}, "typ"},
+			{map[string]any{"typ": "secevent+jwt"}, "typ"},
+			{map[string]any{"typ": "at+jwt+x"}, "typ"},
+			{map[string]any{"typ": ""}, "typ"},
+			{map[string]any{"typ": []string{"at+jwt"}}, "typ"},
+			{map[string]any{"typ": "at+jwt", "crit": []string{"b64"}, "b64": true}, "crit"},
+			{map[string]any{"typ": "at+jwt", "crit": []string{"exp"}}, "crit"},
+			{map[string]any{"typ": "at+jwt", "crit": []string{"urn:example:x"}, "urn:example:x": 1}, "crit"},
+			{map[string]any{"typ": "at+jwt", "crit": []string{}}, "crit"},
+			{map[string]any{"typ": "at+jwt", "crit": nil}, "crit"},
+			{map[string]any{"typ": "at+jwt", "x": strings.Repeat("a", 2<<10)}, "header"},
+			{map[string]any{"typ": "at+jwt", "kid": 1}, "kid"},
+		} {
+			_, err := tokens.Resolve(ctx, idp.Sign(t, "ES256", tc.header, dash))
+			if apperr.KindOf(err) != apperr.Unauthenticated || !strings.HasPrefix(err.Error(), "invalid token") || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("header %v: %v; want Unauthenticated, invalid token, naming %s", tc.header, err, tc.msg)
+			}
+		}
+
+		open := viewer.Viewer{OwnerID: 1, Kind: viewer.KindOpenAPI, ConfiguratorID: 1}
+		board := viewer.Viewer{OwnerID: 1, Kind: viewer.KindDashboard}
+		for _, tc := range []struct {
+			scope any
+			want  viewer.Viewer
+		}{
+			{auth.ScopeOpenAPI, open},
+			{"openid " + auth.ScopeOpenAPI + " profile", open},
+			{[]string{auth.ScopeOpenAPI}, open},
+			{[]string{auth.ScopeDashboard}, board},
+			{[]string{"openid", auth.ScopeOpenAPI}, open},
+			{[]string{auth.ScopeOpenAPI, "openid"}, open},
+			{[]string{"openid", auth.ScopeOpenAPI, "profile"}, open},
+			{[]string{auth.ScopeOpenAPI, auth.ScopeDashboard}, board},
+		} {
+			v, err := tokens.Resolve(ctx, idp.Sign(t, "ES256", map[string]any{"typ": "at+jwt"}, claims(tc.scope)))
+			if err != nil {
+				t.Errorf("scope %#v: %v", tc.scope, err)
+				continue
+			}
+			got := *v
+			got.TokenID, got.Expires = 0, time.Time{}
+			if got != tc.want {
+				t.Errorf("scope %#v: viewer %+v; want %+v", tc.scope, got, tc.want)
+			}
+		}
+		for _, tc := range []struct {
+			scope any
+			msg   string
+		}{
+			{[]string{}, "neither"},
+			{[]string{"openid"}, "neither"},
+			{"[" + auth.ScopeOpenAPI + "]", "neither"},
+			{[]string{auth.ScopeOpenAPI + " openid"}, "neither"},
+			{42, "string or an array of strings"},
+			{[]any{auth.ScopeOpenAPI, 7}, "string or an array of strings"},
+			{[]any{[]string{auth.ScopeOpenAPI}}, "string or an array of strings"},
+			{map[string]any{"scope": auth.ScopeOpenAPI}, "string or an array of strings"},
+		} {
+			_, err := tokens.Resolve(ctx, idp.Sign(t, "ES256", map[string]any{"typ": "at+jwt"}, claims(tc.scope)))
+			if apperr.KindOf(err) != apperr.Forbidden || !strings.Contains(err.Error(), "scope claim") || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("scope %#v: %v; want Forbidden naming the scope claim, %q", tc.scope, err, tc.msg)
+			}
+		}
+	})
+}

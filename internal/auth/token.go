@@ -290,6 +290,9 @@ func dialectOf(d *string) predicate.APIToken {
 // exp, when it has one, is still enforced. Only JWTs that verified and
 // whose record is valid are cached. The use is noted for Run to write.
 func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, error) {
+	if err := checkSize(token); err != nil {
+		return nil, err
+	}
 	now := t.now()
 	if v, ok := t.cache.get(token, now); ok {
 		t.usage.note(v.TokenID, now)
@@ -298,10 +301,14 @@ func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, err
 	// The epoch is taken before verifying, so that a key retired while
 	// this runs (which flushes the cache) keeps the answer out of it.
 	epoch := t.cache.begin()
-	if isProviderToken(token) {
-		return t.resolveProvider(ctx, token, now, epoch)
+	j, err := readJWS(token)
+	if err != nil {
+		return nil, err
 	}
-	claims, err := t.signer.verify(token)
+	if !j.ours() {
+		return t.resolveProvider(ctx, token, j, now, epoch)
+	}
+	claims, err := t.signer.verifyJWS(j)
 	if err != nil {
 		return nil, err
 	}
