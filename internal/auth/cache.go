@@ -45,9 +45,17 @@ type cache struct {
 	// its read: the revocation that caused it may have committed after
 	// the read, and its eviction then ran before the store.
 	epoch uint64
-	byJWT map[string]*list.Element
-	byID  map[int][]*list.Element
-	lru   *list.List // of *cacheEntry, most recently used first
+	// version, when set, is the version of what verified the cached
+	// JWTs (the key sets: Tokens.keyRemovals); versionAt is the one they
+	// were verified under. Every use of the cache compares the two and
+	// empties it when they differ, so a JWT whose key was removed is not
+	// answered, whichever path removed the key and whether or not that
+	// path thought to flush.
+	version   func() uint64
+	versionAt uint64
+	byJWT     map[string]*list.Element
+	byID      map[int][]*list.Element
+	lru       *list.List // of *cacheEntry, most recently used first
 }
 
 // cacheEntry is one resolved JWT.
@@ -69,6 +77,7 @@ func newCache(max int) *cache {
 func (c *cache) get(jwt string, now time.Time) (viewer.Viewer, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.follow()
 	if !time.Now().Before(c.aliveUntil) {
 		return viewer.Viewer{}, false
 	}
@@ -90,6 +99,7 @@ func (c *cache) get(jwt string, now time.Time) (viewer.Viewer, bool) {
 func (c *cache) begin() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.follow()
 	return c.epoch
 }
 
@@ -99,6 +109,9 @@ func (c *cache) begin() uint64 {
 func (c *cache) put(jwt string, v viewer.Viewer, until time.Time, epoch uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// A version that moved since begin empties the cache, which moves the
+	// epoch: what was verified under the old keys is not stored.
+	c.follow()
 	if epoch != c.epoch || !time.Now().Before(c.aliveUntil) {
 		return
 	}
@@ -137,10 +150,26 @@ func (c *cache) reset(aliveUntil time.Time) {
 func (c *cache) flush() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.flushLocked()
+}
+
+func (c *cache) flushLocked() {
 	c.epoch++
 	clear(c.byJWT)
 	clear(c.byID)
 	c.lru.Init()
+}
+
+// follow empties the cache when the version of what verified its JWTs
+// moved; c.mu is held.
+func (c *cache) follow() {
+	if c.version == nil {
+		return
+	}
+	if v := c.version(); v != c.versionAt {
+		c.flushLocked()
+		c.versionAt = v
+	}
 }
 
 // renew lets the cache answer until aliveUntil; the listener renews after

@@ -37,6 +37,11 @@ type Signer struct {
 
 	reloadMu   sync.Mutex
 	lastReload time.Time
+	// removals counts the reloads that found a key removed, whichever
+	// path reloaded (Reload, a token with an unknown kid); a cache of
+	// verified tokens keeps no answer from before a removal (see
+	// cache.version).
+	removals atomic.Uint64
 }
 
 // keySet is one immutable version of the keys.
@@ -87,9 +92,10 @@ func OpenSigner(ctx context.Context, c *ent.Client, secret string) (*Signer, err
 // also heard at once (KeysChannel).
 const KeysEvery = 5 * time.Second
 
-// Reload reads the key set again and reports whether a key was removed
-// (whose tokens the caller must stop accepting from caches). A static
-// Signer has nothing to reload.
+// Reload reads the key set again and reports whether a key was removed.
+// The tokens of a removed key stop resolving at once, from caches too,
+// however the removal is found (here or at a token with an unknown kid):
+// see removals. A static Signer has nothing to reload.
 func (s *Signer) Reload(ctx context.Context) (removed bool, err error) {
 	if s.client == nil {
 		return false, nil
@@ -109,6 +115,9 @@ func (s *Signer) reloadLocked(ctx context.Context) (bool, error) {
 	old := s.keys.Swap(next)
 	for id := range old.byID {
 		if _, ok := next.byID[id]; !ok {
+			// Counted after the swap: a token verified with the removed
+			// key before it is answered from no cache once this is seen.
+			s.removals.Add(1)
 			return true, nil
 		}
 	}

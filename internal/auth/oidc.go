@@ -3,6 +3,7 @@ package auth
 import (
 	"cmp"
 	"context"
+	"crypto"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +18,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/MicahParks/jwkset"
@@ -89,6 +92,49 @@ type Provider struct {
 	keys, refreshing jwkset.Storage
 	unknownKid       *rate.Limiter
 	now              func() time.Time
+	// removals counts the fetches that found a key dropped (keyStore).
+	removals *atomic.Uint64
+}
+
+// keyStore keeps the provider's keys for jwkset, which replaces them all
+// at every fetch, periodic or caused by an unknown kid; it counts the
+// fetches that dropped a key, or changed the key a kid names, so that the
+// tokens of that key stop resolving from the cache as they stop verifying
+// (Tokens.keyRemovals).
+type keyStore struct {
+	*jwkset.MemoryJWKSet
+	mu       sync.Mutex
+	removals atomic.Uint64
+}
+
+// KeyReplaceAll stores the keys of a fetch.
+func (s *keyStore) KeyReplaceAll(ctx context.Context, given []jwkset.JWK) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, err := s.MemoryJWKSet.KeyReadAll(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.MemoryJWKSet.KeyReplaceAll(ctx, given); err != nil {
+		return err
+	}
+	// Counted after the replacement, as Signer.removals.
+	for _, o := range old {
+		if !slices.ContainsFunc(given, func(n jwkset.JWK) bool { return sameKey(o, n) }) {
+			s.removals.Add(1)
+			break
+		}
+	}
+	return nil
+}
+
+// sameKey reports whether a and b are one key under one kid.
+func sameKey(a, b jwkset.JWK) bool {
+	if a.Marshal().KID != b.Marshal().KID {
+		return false
+	}
+	k, ok := a.Key().(interface{ Equal(crypto.PublicKey) bool })
+	return ok && k.Equal(b.Key())
 }
 
 // CheckIssuer refuses an issuer URL that is not https, except http on a
@@ -130,7 +176,9 @@ func NewProvider(ctx context.Context, cfg ProviderConfig, log *slog.Logger) (*Pr
 	if err != nil {
 		return nil, err
 	}
+	kept := &keyStore{MemoryJWKSet: jwkset.NewMemoryStorage()}
 	store, err := jwkset.NewStorageFromHTTP(jwksURL, jwkset.HTTPClientStorageOptions{
+		Storage:         kept,
 		Client:          client,
 		Ctx:             ctx,
 		HTTPTimeout:     10 * time.Second,
@@ -164,6 +212,7 @@ func NewProvider(ctx context.Context, cfg ProviderConfig, log *slog.Logger) (*Pr
 		refreshing: refreshing,
 		unknownKid: rate.NewLimiter(rate.Every(UnknownKidEvery), 1),
 		now:        time.Now,
+		removals:   &kept.removals,
 	}, nil
 }
 

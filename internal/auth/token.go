@@ -66,7 +66,7 @@ type Tokens struct {
 // It is usable at once, without a cache, as the CLI uses it; a serving
 // process also calls Run, without which uses are noted but not written.
 func NewTokens(client *ent.Client, signer *Signer) *Tokens {
-	return &Tokens{
+	t := &Tokens{
 		client:       client,
 		signer:       signer,
 		now:          time.Now,
@@ -75,6 +75,8 @@ func NewTokens(client *ent.Client, signer *Signer) *Tokens {
 		recheckEvery: RecheckEvery,
 		watches:      watches{byID: map[int]map[*watch]struct{}{}, kick: make(chan struct{}, 1)},
 	}
+	t.cache.version = t.keyRemovals
+	return t
 }
 
 // Run does the background work of a serving process until ctx is done:
@@ -111,22 +113,29 @@ func (t *Tokens) Run(ctx context.Context, log *slog.Logger) error {
 	}
 }
 
-// reloadKeys reads the key set again; when a key was retired, the cache
-// forgets every JWT, since those it signed must no longer resolve. A
-// failure is logged and retried with the next reload.
+// reloadKeys reads the key set again (every KeysEvery, and on
+// PostgreSQL when a key change is heard); the cache then drops the JWTs
+// of a retired key by itself (keyRemovals), as it does when a token with
+// an unknown kid made the reload. A failure is logged and retried with
+// the next reload.
 func (t *Tokens) reloadKeys(ctx context.Context, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	removed, err := t.signer.Reload(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			log.Warn("could not reload the signing keys; retrying", "err", err)
-		}
-		return
+	if _, err := t.signer.Reload(ctx); err != nil && ctx.Err() == nil {
+		log.Warn("could not reload the signing keys; retrying", "err", err)
 	}
-	if removed {
-		t.cache.flush()
+}
+
+// keyRemovals counts the removals of keys seen so far, the service's own
+// and the provider's, whichever path saw them; the cache answers nothing
+// it stored before the count last moved, so that a retired key's tokens
+// stop resolving from the cache as soon as a reload drops the key.
+func (t *Tokens) keyRemovals() uint64 {
+	n := t.signer.removals.Load()
+	if t.provider != nil {
+		n += t.provider.removals.Load()
 	}
+	return n
 }
 
 // CreateOpenAPI records an Open API token for a configurator (its home
@@ -299,7 +308,7 @@ func (t *Tokens) Resolve(ctx context.Context, token string) (*viewer.Viewer, err
 		return &v, nil
 	}
 	// The epoch is taken before verifying, so that a key retired while
-	// this runs (which flushes the cache) keeps the answer out of it.
+	// this runs keeps the answer out of the cache.
 	epoch := t.cache.begin()
 	j, err := readJWS(token)
 	if err != nil {
