@@ -195,20 +195,24 @@ func (s *slot) release() {
 // deferral books a later turn for n deliveries of owner that may not start
 // now and returns how long they should wait: after the deliveries booked
 // before them, n more of the owner's attempts at its pace (its average,
-// or the age of its attempts in flight when they have run longer), shared
-// by its share. It is at least patience and at most AttemptTimeout times
-// n, so that an owner whose endpoints recover is not kept waiting for
-// long by an old estimate.
+// or the age of its attempts in flight when they have run longer, at
+// most AttemptTimeout), shared by its share; at least patience.
 func (f *fair) deferral(owner, n int) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	l := f.lane(owner)
 	now := time.Now()
+	if len(f.owners) > 4*f.total {
+		// Lanes of owners that sent nothing since their bookings passed.
+		for o, l := range f.owners {
+			f.forget(o, l, now)
+		}
+	}
+	l := f.lane(owner)
 	pace := l.pace
 	for _, t := range l.started {
 		pace = max(pace, now.Sub(t))
 	}
-	pace = min(max(pace, patience), AttemptTimeout)
+	pace = min(max(pace, time.Millisecond), AttemptTimeout)
 	from := now
 	if l.booked.After(now) {
 		from = l.booked
