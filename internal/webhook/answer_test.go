@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -134,4 +135,59 @@ func TestAnswerMemoryBounded(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestAttemptEndsAtItsTimeout: a receiver that sends its answer a byte
+// at a time, its headers or its body, for far longer than the attempt's
+// timeout, does not hold the attempt past it: the attempt ends with the
+// timeout while the receiver is still sending (the connection is closed
+// under it).
+func TestAttemptEndsAtItsTimeout(t *testing.T) {
+	q := queue(t, dbtest.Open(t, dbtest.SQLite(t)), time.Hour) // never started: the attempt alone
+	for _, tc := range []struct{ name, head string }{
+		{"headers", "HTTP/1.1 200 OK\r\nX-Slow: "},
+		{"body", "HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			cut := make(chan time.Duration, 1)
+			go func() {
+				conn, err := l.Accept()
+				if err != nil {
+					return
+				}
+				defer conn.Close()
+				if _, err := http.ReadRequest(bufio.NewReader(conn)); err != nil {
+					return
+				}
+				began := time.Now()
+				io.WriteString(conn, tc.head)
+				for range 600 { // a minute of it
+					if _, err := conn.Write([]byte("a")); err != nil {
+						cut <- time.Since(began)
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				close(cut)
+			}()
+			began := time.Now()
+			_, err = webhook.Attempt(context.Background(), q, "http://"+l.Addr().String()+"/hook")
+			took := time.Since(began)
+			sent, cutShort := <-cut
+			t.Logf("the attempt ended after %v: %v; the receiver was cut off after %v", took, err, sent)
+			if !cutShort {
+				t.Errorf("the receiver sent its whole minute of answer; want the attempt to end at its timeout")
+			}
+			var timeout interface{ Timeout() bool }
+			if tc.name == "headers" && !(errors.As(err, &timeout) && timeout.Timeout()) {
+				t.Errorf("attempt: %v; want the timeout", err)
+			}
+		})
+	}
 }
