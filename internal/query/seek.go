@@ -104,13 +104,17 @@ func (f orderFilter) seek(ctx context.Context, client *ent.Client, skip, n int, 
 		if err != nil {
 			return seekAt{}, err
 		}
-		d, inMonth, found := walk(days, at.rest-before, desc)
-		if !found {
-			return seekAt{}, fmt.Errorf("seek: the days of %s count fewer orders than the month", p.Day)
-		}
-		p, before = d, before+inMonth
-		if start, err = p.start(); err != nil {
-			return seekAt{}, err
+		// The days are read in a statement of their own, so orders
+		// deleted since the months were read (operators delete in bulk)
+		// can leave them short of the page's row. The page then starts
+		// at the month, as the months alone place it: its rows are those
+		// of the list as it now stands, a page earlier or later than
+		// the months promised at worst, never an error.
+		if d, inMonth, found := walk(days, at.rest-before, desc); found {
+			p, before = d, before+inMonth
+			if start, err = p.start(); err != nil {
+				return seekAt{}, err
+			}
 		}
 	}
 	at.rest -= before

@@ -44,6 +44,9 @@ const batchMaxAttempts = 25
 // deliveries.
 type batchArgs struct {
 	Deliveries []int `json:"deliveries"`
+	// Owner, when set, makes it the batch of one owner's deliveries that
+	// another batch deferred to the owner's turn (fair.deferral).
+	Owner int `json:"owner,omitempty"`
 }
 
 // Kind names the job in River's table.
@@ -79,9 +82,23 @@ var errTakenOver = errors.New("webhook batch: River gave this job to another run
 // receivers unrecorded, so it hands each delivery still waiting to a job
 // of its own (the receiver may see a webhook-id twice and drops the
 // repeat).
+//
+// The deliveries of an owner whose share of the replica's sending stays
+// in use (its endpoints are slow) are deferred: handed, in the same
+// transaction, to a batch of that owner's due at its booked turn, which
+// is snoozed (put back without an attempt) while the owner still has no
+// turn when it comes up. So a batch never waits long on one owner, and
+// its other owners' attempts start at once.
 func (w *batchWorker) Work(ctx context.Context, job *river.Job[batchArgs]) error {
 	q := w.q
-	ds, err := q.load(ctx, job.Args.Deliveries, true)
+	p := pickFirst
+	if owner := job.Args.Owner; owner != 0 {
+		if job.Attempt == 1 && !q.fair.turn(owner) {
+			return river.JobSnooze(q.fair.deferral(owner, len(job.Args.Deliveries)))
+		}
+		p = pickDeferred
+	}
+	ds, err := q.load(ctx, job.Args.Deliveries, p)
 	if err != nil {
 		return fmt.Errorf("webhook batch: %w", err)
 	}
@@ -92,7 +109,7 @@ func (w *batchWorker) Work(ctx context.Context, job *river.Job[batchArgs]) error
 	if job.Attempt == 1 {
 		q.attemptAll(ctx, as, time.Now().Add(startWithin))
 	}
-	return q.recordBatch(ctx, job, as)
+	return q.recordBatch(ctx, job, as, p)
 }
 
 // firstAttempt is one delivery of a batch, what its attempt needs and,
@@ -100,52 +117,75 @@ func (w *batchWorker) Work(ctx context.Context, job *river.Job[batchArgs]) error
 type firstAttempt struct {
 	delivery
 	tried bool
-	code  int
-	err   error
+	// deferred is a delivery whose owner had no turn: it goes to a batch
+	// of the owner's, due at its booked turn.
+	deferred bool
+	code     int
+	err      error
 }
 
-// attemptAll sends the deliveries of as whose endpoint is enabled, at
-// most Workers at once; it starts none after startBy or once the queue
-// stops (those are handed on), and waits for the ones it started.
+// attemptAll sends the deliveries of as whose endpoint is enabled, each
+// owner's in order and the owners side by side, as the replica's sending
+// and each owner's share of it allow (fair); it starts none after
+// startBy or once the queue stops (those are handed on), defers an
+// owner's deliveries that have no turn, and waits for the attempts it
+// started.
 func (q *Queue) attemptAll(ctx context.Context, as []firstAttempt, startBy time.Time) {
-	var wg sync.WaitGroup
-	timer := time.NewTimer(time.Until(startBy))
-	defer timer.Stop()
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-q.stopping:
+			cancel()
+		case <-actx.Done():
+		}
+	}()
+	byOwner := map[int][]*firstAttempt{}
+	var owners []int
 	for i := range as {
-		if !as[i].enabled {
+		a := &as[i]
+		if !a.enabled {
 			continue
 		}
-		acquired := false
-		select {
-		case q.sending <- struct{}{}:
-			acquired = true
-		case <-ctx.Done():
-		case <-q.stopping:
-		case <-timer.C:
+		if byOwner[a.owner] == nil {
+			owners = append(owners, a.owner)
 		}
-		if !acquired || ctx.Err() != nil || q.stopped() || time.Now().After(startBy) {
-			if acquired {
-				<-q.sending
+		byOwner[a.owner] = append(byOwner[a.owner], a)
+	}
+	var sending sync.WaitGroup
+	var owning sync.WaitGroup
+	for _, owner := range owners {
+		owning.Go(func() {
+			mine := byOwner[owner]
+			for i, a := range mine {
+				slot := q.fair.acquire(actx, owner, startBy)
+				if slot == nil {
+					if actx.Err() == nil && time.Now().Before(startBy) {
+						for _, rest := range mine[i:] {
+							rest.deferred = true
+						}
+					}
+					return
+				}
+				sending.Go(func() {
+					defer slot.release()
+					// An attempt under way when the job's context ends is
+					// finished (it is bounded by AttemptTimeout) and recorded.
+					a.code, a.err = q.send(context.WithoutCancel(ctx), a.url, a.secret, MessageID(a.id), a.payload)
+					a.tried = true
+				})
 			}
-			break
-		}
-		a := &as[i]
-		wg.Go(func() {
-			defer func() { <-q.sending }()
-			// An attempt under way when the job's context ends is finished
-			// (it is bounded by AttemptTimeout) and recorded.
-			a.code, a.err = q.send(context.WithoutCancel(ctx), a.url, a.secret, MessageID(a.id), a.payload)
-			a.tried = true
 		})
 	}
-	wg.Wait()
+	owning.Wait()
+	sending.Wait()
 }
 
 // recordBatch records the outcomes of as, hands the deliveries not
 // attempted to a job each, and completes job, in one transaction. It
 // refuses (errTakenOver, the transaction rolled back) when the job is no
 // longer this run's: River rescued it and another run has it or had it.
-func (q *Queue) recordBatch(ctx context.Context, job *river.Job[batchArgs], as []firstAttempt) error {
+func (q *Queue) recordBatch(ctx context.Context, job *river.Job[batchArgs], as []firstAttempt, p pick) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	sys := privacy.DecisionContext(rctx, privacy.Allow)
@@ -156,8 +196,8 @@ func (q *Queue) recordBatch(ctx context.Context, job *river.Job[batchArgs], as [
 	defer t.Rollback()
 	now := time.Now()
 	next := now.Add(q.wait(1))
-	groups, handed, jobs := q.sortOutcomes(as, next)
-	if err := writeOutcomes(sys, t, groups, handed, now, next); err != nil {
+	groups, handed, deferred, jobs := q.sortOutcomes(as, now, next)
+	if err := writeOutcomes(sys, t, p, groups, handed, deferred, now, next); err != nil {
 		return err
 	}
 	if len(jobs) > 0 {
@@ -223,40 +263,63 @@ func (o outcome) metric() string {
 }
 
 // sortOutcomes groups the deliveries of as by outcome, lists the ones not
-// attempted (handed on), and makes their jobs and those of the retries,
-// due at next.
-func (q *Queue) sortOutcomes(as []firstAttempt, next time.Time) (groups map[outcome][]int, handed []int, jobs []river.InsertManyParams) {
+// attempted (handed on) and those deferred (by the time they are due),
+// and makes their jobs (a batch per owner for the deferred ones, due at
+// its booked turn) and those of the retries, due at next.
+func (q *Queue) sortOutcomes(as []firstAttempt, now, next time.Time) (groups map[outcome][]int, handed []int, deferred map[time.Time][]int, jobs []river.InsertManyParams) {
 	groups = map[outcome][]int{}
+	deferred = map[time.Time][]int{}
+	byOwner := map[int][]int{}
+	var owners []int
 	for _, a := range as {
 		switch {
 		case !a.enabled:
 			o := outcome{err: "the endpoint is disabled", failed: true}
 			groups[o] = append(groups[o], a.id)
+		case a.deferred:
+			if byOwner[a.owner] == nil {
+				owners = append(owners, a.owner)
+			}
+			byOwner[a.owner] = append(byOwner[a.owner], a.id)
 		case !a.tried:
 			handed = append(handed, a.id)
-			jobs = append(jobs, river.InsertManyParams{Args: deliverArgs{DeliveryID: a.id}})
+			jobs = append(jobs, river.InsertManyParams{Args: deliverArgs{DeliveryID: a.id, Owner: a.owner}})
 		case a.err == nil:
 			groups[outcome{code: a.code}] = append(groups[outcome{code: a.code}], a.id)
 		default:
 			o := outcome{code: a.code, err: a.err.Error()}
 			groups[o] = append(groups[o], a.id)
 			jobs = append(jobs, river.InsertManyParams{
-				Args:       deliverArgs{DeliveryID: a.id, Tried: 1},
+				Args:       deliverArgs{DeliveryID: a.id, Tried: 1, Owner: a.owner},
 				InsertOpts: &river.InsertOpts{ScheduledAt: next, MaxAttempts: len(q.schedule)},
 			})
 		}
 	}
-	return groups, handed, jobs
+	for _, owner := range owners {
+		ids := byOwner[owner]
+		due := now.Add(q.fair.deferral(owner, len(ids)))
+		deferred[due] = append(deferred[due], ids...)
+		jobs = append(jobs, river.InsertManyParams{
+			Args:       batchArgs{Deliveries: ids, Owner: owner},
+			InsertOpts: &river.InsertOpts{ScheduledAt: due, MaxAttempts: batchMaxAttempts},
+		})
+	}
+	return groups, handed, deferred, jobs
 }
 
-// writeOutcomes records the outcomes of groups, and marks the deliveries
+// writeOutcomes records the outcomes of groups, marks the deliveries
 // handed on due now (the marker keeps a later run of the job from handing
-// them on again), on the deliveries still waiting for their first
-// attempt.
-func writeOutcomes(ctx context.Context, t *database.Tx, groups map[outcome][]int, handed []int, now, next time.Time) error {
+// them on again) and the deferred ones due when their owner's batch is,
+// on the deliveries that p picks (those still waiting for their first
+// attempt).
+func writeOutcomes(ctx context.Context, t *database.Tx, p pick, groups map[outcome][]int, handed []int, deferred map[time.Time][]int, now, next time.Time) error {
 	waiting := func(ids []int) *ent.WebhookDeliveryUpdate {
-		return t.Client.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...),
-			webhookdelivery.StatusEQ(webhookdelivery.StatusPENDING), webhookdelivery.Attempts(0), webhookdelivery.NextAttemptAtIsNil())
+		u := t.Client.WebhookDelivery.Update().Where(webhookdelivery.IDIn(ids...),
+			webhookdelivery.StatusEQ(webhookdelivery.StatusPENDING), webhookdelivery.Attempts(0))
+		if p == pickFirst {
+			u.Where(webhookdelivery.NextAttemptAtIsNil())
+		}
+		return u
 	}
 	for o, ids := range groups {
 		if err := o.apply(waiting(ids).SetAttempts(1), now, next).Exec(ctx); err != nil {
@@ -266,6 +329,11 @@ func writeOutcomes(ctx context.Context, t *database.Tx, groups map[outcome][]int
 	if len(handed) > 0 {
 		if err := waiting(handed).SetNextAttemptAt(now).Exec(ctx); err != nil {
 			return fmt.Errorf("webhook batch: hand on: %w", err)
+		}
+	}
+	for due, ids := range deferred {
+		if err := waiting(ids).SetNextAttemptAt(due).Exec(ctx); err != nil {
+			return fmt.Errorf("webhook batch: defer: %w", err)
 		}
 	}
 	return nil

@@ -35,3 +35,9 @@ func ExplainUndispatched(ctx context.Context, c *ent.Client) (string, error) {
 	}
 	return strings.Join(plan, "\n"), rows.Err()
 }
+
+// Attempt makes one attempt of q to url, as a delivery would, and returns
+// its status code and error.
+func Attempt(ctx context.Context, q *Queue, url string) (int, error) {
+	return q.send(ctx, url, NewSecret(), MessageID(1), []byte(`{}`))
+}

@@ -67,6 +67,12 @@ type Config struct {
 	// Workers is the number of deliveries one replica sends at once, as
 	// first attempts of batches and as jobs each (0: 20).
 	Workers int
+	// OwnerShare is how many of them one owner's deliveries may take
+	// (0: DefaultOwnerShare(Workers)).
+	OwnerShare int
+	// SettleEvery is how often the leader looks for deliveries whose job
+	// River gave up on (0: a minute; settle.go).
+	SettleEvery time.Duration
 	// Log receives the queue's warnings (nil: slog.Default()).
 	Log *slog.Logger
 	// Metrics registers the queue's metrics (nil: none).
@@ -96,8 +102,8 @@ type Queue struct {
 	dialect  string
 	river    *river.Client[*sql.Tx]
 	schedule []time.Duration
-	// sending holds a slot per first attempt under way (Workers of them).
-	sending chan struct{}
+	// fair shares the replica's sending among owners.
+	fair *fair
 	// stopping is closed by Stop: batches start no more attempts and hand
 	// the rest on.
 	stopping chan struct{}
@@ -131,6 +137,10 @@ func (q *Queue) countDepth(ctx context.Context) {
 // deliverArgs is the job of one delivery.
 type deliverArgs struct {
 	DeliveryID int `json:"delivery_id"`
+	// Owner is the delivery's owner, so that a job whose owner has no
+	// turn is put back without a query (0: unknown, read with the
+	// delivery).
+	Owner int `json:"owner,omitempty"`
 	// Tried is how many attempts were made before this job (the first,
 	// by a batch job), so that the schedule goes on from there.
 	Tried int `json:"tried,omitempty"`
@@ -145,7 +155,8 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 	workers := cmp.Or(cfg.Workers, defaultWorkers)
 	q := &Queue{client: c, db: db, dialect: dialectName, schedule: cfg.Schedule, http: cfg.HTTPClient,
 		vacuumAfter: cmp.Or(cfg.VacuumAfter, DefaultVacuumAfter),
-		log:         cmp.Or(cfg.Log, slog.Default()), stopping: make(chan struct{}), sending: make(chan struct{}, workers)}
+		log:         cmp.Or(cfg.Log, slog.Default()), stopping: make(chan struct{}),
+		fair: newFair(workers, cmp.Or(cfg.OwnerShare, DefaultOwnerShare(workers)))}
 	if len(q.schedule) == 0 {
 		q.schedule = DefaultSchedule
 	}
@@ -156,8 +167,12 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &worker{q: q})
 	river.AddWorker(ws, &batchWorker{q: q})
+	river.AddWorker(ws, &settleWorker{q: q})
 	rc, err := river.NewClient(database.QueueDriver(db, dialectName), &river.Config{
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
+		// A job waiting for its owner's turn holds a worker: twice the
+		// attempts, so that an owner's attempts and waits (its share of
+		// each) leave the others room.
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2 * workers}},
 		Workers:           ws,
 		PollOnly:          true,
 		FetchPollInterval: cmp.Or(cfg.PollInterval, 50*time.Millisecond),
@@ -174,6 +189,7 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 		// A batch job a few dispatches a second leaves a row each: an hour
 		// of them is kept for inspection, not River's default day.
 		CompletedJobRetentionPeriod: time.Hour,
+		PeriodicJobs:                []*river.PeriodicJob{settleJob(cmp.Or(cfg.SettleEvery, time.Minute))},
 		Logger:                      quiet(q.log),
 	})
 	if err != nil {
@@ -183,17 +199,37 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 	return q, nil
 }
 
+// MaxAnswerHeader bounds what a receiver's answer may hold before its
+// body: the status line and headers, with those of any informational
+// (1xx) answers before it. A longer one fails the attempt as soon as the
+// bound is read, so that an attempt costs the replica a few tens of
+// kilobytes whatever the receiver sends.
+const MaxAnswerHeader = 16 << 10
+
+// MaxAnswerBody is how much of an answer's body is read (and dropped): a
+// longer body is not read on, its connection is closed. Trailers are
+// bounded by net/http (a read buffer, 4 KB), chunk framing by its check
+// of the overhead.
+const MaxAnswerBody = 64 << 10
+
 // newHTTPClient is the client that sends the deliveries: it dials through
-// g, follows no redirect and ignores proxy settings.
+// g, follows no redirect and ignores proxy settings. Every owner's
+// attempts share it, and nothing in it makes one owner's attempt wait for
+// another's: no limit of connections per host, the DNS lookups of an
+// attempt within the attempt (its owner's share, its timeout), and at
+// most twice workers idle connections in all (the least recently used
+// are closed first).
 func newHTTPClient(g *Guard, workers int) *http.Client {
 	return &http.Client{
 		Timeout: AttemptTimeout,
 		Transport: &http.Transport{
-			DialContext:         g.Dialer().DialContext,
-			TLSHandshakeTimeout: 5 * time.Second,
+			DialContext:            g.Dialer().DialContext,
+			TLSHandshakeTimeout:    5 * time.Second,
+			MaxResponseHeaderBytes: MaxAnswerHeader,
 			// As many idle connections to a receiver as attempts at once,
 			// so that a busy endpoint reuses its connections.
 			MaxIdleConnsPerHost: workers,
+			MaxIdleConns:        2 * workers,
 			IdleConnTimeout:     90 * time.Second,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -280,15 +316,40 @@ func (q *Queue) wait(attempt int) time.Duration {
 	return q.schedule[min(max(attempt, 1), len(q.schedule))-1]
 }
 
+// jobWait is how long a delivery job waits for a free place in the
+// replica's sending when its owner's share is not the reason (other
+// owners use it all): it holds a River worker meanwhile, so it is put
+// back after this rather than wait for long.
+const jobWait = time.Second
+
 // Work sends the delivery and records the outcome on its row. A delivery
 // that is gone (its endpoint was deleted) or no longer pending ends the
-// job.
+// job. A job whose owner has no turn on this replica (fair.acquire) is
+// snoozed until the owner's booked turn: River puts it back without
+// counting an attempt.
 func (w *worker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
 	q := w.q
 	sys := privacy.DecisionContext(ctx, privacy.Allow)
-	ds, err := q.load(ctx, []int{job.Args.DeliveryID}, false)
-	if err != nil {
-		return err
+	var ds []delivery
+	owner := job.Args.Owner
+	if owner == 0 {
+		var err error
+		if ds, err = q.load(ctx, []int{job.Args.DeliveryID}, pickAny); err != nil || len(ds) == 0 {
+			return err
+		}
+		owner = ds[0].owner
+	}
+	slot := q.fair.acquire(ctx, owner, time.Now().Add(jobWait))
+	if slot == nil {
+		return river.JobSnooze(q.fair.deferral(owner, 1))
+	}
+	released := sync.OnceFunc(slot.release)
+	defer released()
+	if ds == nil {
+		var err error
+		if ds, err = q.load(ctx, []int{job.Args.DeliveryID}, pickAny); err != nil {
+			return err
+		}
 	}
 	if len(ds) == 0 || ds[0].status != webhookdelivery.StatusPENDING {
 		return nil
@@ -301,6 +362,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
 	var sendErr error
 	if d.enabled {
 		o.code, sendErr = q.send(ctx, d.url, d.secret, MessageID(job.Args.DeliveryID), d.payload)
+		released()
 		o.err, o.failed = "", false
 		if sendErr != nil {
 			o.err, o.failed = sendErr.Error(), job.Attempt >= job.MaxAttempts
@@ -317,7 +379,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
 // delivery is what an attempt needs of a delivery, its endpoint and its
 // event.
 type delivery struct {
-	id          int
+	id, owner   int
 	status      webhookdelivery.Status
 	attempts    int
 	url, secret string
@@ -325,22 +387,39 @@ type delivery struct {
 	payload     []byte
 }
 
-// load reads the deliveries of ids, with their endpoints and events, in
-// one statement; with waiting, only those that wait for their first
-// attempt (pending, never attempted, not handed to a job of their own).
-func (q *Queue) load(ctx context.Context, ids []int, waiting bool) ([]delivery, error) {
+// pick says which of a job's deliveries load reads.
+type pick int
+
+const (
+	// pickAny reads them whatever their state.
+	pickAny pick = iota
+	// pickFirst reads those that wait for their first attempt: pending,
+	// never attempted, not handed to a job of their own.
+	pickFirst
+	// pickDeferred reads those that wait for their first attempt in a
+	// batch of their owner's, deferred to its turn: pending and never
+	// attempted.
+	pickDeferred
+)
+
+// load reads the deliveries of ids that p picks, with their endpoints and
+// events, in one statement.
+func (q *Queue) load(ctx context.Context, ids []int, p pick) ([]delivery, error) {
 	d, e, ev := entsql.Table(webhookdelivery.Table).As("d"), entsql.Table(webhookendpoint.Table).As("e"), entsql.Table(event.Table).As("ev")
 	in := make([]any, len(ids))
 	for i, id := range ids {
 		in[i] = id
 	}
 	where := entsql.In(d.C(webhookdelivery.FieldID), in...)
-	if waiting {
+	if p != pickAny {
 		where = entsql.And(where, entsql.EQ(d.C(webhookdelivery.FieldStatus), webhookdelivery.StatusPENDING),
-			entsql.EQ(d.C(webhookdelivery.FieldAttempts), 0), entsql.IsNull(d.C(webhookdelivery.FieldNextAttemptAt)))
+			entsql.EQ(d.C(webhookdelivery.FieldAttempts), 0))
+	}
+	if p == pickFirst {
+		where = entsql.And(where, entsql.IsNull(d.C(webhookdelivery.FieldNextAttemptAt)))
 	}
 	query, args := entsql.Dialect(q.dialect).
-		Select(d.C(webhookdelivery.FieldID), d.C(webhookdelivery.FieldStatus), d.C(webhookdelivery.FieldAttempts),
+		Select(d.C(webhookdelivery.FieldID), d.C(webhookdelivery.FieldOwnerID), d.C(webhookdelivery.FieldStatus), d.C(webhookdelivery.FieldAttempts),
 			e.C(webhookendpoint.FieldURL), e.C(webhookendpoint.FieldSecret), e.C(webhookendpoint.FieldEnabled), ev.C(event.FieldPayload)).
 		From(d).Join(e).On(d.C(webhookdelivery.FieldEndpointID), e.C(webhookendpoint.FieldID)).
 		Join(ev).On(d.C(webhookdelivery.FieldEventID), ev.C(event.FieldID)).
@@ -353,7 +432,7 @@ func (q *Queue) load(ctx context.Context, ids []int, waiting bool) ([]delivery, 
 	var out []delivery
 	for rows.Next() {
 		var a delivery
-		if err := rows.Scan(&a.id, &a.status, &a.attempts, &a.url, &a.secret, &a.enabled, &a.payload); err != nil {
+		if err := rows.Scan(&a.id, &a.owner, &a.status, &a.attempts, &a.url, &a.secret, &a.enabled, &a.payload); err != nil {
 			return nil, err
 		}
 		out = append(out, a)
@@ -391,7 +470,7 @@ func (q *Queue) send(ctx context.Context, url, secret, id string, body []byte) (
 		return 0, fmt.Errorf("no answer: %w", err)
 	}
 	defer resp.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	io.Copy(io.Discard, io.LimitReader(resp.Body, MaxAnswerBody))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp.StatusCode, fmt.Errorf("the receiver answered %d", resp.StatusCode)
 	}
