@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,21 +17,6 @@ import (
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/problem"
 )
-
-// allocated returns the fewest bytes that one call of f allocated over a
-// few calls: the least is f's own, whatever other goroutines (the
-// database pool's) allocated meanwhile.
-func allocated(f func()) uint64 {
-	least := ^uint64(0)
-	var before, after runtime.MemStats
-	for range 5 {
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		least = min(least, after.TotalAlloc-before.TotalAlloc)
-	}
-	return least
-}
 
 // seg is s as a JWT segment.
 func seg(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
@@ -95,7 +79,7 @@ func TestTokenBounds(t *testing.T) {
 			{"claims of 10,000 brackets, signed", sign(`{"alg":"HS256"}`, `{"x":`+strings.Repeat("[", 10000)+`}`), "invalid token", 512 << 10},
 		} {
 			var err error
-			a := allocated(func() { _, err = tokens.Resolve(ctx, tc.token) })
+			a := auth.Allocs(5, func() { _, err = tokens.Resolve(ctx, tc.token) })
 			if apperr.KindOf(err) != apperr.Unauthenticated || !strings.HasPrefix(err.Error(), "invalid token") || !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("%s: %v; want Unauthenticated, invalid token, naming %q", tc.name, err, tc.msg)
 			} else if len(err.Error()) > 200 {

@@ -31,6 +31,24 @@ var providerClients = map[string]oidctest.Client{
 	"shortlived": {Claims: map[string]any{"owner_id": 1}, TTL: 60 * time.Second},
 }
 
+// providerTokens makes owner 1 with configurator 1 (a fresh database's
+// first rows, which providerClients name) and returns a token service
+// that also accepts idp's tokens.
+func providerTokens(t *testing.T, c *ent.Client, idp *oidctest.Provider) *auth.Tokens {
+	t.Helper()
+	conf := dbtest.NewTenant(t, c, "O", "Sofa").Confs[0]
+	if conf.ID != 1 || conf.OwnerID != 1 {
+		t.Fatalf("configurator %d of owner %d; want 1 of 1", conf.ID, conf.OwnerID)
+	}
+	p, err := auth.NewProvider(context.Background(), auth.ProviderConfig{Issuer: idp.Issuer, Audience: oidctest.Audience}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := dbtest.Tokens(c)
+	tokens.SetProvider(p)
+	return tokens
+}
+
 // TestProviderTokens: tokens of a real OpenID provider (oidc-provider,
 // client credentials, JWT access tokens) resolve to their caller by the
 // claim mapping, with RS256, ES256 and EdDSA; each caller gets one token
@@ -43,17 +61,8 @@ func TestProviderTokens(t *testing.T) {
 	other := oidctest.Start(t, providerClients)
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		ctx := context.Background()
-		conf := dbtest.NewTenant(t, c, "O", "Sofa").Confs[0]
+		tokens := providerTokens(t, c, idp)
 		dbtest.NewTenant(t, c, "Other")
-		if conf.ID != 1 || conf.OwnerID != 1 {
-			t.Fatalf("configurator %d of owner %d; want 1 of 1", conf.ID, conf.OwnerID)
-		}
-		p, err := auth.NewProvider(ctx, auth.ProviderConfig{Issuer: idp.Issuer, Audience: oidctest.Audience}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tokens := dbtest.Tokens(c)
-		tokens.SetProvider(p)
 		resolve := func(jwt string) (*viewer.Viewer, error) { return tokens.Resolve(ctx, jwt) }
 
 		for _, tc := range []struct {
@@ -205,16 +214,7 @@ func TestProviderTokenHeaders(t *testing.T) {
 	idp := oidctest.Start(t, providerClients)
 	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
 		ctx := context.Background()
-		conf := dbtest.NewTenant(t, c, "O", "Sofa").Confs[0]
-		if conf.ID != 1 || conf.OwnerID != 1 {
-			t.Fatalf("configurator %d of owner %d; want 1 of 1", conf.ID, conf.OwnerID)
-		}
-		p, err := auth.NewProvider(ctx, auth.ProviderConfig{Issuer: idp.Issuer, Audience: oidctest.Audience}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tokens := dbtest.Tokens(c)
-		tokens.SetProvider(p)
+		tokens := providerTokens(t, c, idp)
 		claims := func(scope any) map[string]any {
 			return map[string]any{"iss": idp.Issuer, "aud": oidctest.Audience, "sub": "shapes", "owner_id": 1,
 				"configurator_id": 1, "scope": scope, "exp": time.Now().Add(5 * time.Minute).Unix()}

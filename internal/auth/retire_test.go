@@ -208,16 +208,8 @@ func TestProviderKeyRetired(t *testing.T) {
 	idp := oidctest.Start(t, providerClients)
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
-			ctx := context.Background()
 			url := b.URL(t)
-			c := dbtest.Open(t, url)
-			dbtest.NewTenant(t, c, "O", "Sofa")
-			p, err := auth.NewProvider(ctx, auth.ProviderConfig{Issuer: idp.Issuer, Audience: oidctest.Audience}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tokens := dbtest.Tokens(c)
-			tokens.SetProvider(p)
+			tokens := providerTokens(t, dbtest.Open(t, url), idp)
 			serve(t, tokens, url)
 			if b.Name == "postgres" {
 				waitLive(t, tokens)
