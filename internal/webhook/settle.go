@@ -75,31 +75,9 @@ func (q *Queue) Settle(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("webhook settle: %w", err)
 	}
 	defer t.Rollback()
-	rows, err := t.SQL.QueryContext(sys, lostSQL(t.Dialect))
+	failed, again, jobs, err := q.lost(sys, t)
 	if err != nil {
-		return 0, fmt.Errorf("webhook settle: %w", err)
-	}
-	var failed, again []int
-	var jobs []river.InsertManyParams
-	for rows.Next() {
-		var id, owner, attempts, single int
-		if err := rows.Scan(&id, &owner, &attempts, &single); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("webhook settle: %w", err)
-		}
-		if single == 1 || attempts > len(q.schedule) {
-			failed = append(failed, id)
-			continue
-		}
-		again = append(again, id)
-		jobs = append(jobs, river.InsertManyParams{
-			Args:       deliverArgs{DeliveryID: id, Owner: owner, Tried: attempts},
-			InsertOpts: &river.InsertOpts{MaxAttempts: len(q.schedule) + 1 - attempts},
-		})
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("webhook settle: %w", err)
+		return 0, err
 	}
 	if len(failed)+len(again) == 0 {
 		return 0, nil
@@ -131,6 +109,36 @@ func (q *Queue) Settle(ctx context.Context) (int, error) {
 	}
 	q.log.Warn("webhook: deliveries whose job River gave up on were settled", "failed", len(failed), "handed_on", len(again))
 	return len(failed) + len(again), nil
+}
+
+// lost reads the pending deliveries no live job stands behind and sorts
+// them: those with no attempt left (or whose batch job named them) fail,
+// the others are handed on to a new job with the attempts they have left.
+func (q *Queue) lost(sys context.Context, t *database.Tx) (failed, again []int, jobs []river.InsertManyParams, err error) {
+	rows, err := t.SQL.QueryContext(sys, lostSQL(t.Dialect))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("webhook settle: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, owner, attempts, single int
+		if err := rows.Scan(&id, &owner, &attempts, &single); err != nil {
+			return nil, nil, nil, fmt.Errorf("webhook settle: %w", err)
+		}
+		if single == 1 || attempts > len(q.schedule) {
+			failed = append(failed, id)
+			continue
+		}
+		again = append(again, id)
+		jobs = append(jobs, river.InsertManyParams{
+			Args:       deliverArgs{DeliveryID: id, Owner: owner, Tried: attempts},
+			InsertOpts: &river.InsertOpts{MaxAttempts: len(q.schedule) + 1 - attempts},
+		})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, nil, fmt.Errorf("webhook settle: %w", err)
+	}
+	return failed, again, jobs, nil
 }
 
 // lostSQL reads the pending deliveries that discarded or cancelled jobs
