@@ -150,3 +150,19 @@ func Clip(s string) string {
 	}
 	return s[:cut] + "..."
 }
+
+// Storable reports whether s is text that both databases store and
+// compare alike: valid UTF-8 without NUL characters. PostgreSQL refuses
+// such text (a database error) where SQLite would store it or match no
+// row, so writes (rule.ValidText) and filters (Text) refuse it first.
+func Storable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// Text refuses field unless its value s is Storable.
+func Text(field, s string) error {
+	if !Storable(s) {
+		return apperr.Field(field, "{} must be valid UTF-8 text without NUL characters")
+	}
+	return nil
+}
