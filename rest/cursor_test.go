@@ -131,9 +131,12 @@ func TestTextArguments(t *testing.T) {
 			{"where nameIn", `{ materials(where: {nameIn: ["ok", "a\u0000"]}) { totalCount } }`, "nameIn"},
 			{"nested where", `{ materials(where: {or: [{nameHasPrefix: "x"}, {not: {nameGT: "\u0000"}}]}) { totalCount } }`, "nameGT"},
 			{"orders where status", `{ orders(where: {status: "pending\u0000"}) { totalCount } }`, "status"},
+			// Decoders of gqlgen's own (Time, Boolean) refuse as well.
+			{"where createdAtGT not a time", `{ orders(where: {createdAtGT: "yesterday"}) { totalCount } }`, "createdAtGT"},
+			{"where a time as variable", `query($t: Time) { orders(where: {createdAtLT: $t}) { totalCount } }`, "createdAtLT"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				status, errs := f.graphqlErrors(t, f.owner1, tc.query, nil)
+				status, errs := f.graphqlErrors(t, f.owner1, tc.query, map[string]any{"t": "2026-13-45"})
 				wantRefused(t, tc.query, status, errs, tc.field)
 				// The same as a variable.
 				status, errs = f.graphqlErrors(t, f.owner1, `query($s: String) { materials(where: {nameContains: $s}) { totalCount } }`,
