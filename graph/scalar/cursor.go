@@ -76,8 +76,9 @@ func UnmarshalCursor(v any) (entgql.Cursor[int], error) {
 
 // ReadCursor reads field as a cursor in the one shape a connection sorted
 // by a key of kind want writes: at most MaxCursorBytes of unpadded base64
-// of a msgpack map of two entries, "i" an id and "v" a value of kind want
-// (or nil), its text valid UTF-8 without NUL (valid.Text). Nothing in it
+// of a msgpack map of "i", an id, and "v", a value of kind want (or nil;
+// entgql leaves it out when it is its type's zero value), its text valid
+// UTF-8 without NUL (valid.Text). Nothing in it
 // is allocated beyond its own bytes: no nested value is decoded, since
 // none is accepted. Anything else is BAD_REQUEST about field.
 func ReadCursor(field, s string, want SortKind) (entgql.Cursor[int], error) {
@@ -96,14 +97,22 @@ func ReadCursor(field, s string, want SortKind) (entgql.Cursor[int], error) {
 		return bad("it is not base64")
 	}
 	r := mpReader{b: b}
-	if r.byte() != 0x82 || r.str() != "i" {
+	entries := r.byte()
+	if entries != 0x81 && entries != 0x82 || r.str() != "i" {
 		return bad("it does not start with an id")
 	}
 	id, ok := r.int()
-	if !ok || id < 1 || r.str() != "v" {
+	if !ok || id < 1 {
 		return bad("its id is not a positive integer")
 	}
-	if c.Value, ok = r.value(want); !ok || r.fail || len(r.b) > 0 {
+	// entgql omits a sort key of its type's zero value (0, "", false).
+	if entries == 0x82 && r.str() != "v" {
+		return bad("its second entry is not a sort key")
+	}
+	if entries == 0x82 {
+		c.Value, ok = r.value(want)
+	}
+	if !ok || r.fail || len(r.b) > 0 {
 		return bad("its sort key is not one of this sort")
 	}
 	if s, isText := c.Value.(string); isText && valid.Text(field, s) != nil {
