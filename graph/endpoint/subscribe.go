@@ -23,6 +23,7 @@ import (
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/config"
+	"github.com/configurator/catalogue/internal/edge"
 	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/rule"
@@ -256,11 +257,13 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	}
 	conn.SetReadLimit(int64(MaxDocumentBytes * 2))
 	c := &wsConn{
-		s:         t.s,
-		conn:      conn,
-		exec:      exec,
-		headers:   r.Header,
-		ctx:       context.WithValue(r.Context(), socketKey{}, true),
+		s:       t.s,
+		conn:    conn,
+		exec:    exec,
+		headers: r.Header,
+		// Upgraded at the GraphQL path, the connection lives as long as
+		// its client, beyond the request deadline and out of the queue.
+		ctx:       context.WithValue(edge.Lift(r.Context()), socketKey{}, true),
 		ops:       map[string]*wsOp{},
 		stopWatch: func() {},
 	}
