@@ -7,9 +7,11 @@ import (
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/problem"
+	"github.com/configurator/catalogue/internal/viewer"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -24,6 +26,11 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 	if gerr.Err == nil {
 		if gerr.Extensions == nil || gerr.Extensions["code"] == nil {
 			setExt(gerr, "code", string(apperr.Invalid))
+		}
+		if gerr.Extensions["code"] == errcode.ValidationFailed && viewer.FromContext(ctx) == nil {
+			// Anonymous: the refusal of a variable names nothing of the
+			// schema either (anonymousRule).
+			gerr.Message, gerr.Locations, gerr.Rule = notValidAnonymousMessage, nil, ""
 		}
 		if field := variableField(ctx, gerr.Path); field != "" {
 			setExt(gerr, "field", field)
