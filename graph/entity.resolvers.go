@@ -26,19 +26,25 @@ import (
 // FindManyConfiguratorByIDs is the resolver for the findManyConfiguratorByIDs field.
 func (r *entityResolver) FindManyConfiguratorByIDs(ctx context.Context, reps []*model.ConfiguratorByIDsInput) ([]*ent.Configurator, error) {
 	return entities(ctx, r.read(ctx), r.client.Configurator.Query(), keys(reps, func(k *model.ConfiguratorByIDsInput) int { return k.ID }), "configurator",
-		func(q *ent.ConfiguratorQuery, ids []int) *ent.ConfiguratorQuery { return q.Where(configurator.IDIn(ids...)) }, func(x *ent.Configurator) int { return x.ID })
+		func(q *ent.ConfiguratorQuery, ids []int) *ent.ConfiguratorQuery {
+			return q.Where(configurator.IDIn(ids...))
+		}, func(x *ent.Configurator) int { return x.ID })
 }
 
 // FindManyConfiguratorFormByIDs is the resolver for the findManyConfiguratorFormByIDs field.
 func (r *entityResolver) FindManyConfiguratorFormByIDs(ctx context.Context, reps []*model.ConfiguratorFormByIDsInput) ([]*ent.ConfiguratorForm, error) {
 	return entities(ctx, r.read(ctx), r.client.ConfiguratorForm.Query(), keys(reps, func(k *model.ConfiguratorFormByIDsInput) int { return k.ID }), "configurator form",
-		func(q *ent.ConfiguratorFormQuery, ids []int) *ent.ConfiguratorFormQuery { return q.Where(configuratorform.IDIn(ids...)) }, func(x *ent.ConfiguratorForm) int { return x.ID })
+		func(q *ent.ConfiguratorFormQuery, ids []int) *ent.ConfiguratorFormQuery {
+			return q.Where(configuratorform.IDIn(ids...))
+		}, func(x *ent.ConfiguratorForm) int { return x.ID })
 }
 
 // FindManyConfiguratorOptionByIDs is the resolver for the findManyConfiguratorOptionByIDs field.
 func (r *entityResolver) FindManyConfiguratorOptionByIDs(ctx context.Context, reps []*model.ConfiguratorOptionByIDsInput) ([]*ent.ConfiguratorOption, error) {
 	return entities(ctx, r.read(ctx), r.client.ConfiguratorOption.Query(), keys(reps, func(k *model.ConfiguratorOptionByIDsInput) int { return k.ID }), "configurator option",
-		func(q *ent.ConfiguratorOptionQuery, ids []int) *ent.ConfiguratorOptionQuery { return q.Where(configuratoroption.IDIn(ids...)) }, func(x *ent.ConfiguratorOption) int { return x.ID })
+		func(q *ent.ConfiguratorOptionQuery, ids []int) *ent.ConfiguratorOptionQuery {
+			return q.Where(configuratoroption.IDIn(ids...))
+		}, func(x *ent.ConfiguratorOption) int { return x.ID })
 }
 
 // FindManyFormFieldByIDs is the resolver for the findManyFormFieldByIDs field.
@@ -56,7 +62,9 @@ func (r *entityResolver) FindManyMaterialByIDs(ctx context.Context, reps []*mode
 // FindManyMaterialCategoryByIDs is the resolver for the findManyMaterialCategoryByIDs field.
 func (r *entityResolver) FindManyMaterialCategoryByIDs(ctx context.Context, reps []*model.MaterialCategoryByIDsInput) ([]*ent.MaterialCategory, error) {
 	return entities(ctx, r.read(ctx), r.client.MaterialCategory.Query(), keys(reps, func(k *model.MaterialCategoryByIDsInput) int { return k.ID }), "material category",
-		func(q *ent.MaterialCategoryQuery, ids []int) *ent.MaterialCategoryQuery { return q.Where(materialcategory.IDIn(ids...)) }, func(x *ent.MaterialCategory) int { return x.ID })
+		func(q *ent.MaterialCategoryQuery, ids []int) *ent.MaterialCategoryQuery {
+			return q.Where(materialcategory.IDIn(ids...))
+		}, func(x *ent.MaterialCategory) int { return x.ID })
 }
 
 // FindManyOptionSetByIDs is the resolver for the findManyOptionSetByIDs field.
@@ -68,7 +76,9 @@ func (r *entityResolver) FindManyOptionSetByIDs(ctx context.Context, reps []*mod
 // FindManyOptionVariationByIDs is the resolver for the findManyOptionVariationByIDs field.
 func (r *entityResolver) FindManyOptionVariationByIDs(ctx context.Context, reps []*model.OptionVariationByIDsInput) ([]*ent.OptionVariation, error) {
 	return entities(ctx, r.read(ctx), r.client.OptionVariation.Query(), keys(reps, func(k *model.OptionVariationByIDsInput) int { return k.ID }), "option variation",
-		func(q *ent.OptionVariationQuery, ids []int) *ent.OptionVariationQuery { return q.Where(optionvariation.IDIn(ids...)) }, func(x *ent.OptionVariation) int { return x.ID })
+		func(q *ent.OptionVariationQuery, ids []int) *ent.OptionVariationQuery {
+			return q.Where(optionvariation.IDIn(ids...))
+		}, func(x *ent.OptionVariation) int { return x.ID })
 }
 
 // FindManyOrderByIDs is the resolver for the findManyOrderByIDs field.

@@ -86,6 +86,8 @@ func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) h
 	// (TestLimitsBeforeInterceptors).
 	srv.Use(&limits{parsed: parsed, lim: opts.Limiter})
 	srv.Use(streams)
+	// _entities and _service, before the fast path (graph/federation.go).
+	srv.Use(graph.NewFederation(res))
 	srv.Use(fast.New(res))
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(recoverPanic)

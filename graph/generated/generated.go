@@ -2922,13 +2922,29 @@ func newExecutionContext(
 
 var sources = []*ast.Source{
 	{Name: "../../inline_arguments_transformed_schema.graphql", Input: `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key","@shareable"])
+directive @authenticated on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
+directive @composeDirective(name: String!) repeatable on SCHEMA
+directive @computedRequires on FIELD_DEFINITION
+directive @extends on OBJECT | INTERFACE
+directive @external on OBJECT | FIELD_DEFINITION
 directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
 directive @goModel(model: String, models: [String!], forceGenerate: Boolean) on OBJECT | INPUT_OBJECT | SCALAR | ENUM | INTERFACE | UNION
+directive @inaccessible on ARGUMENT_DEFINITION | ENUM | ENUM_VALUE | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | INPUT_OBJECT | INTERFACE | OBJECT | SCALAR | UNION
 """
 Bundles the arguments of a field into one resolver parameter (gqlgen); the
 field still takes them one by one, as listed in the input.
 """
 directive @inlineArguments on ARGUMENT_DEFINITION
+directive @interfaceObject on OBJECT
+directive @key(fields: FieldSet!, resolvable: Boolean = true) repeatable on OBJECT | INTERFACE
+directive @link(import: [String!], url: String!) repeatable on SCHEMA
+directive @override(from: String!, label: String) on FIELD_DEFINITION
+directive @policy(policies: [[federation__Policy!]!]!) on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
+directive @provides(fields: FieldSet!) on FIELD_DEFINITION
+directive @requires(fields: FieldSet!) on FIELD_DEFINITION
+directive @requiresScopes(scopes: [[federation__Scope!]!]!) on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
+directive @shareable repeatable on FIELD_DEFINITION | OBJECT
+directive @tag(name: String!) repeatable on ARGUMENT_DEFINITION | ENUM | ENUM_VALUE | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | INPUT_OBJECT | INTERFACE | OBJECT | SCALAR | UNION
 type Configurator implements Node @key(fields: "id") {
 	id: ID!
 	createdAt: Time!
@@ -2970,6 +2986,9 @@ type Configurator implements Node @key(fields: "id") {
 	options: [ConfiguratorOption!]
 	optionSets: [OptionSet!]
 }
+input ConfiguratorByIDsInput {
+	ID: ID!
+}
 """
 A connection to a list of items.
 """
@@ -3008,6 +3027,9 @@ type ConfiguratorForm implements Node @key(fields: "id") {
 	enableForm: Boolean!
 	configurator: Configurator!
 	fields: [FormField!]
+}
+input ConfiguratorFormByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -3137,6 +3159,9 @@ type ConfiguratorOption implements Node @key(fields: "id") {
 	configurator: Configurator!
 	variations: [OptionVariation!]
 	sets: [OptionSet!]
+}
+input ConfiguratorOptionByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -3552,6 +3577,18 @@ A calendar date, YYYY-MM-DD (UTC). An RFC 3339 date-time is also accepted
 and is reduced to its UTC date.
 """
 scalar Date
+type Entity {
+	findManyConfiguratorByIDs(reps: [ConfiguratorByIDsInput]!): [Configurator]
+	findManyConfiguratorFormByIDs(reps: [ConfiguratorFormByIDsInput]!): [ConfiguratorForm]
+	findManyConfiguratorOptionByIDs(reps: [ConfiguratorOptionByIDsInput]!): [ConfiguratorOption]
+	findManyFormFieldByIDs(reps: [FormFieldByIDsInput]!): [FormField]
+	findManyMaterialByIDs(reps: [MaterialByIDsInput]!): [Material]
+	findManyMaterialCategoryByIDs(reps: [MaterialCategoryByIDsInput]!): [MaterialCategory]
+	findManyOptionSetByIDs(reps: [OptionSetByIDsInput]!): [OptionSet]
+	findManyOptionVariationByIDs(reps: [OptionVariationByIDsInput]!): [OptionVariation]
+	findManyOrderByIDs(reps: [OrderByIDsInput]!): [Order]
+	findManyTextureByIDs(reps: [TextureByIDsInput]!): [Texture]
+}
 """
 A change to the caller's data. order, material or texture is the changed
 record as the subscriber's token reads it (null for a deletion, whose id is
@@ -3572,6 +3609,7 @@ type Event {
 	texture: Texture
 	deletedID: ID
 }
+scalar FieldSet
 type FormField implements Node @key(fields: "id") {
 	id: ID!
 	createdAt: Time!
@@ -3597,6 +3635,9 @@ type FormField implements Node @key(fields: "id") {
 	position: Int!
 	configurator: Configurator!
 	form: ConfiguratorForm
+}
+input FormFieldByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -3899,6 +3940,9 @@ type Material implements Node @key(fields: "id") {
 	category: MaterialCategory
 	texture: Texture
 }
+input MaterialByIDsInput {
+	ID: ID!
+}
 type MaterialCategory implements Node @key(fields: "id") {
 	id: ID!
 	createdAt: Time!
@@ -3908,6 +3952,9 @@ type MaterialCategory implements Node @key(fields: "id") {
 	createdBy: String!
 	materials: [Material!]
 	textures: [Texture!]
+}
+input MaterialCategoryByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -4422,6 +4469,9 @@ type OptionSet implements Node @key(fields: "id") {
 	configurator: Configurator!
 	options: [ConfiguratorOption!]
 }
+input OptionSetByIDsInput {
+	ID: ID!
+}
 """
 A connection to a list of items.
 """
@@ -4567,6 +4617,9 @@ type OptionVariation implements Node @key(fields: "id") {
 	textColorCategoryID: Int
 	numericalDefault: Int
 	option: ConfiguratorOption!
+}
+input OptionVariationByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -4852,6 +4905,9 @@ type Order implements Node @key(fields: "id") {
 	invoiceURL: String
 	orderStorefront: String
 	configurator: Configurator!
+}
+input OrderByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -5499,6 +5555,8 @@ type Query {
 	Dashboard token only: the owner's deliveries, newest first; perPage 1 to 100 (default 15).
 	"""
 	webhookDeliveries(endpointID: ID, status: WebhookDeliveryStatus, page: Int, perPage: Int): WebhookDeliveryPage!
+	_entities(representations: [_Any!]!): [_Entity]!
+	_service: _Service!
 }
 """
 The link an integrator sends to a customer.
@@ -5590,6 +5648,9 @@ type Texture implements Node @key(fields: "id") {
 	categoryID: ID
 	category: MaterialCategory
 	materials: [Material!]
+}
+input TextureByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -5996,6 +6057,13 @@ type WebhookEndpointSecret {
 	"""
 	secret: String!
 }
+scalar _Any
+union _Entity = Configurator | ConfiguratorForm | ConfiguratorOption | FormField | Material | MaterialCategory | OptionSet | OptionVariation | Order | Texture
+type _Service {
+	sdl: String
+}
+scalar federation__Policy
+scalar federation__Scope
 `, BuiltIn: true},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
