@@ -86,9 +86,11 @@ func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) h
 	// (TestLimitsBeforeInterceptors).
 	srv.Use(&limits{parsed: parsed, lim: opts.Limiter})
 	srv.Use(streams)
-	// _entities and _service, before the fast path (graph/federation.go).
-	srv.Use(graph.NewFederation(res))
 	srv.Use(fast.New(res))
+	// _entities and _service (graph/federation.go), inside the fast path
+	// (the first extension registered is the outermost), which writes
+	// the entities it answers.
+	srv.Use(graph.NewFederation(res))
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(recoverPanic)
 	h := meter(opts.Limiter, limitBody(srv))
