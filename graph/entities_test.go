@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -279,4 +280,44 @@ func TestEntitiesOneStatementPerType(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestServiceSDL: _service answers the checked-in subgraph SDL
+// (graph/subgraph.graphql) to a token, and to anyone when introspection
+// is public, as introspection is; otherwise an anonymous caller is
+// refused UNAUTHENTICATED.
+func TestServiceSDL(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		public := endpoint.NewHandler(graph.NewResolver(c), w.tokens, endpoint.HandlerOptions{PublicIntrospection: true})
+		want, err := os.ReadFile("subgraph.graphql")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name  string
+			h     http.Handler
+			token string
+			code  string
+		}{
+			{"token", w.h, w.tokA, ""},
+			{"anonymous, public introspection", public, "", ""},
+			{"anonymous", w.h, "", "UNAUTHENTICATED"},
+		} {
+			body, _ := json.Marshal(map[string]any{"query": "{ _service { sdl } }"})
+			req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			r, _ := serveGQL(t, tc.h, req)
+			var data struct {
+				Service struct{ SDL string } `json:"_service"`
+			}
+			_ = json.Unmarshal(r.Data, &data)
+			if r.code() != tc.code || (tc.code == "" && data.Service.SDL != string(want)) {
+				t.Errorf("%s: code %q, %d bytes of SDL; want code %q and graph/subgraph.graphql (%d bytes)", tc.name, r.code(), len(data.Service.SDL), tc.code, len(want))
+			}
+		}
+	})
 }

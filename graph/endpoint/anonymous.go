@@ -15,7 +15,8 @@ import (
 // anonymousRule is what a request without a token may do, as a gqlgen
 // extension: read share links (sharedConfigurator, whose key is its own
 // credential) and __typename, and introspect the schema (__schema,
-// __type) only when publicIntrospection is set. Any other operation is
+// __type, and a federation subgraph's _service) only when
+// publicIntrospection is set. Any other operation is
 // refused with UNAUTHENTICATED (401) before it is validated, so that
 // validation messages do not describe the schema to a caller who may not
 // introspect it. Requests with a token pass untouched; the ent privacy
@@ -58,7 +59,9 @@ func (a anonymousRule) allows(query, operation string) bool {
 			return false
 		case f.Name == "__typename" || f.Name == "sharedConfigurator":
 			return true
-		case f.Name == "__schema" || f.Name == "__type":
+		case f.Name == "__schema" || f.Name == "__type" || f.Name == "_service":
+			// _service { sdl } is the schema as text, for federation
+			// tools (docs/federation.md): introspection by another name.
 			return a.publicIntrospection
 		}
 		return false
