@@ -103,7 +103,9 @@ func (p subgraphSDL) GenerateCode(data *codegen.Data) error {
 // withoutFederation is s without the definitions of the federation
 // plugin's sources.
 func withoutFederation(s *ast.Schema) *ast.Schema {
-	fed := func(p *ast.Position) bool { return p != nil && p.Src != nil && strings.HasPrefix(p.Src.Name, "federation/") }
+	fed := func(p *ast.Position) bool {
+		return p != nil && p.Src != nil && strings.HasPrefix(p.Src.Name, "federation/")
+	}
 	c := *s
 	c.Types = map[string]*ast.Definition{}
 	for name, def := range s.Types {
