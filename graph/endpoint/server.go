@@ -85,6 +85,7 @@ func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) h
 	// resolver, so they hold whatever is registered after them
 	// (TestLimitsBeforeInterceptors).
 	srv.Use(&limits{parsed: parsed, lim: opts.Limiter})
+	srv.Use(cursors{})
 	srv.Use(streams)
 	srv.Use(fast.New(res))
 	// _entities and _service (graph/federation.go), inside the fast path

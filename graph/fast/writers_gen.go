@@ -10,6 +10,7 @@ import (
 	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph/model"
+	"github.com/configurator/catalogue/graph/scalar"
 	"github.com/configurator/catalogue/internal/app"
 	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/share"
@@ -2399,7 +2400,9 @@ func (w *writer) objConfiguratorEdge(ctx context.Context, f *graphql.CollectedFi
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -2561,7 +2564,9 @@ func (w *writer) objConfiguratorFormEdge(ctx context.Context, f *graphql.Collect
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -2768,7 +2773,9 @@ func (w *writer) objConfiguratorOptionEdge(ctx context.Context, f *graphql.Colle
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -3095,7 +3102,9 @@ func (w *writer) objFormFieldEdge(ctx context.Context, f *graphql.CollectedField
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -3458,7 +3467,9 @@ func (w *writer) objMaterialCategoryEdge(ctx context.Context, f *graphql.Collect
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -3540,7 +3551,9 @@ func (w *writer) objMaterialEdge(ctx context.Context, f *graphql.CollectedField,
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -3751,7 +3764,9 @@ func (w *writer) objOptionSetEdge(ctx context.Context, f *graphql.CollectedField
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -3981,7 +3996,9 @@ func (w *writer) objOptionVariationEdge(ctx context.Context, f *graphql.Collecte
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -4186,7 +4203,9 @@ func (w *writer) objOrderEdge(ctx context.Context, f *graphql.CollectedField, ob
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -4271,14 +4290,18 @@ func (w *writer) objPageInfo(ctx context.Context, f *graphql.CollectedField, obj
 			if v == nil {
 				w.null()
 			} else {
-				v.MarshalGQL(w)
+				if !w.leaf(scalar.MarshalCursor(*v), false) {
+					return false
+				}
 			}
 		case "endCursor":
 			v := obj.EndCursor
 			if v == nil {
 				w.null()
 			} else {
-				v.MarshalGQL(w)
+				if !w.leaf(scalar.MarshalCursor(*v), false) {
+					return false
+				}
 			}
 		default:
 			return false
@@ -4845,7 +4868,9 @@ func (w *writer) objTextureEdge(ctx context.Context, f *graphql.CollectedField, 
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
