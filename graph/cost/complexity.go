@@ -48,7 +48,15 @@ const (
 	sized
 	// list fields return a list of objects without a size argument.
 	list
+	// represented fields (a federation subgraph's _entities) return one
+	// object per item of their representations argument.
+	represented
 )
+
+// representations is the argument of _entities whose items each return
+// an object: a gateway's batch of entity references, priced like the
+// rows of a list.
+const representations = "representations"
 
 // sizeArgs are the arguments that say how many rows a field returns.
 var sizeArgs = []string{"first", "last", "perPage"}
@@ -56,16 +64,21 @@ var sizeArgs = []string{"first", "last", "perPage"}
 // NewWeights prices the fields of s. A field is sized when it takes one of
 // first, last or perPage; the list fields of the types such fields return
 // (a connection's edges, a page's data) are priced there, so only the
-// other lists of objects get Rows.List. Introspection is priced as plain
+// other lists of objects get Rows.List. A field that takes
+// representations (_entities) returns as many objects as it is given.
+// Introspection is priced as plain
 // fields: its lists are the schema's own, not data.
 func NewWeights(s *ast.Schema, rows Rows) *Weights {
 	w := &Weights{rows: rows, fields: map[*ast.FieldDefinition]weight{}}
 	wrappers := map[string]bool{}
 	for _, def := range s.Types {
 		for _, f := range def.Fields {
-			if slices.ContainsFunc(sizeArgs, func(a string) bool { return f.Arguments.ForName(a) != nil }) {
+			switch {
+			case slices.ContainsFunc(sizeArgs, func(a string) bool { return f.Arguments.ForName(a) != nil }):
 				w.fields[f] = sized
 				wrappers[f.Type.Name()] = true
+			case f.Arguments.ForName(representations) != nil && f.Type.Elem != nil:
+				w.fields[f] = represented
 			}
 		}
 	}
@@ -126,6 +139,8 @@ func (w *Weights) field(f *ast.Field, vars map[string]any) int {
 		rows = w.size(f, vars)
 	case list:
 		rows = w.rows.List
+	case represented:
+		rows = items(f.Arguments.ForName(representations), vars)
 	}
 	return min(limit, 1+min(limit, child*rows))
 }
@@ -195,4 +210,18 @@ func intValue(v *ast.Value, vars map[string]any) (int, bool) {
 		return 0, false
 	}
 	return int(max(-limit, min(limit, n))), true
+}
+
+// items is the length of a list argument, a literal or a variable; 0 when
+// it is absent or not a list (validation refuses it).
+func items(a *ast.Argument, vars map[string]any) int {
+	if a == nil || a.Value == nil {
+		return 0
+	}
+	x, err := a.Value.Value(vars)
+	if err != nil {
+		return 0
+	}
+	l, _ := x.([]any)
+	return min(len(l), limit)
 }

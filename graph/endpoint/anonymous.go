@@ -17,7 +17,8 @@ import (
 // anonymousRule is what a request without a token may do, as a gqlgen
 // extension: read share links (sharedConfigurator, whose key is its own
 // credential) and __typename, and introspect the schema (__schema,
-// __type) only when publicIntrospection is set. A document any of whose
+// __type, and a federation subgraph's _service) only when
+// publicIntrospection is set. A document any of whose
 // operations selects anything else at its root is refused with
 // UNAUTHENTICATED (401) before it is validated, and an allowed document
 // that does not validate is refused with one error that says so and no
@@ -90,7 +91,9 @@ func (a *anonymousRule) allows(doc *ast.QueryDocument) bool {
 				return false
 			case f.Name == "__typename" || f.Name == "sharedConfigurator":
 				return true
-			case f.Name == "__schema" || f.Name == "__type":
+			case f.Name == "__schema" || f.Name == "__type" || f.Name == "_service":
+				// _service { sdl } is the schema as text, for federation
+				// tools (docs/federation.md): introspection by another name.
 				return a.publicIntrospection
 			}
 			return false

@@ -88,6 +88,10 @@ func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) h
 	srv.Use(cursors{})
 	srv.Use(streams)
 	srv.Use(fast.New(res))
+	// _entities and _service (graph/federation.go), inside the fast path
+	// (the first extension registered is the outermost), which writes
+	// the entities it answers.
+	srv.Use(graph.NewFederation(res))
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(recoverPanic)
 	h := meter(opts.Limiter, limitBody(srv))

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/configurator/catalogue/graph/generated"
@@ -75,6 +76,15 @@ func (e *Extension) InterceptField(ctx context.Context, next graphql.Resolver) (
 		return res, err
 	}
 	oc := graphql.GetOperationContext(ctx)
+	if list, ok := res.([]fedruntime.Entity); ok {
+		// A federation subgraph's _entities: each element by its type.
+		w := &writer{oc: oc, resolvers: e.resolvers, buf: bufpool.Get()}
+		if !w.entities(context.WithValue(ctx, writing{}, true), &fc.Field, list) {
+			bufpool.Put(w.buf)
+			return res, err
+		}
+		return finish(w.buf), nil
+	}
 	if !supported(oc, fc.Field.Definition.Type.Name(), fc.Field.Selections, 0) {
 		return res, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph/model"
 	"github.com/configurator/catalogue/graph/scalar"
@@ -362,38 +363,41 @@ var fields = map[string]map[string]string{
 		"endpoint": "WebhookEndpoint",
 		"secret":   "",
 	},
+	"_Service": {
+		"sdl": "",
+	},
 }
 
 var implementors = map[string][]string{
-	"Configurator":                 {"Configurator", "Node"},
+	"Configurator":                 {"Configurator", "Node", "_Entity"},
 	"ConfiguratorConnection":       {"ConfiguratorConnection"},
 	"ConfiguratorEdge":             {"ConfiguratorEdge"},
-	"ConfiguratorForm":             {"ConfiguratorForm", "Node"},
+	"ConfiguratorForm":             {"ConfiguratorForm", "Node", "_Entity"},
 	"ConfiguratorFormConnection":   {"ConfiguratorFormConnection"},
 	"ConfiguratorFormEdge":         {"ConfiguratorFormEdge"},
-	"ConfiguratorOption":           {"ConfiguratorOption", "Node"},
+	"ConfiguratorOption":           {"ConfiguratorOption", "Node", "_Entity"},
 	"ConfiguratorOptionConnection": {"ConfiguratorOptionConnection"},
 	"ConfiguratorOptionEdge":       {"ConfiguratorOptionEdge"},
 	"ConfiguratorOptionPage":       {"ConfiguratorOptionPage"},
 	"Event":                        {"Event"},
-	"FormField":                    {"FormField", "Node"},
+	"FormField":                    {"FormField", "Node", "_Entity"},
 	"FormFieldConnection":          {"FormFieldConnection"},
 	"FormFieldEdge":                {"FormFieldEdge"},
 	"FormFieldPage":                {"FormFieldPage"},
-	"Material":                     {"Material", "Node"},
-	"MaterialCategory":             {"MaterialCategory", "Node"},
+	"Material":                     {"Material", "Node", "_Entity"},
+	"MaterialCategory":             {"MaterialCategory", "Node", "_Entity"},
 	"MaterialCategoryConnection":   {"MaterialCategoryConnection"},
 	"MaterialCategoryEdge":         {"MaterialCategoryEdge"},
 	"MaterialConnection":           {"MaterialConnection"},
 	"MaterialEdge":                 {"MaterialEdge"},
 	"MaterialPage":                 {"MaterialPage"},
-	"OptionSet":                    {"OptionSet", "Node"},
+	"OptionSet":                    {"OptionSet", "Node", "_Entity"},
 	"OptionSetConnection":          {"OptionSetConnection"},
 	"OptionSetEdge":                {"OptionSetEdge"},
-	"OptionVariation":              {"OptionVariation", "Node"},
+	"OptionVariation":              {"OptionVariation", "Node", "_Entity"},
 	"OptionVariationConnection":    {"OptionVariationConnection"},
 	"OptionVariationEdge":          {"OptionVariationEdge"},
-	"Order":                        {"Order", "Node"},
+	"Order":                        {"Order", "Node", "_Entity"},
 	"OrderConnection":              {"OrderConnection"},
 	"OrderEdge":                    {"OrderEdge"},
 	"OrderPage":                    {"OrderPage"},
@@ -403,7 +407,7 @@ var implementors = map[string][]string{
 	"SharedConfigurator":           {"SharedConfigurator"},
 	"SharedOption":                 {"SharedOption"},
 	"SharedVariation":              {"SharedVariation"},
-	"Texture":                      {"Texture", "Node"},
+	"Texture":                      {"Texture", "Node", "_Entity"},
 	"TextureConnection":            {"TextureConnection"},
 	"TextureEdge":                  {"TextureEdge"},
 	"TexturePage":                  {"TexturePage"},
@@ -412,6 +416,7 @@ var implementors = map[string][]string{
 	"WebhookDeliveryPage":          {"WebhookDeliveryPage"},
 	"WebhookEndpoint":              {"WebhookEndpoint"},
 	"WebhookEndpointSecret":        {"WebhookEndpointSecret"},
+	"_Service":                     {"_Service"},
 }
 
 // entry writes res, the value of field of object, with the selection of f.
@@ -1916,6 +1921,15 @@ func (w *writer) entry(ctx context.Context, object string, f *graphql.CollectedF
 				if !w.objWebhookDeliveryPage(ctx, f, v) {
 					return false
 				}
+			}
+			return true
+		case "_service":
+			v, ok := res.(fedruntime.Service)
+			if !ok {
+				return false
+			}
+			if !w.obj_Service(ctx, f, &v) {
+				return false
 			}
 			return true
 		}
@@ -5185,6 +5199,31 @@ func (w *writer) objWebhookEndpointSecret(ctx context.Context, f *graphql.Collec
 		case "secret":
 			v := obj.Secret
 			if !w.string(v, true) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	w.byte('}')
+	return true
+}
+
+func (w *writer) obj_Service(ctx context.Context, f *graphql.CollectedField, obj *fedruntime.Service) bool {
+	set := w.collect(f.Selections, "_Service")
+	w.byte('{')
+	for i := range set.fields {
+		f := &set.fields[i]
+		if i > 0 {
+			w.byte(',')
+		}
+		w.key(set, i)
+		switch f.Name {
+		case "__typename":
+			w.str("_Service")
+		case "sdl":
+			v := obj.SDL
+			if !w.string(v, false) {
 				return false
 			}
 		default:

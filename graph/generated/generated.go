@@ -16,6 +16,7 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
+	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/configuratoroption"
 	"github.com/configurator/catalogue/graph/model"
@@ -39,6 +40,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	ConfiguratorOption() ConfiguratorOptionResolver
+	Entity() EntityResolver
 	Event() EventResolver
 	Mutation() MutationResolver
 	OptionSet() OptionSetResolver
@@ -125,6 +127,19 @@ type ComplexityRoot struct {
 	ConfiguratorOptionPage struct {
 		Data       func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	Entity struct {
+		FindManyConfiguratorByIDs       func(childComplexity int, reps []*model.ConfiguratorByIDsInput) int
+		FindManyConfiguratorFormByIDs   func(childComplexity int, reps []*model.ConfiguratorFormByIDsInput) int
+		FindManyConfiguratorOptionByIDs func(childComplexity int, reps []*model.ConfiguratorOptionByIDsInput) int
+		FindManyFormFieldByIDs          func(childComplexity int, reps []*model.FormFieldByIDsInput) int
+		FindManyMaterialByIDs           func(childComplexity int, reps []*model.MaterialByIDsInput) int
+		FindManyMaterialCategoryByIDs   func(childComplexity int, reps []*model.MaterialCategoryByIDsInput) int
+		FindManyOptionSetByIDs          func(childComplexity int, reps []*model.OptionSetByIDsInput) int
+		FindManyOptionVariationByIDs    func(childComplexity int, reps []*model.OptionVariationByIDsInput) int
+		FindManyOrderByIDs              func(childComplexity int, reps []*model.OrderByIDsInput) int
+		FindManyTextureByIDs            func(childComplexity int, reps []*model.TextureByIDsInput) int
 	}
 
 	Event struct {
@@ -376,6 +391,8 @@ type ComplexityRoot struct {
 		Viewer                  func(childComplexity int) int
 		WebhookDeliveries       func(childComplexity int, endpointID *int, status *model.WebhookDeliveryStatus, page *int, perPage *int) int
 		WebhookEndpoints        func(childComplexity int) int
+		__resolve__service      func(childComplexity int) int
+		__resolve_entities      func(childComplexity int, representations []map[string]any) int
 	}
 
 	ShareLink struct {
@@ -495,6 +512,10 @@ type ComplexityRoot struct {
 		Endpoint func(childComplexity int) int
 		Secret   func(childComplexity int) int
 	}
+
+	_Service struct {
+		SDL func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -503,6 +524,18 @@ type ComplexityRoot struct {
 
 type ConfiguratorOptionResolver interface {
 	Variations(ctx context.Context, obj *ent.ConfiguratorOption) ([]*ent.OptionVariation, error)
+}
+type EntityResolver interface {
+	FindManyConfiguratorByIDs(ctx context.Context, reps []*model.ConfiguratorByIDsInput) ([]*ent.Configurator, error)
+	FindManyConfiguratorFormByIDs(ctx context.Context, reps []*model.ConfiguratorFormByIDsInput) ([]*ent.ConfiguratorForm, error)
+	FindManyConfiguratorOptionByIDs(ctx context.Context, reps []*model.ConfiguratorOptionByIDsInput) ([]*ent.ConfiguratorOption, error)
+	FindManyFormFieldByIDs(ctx context.Context, reps []*model.FormFieldByIDsInput) ([]*ent.FormField, error)
+	FindManyMaterialByIDs(ctx context.Context, reps []*model.MaterialByIDsInput) ([]*ent.Material, error)
+	FindManyMaterialCategoryByIDs(ctx context.Context, reps []*model.MaterialCategoryByIDsInput) ([]*ent.MaterialCategory, error)
+	FindManyOptionSetByIDs(ctx context.Context, reps []*model.OptionSetByIDsInput) ([]*ent.OptionSet, error)
+	FindManyOptionVariationByIDs(ctx context.Context, reps []*model.OptionVariationByIDsInput) ([]*ent.OptionVariation, error)
+	FindManyOrderByIDs(ctx context.Context, reps []*model.OrderByIDsInput) ([]*ent.Order, error)
+	FindManyTextureByIDs(ctx context.Context, reps []*model.TextureByIDsInput) ([]*ent.Texture, error)
 }
 type EventResolver interface {
 	Order(ctx context.Context, obj *events.Event) (*ent.Order, error)
@@ -874,6 +907,117 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ConfiguratorOptionPage.Pagination(childComplexity), true
+
+	case "Entity.findManyConfiguratorByIDs":
+		if e.ComplexityRoot.Entity.FindManyConfiguratorByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyConfiguratorByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyConfiguratorByIDs(childComplexity, args["reps"].([]*model.ConfiguratorByIDsInput)), true
+	case "Entity.findManyConfiguratorFormByIDs":
+		if e.ComplexityRoot.Entity.FindManyConfiguratorFormByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyConfiguratorFormByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyConfiguratorFormByIDs(childComplexity, args["reps"].([]*model.ConfiguratorFormByIDsInput)), true
+	case "Entity.findManyConfiguratorOptionByIDs":
+		if e.ComplexityRoot.Entity.FindManyConfiguratorOptionByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyConfiguratorOptionByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyConfiguratorOptionByIDs(childComplexity, args["reps"].([]*model.ConfiguratorOptionByIDsInput)), true
+	case "Entity.findManyFormFieldByIDs":
+		if e.ComplexityRoot.Entity.FindManyFormFieldByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyFormFieldByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyFormFieldByIDs(childComplexity, args["reps"].([]*model.FormFieldByIDsInput)), true
+	case "Entity.findManyMaterialByIDs":
+		if e.ComplexityRoot.Entity.FindManyMaterialByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyMaterialByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyMaterialByIDs(childComplexity, args["reps"].([]*model.MaterialByIDsInput)), true
+	case "Entity.findManyMaterialCategoryByIDs":
+		if e.ComplexityRoot.Entity.FindManyMaterialCategoryByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyMaterialCategoryByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyMaterialCategoryByIDs(childComplexity, args["reps"].([]*model.MaterialCategoryByIDsInput)), true
+	case "Entity.findManyOptionSetByIDs":
+		if e.ComplexityRoot.Entity.FindManyOptionSetByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyOptionSetByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyOptionSetByIDs(childComplexity, args["reps"].([]*model.OptionSetByIDsInput)), true
+	case "Entity.findManyOptionVariationByIDs":
+		if e.ComplexityRoot.Entity.FindManyOptionVariationByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyOptionVariationByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyOptionVariationByIDs(childComplexity, args["reps"].([]*model.OptionVariationByIDsInput)), true
+	case "Entity.findManyOrderByIDs":
+		if e.ComplexityRoot.Entity.FindManyOrderByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyOrderByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyOrderByIDs(childComplexity, args["reps"].([]*model.OrderByIDsInput)), true
+	case "Entity.findManyTextureByIDs":
+		if e.ComplexityRoot.Entity.FindManyTextureByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyTextureByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyTextureByIDs(childComplexity, args["reps"].([]*model.TextureByIDsInput)), true
 
 	case "Event.deletedID":
 		if e.ComplexityRoot.Event.DeletedID == nil {
@@ -2134,6 +2278,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.WebhookEndpoints(childComplexity), true
+	case "Query._service":
+		if e.ComplexityRoot.Query.__resolve__service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.__resolve__service(childComplexity), true
+	case "Query._entities":
+		if e.ComplexityRoot.Query.__resolve_entities == nil {
+			break
+		}
+
+		args, err := ec.field_Query__entities_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.__resolve_entities(childComplexity, args["representations"].([]map[string]any)), true
 
 	case "ShareLink.key":
 		if e.ComplexityRoot.ShareLink.Key == nil {
@@ -2610,6 +2771,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WebhookEndpointSecret.Secret(childComplexity), true
 
+	case "_Service.sdl":
+		if e.ComplexityRoot._Service.SDL == nil {
+			break
+		}
+
+		return e.ComplexityRoot._Service.SDL(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -2618,8 +2786,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputConfiguratorByIDsInput,
+		ec.unmarshalInputConfiguratorFormByIDsInput,
 		ec.unmarshalInputConfiguratorFormOrder,
 		ec.unmarshalInputConfiguratorFormWhereInput,
+		ec.unmarshalInputConfiguratorOptionByIDsInput,
 		ec.unmarshalInputConfiguratorOptionOrder,
 		ec.unmarshalInputConfiguratorOptionWhereInput,
 		ec.unmarshalInputConfiguratorOptionsPageArgs,
@@ -2629,21 +2800,28 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateOrderInput,
 		ec.unmarshalInputCreateTextureInput,
 		ec.unmarshalInputCreateWebhookEndpointInput,
+		ec.unmarshalInputFormFieldByIDsInput,
 		ec.unmarshalInputFormFieldOrder,
 		ec.unmarshalInputFormFieldWhereInput,
 		ec.unmarshalInputFormFieldsPageArgs,
+		ec.unmarshalInputMaterialByIDsInput,
+		ec.unmarshalInputMaterialCategoryByIDsInput,
 		ec.unmarshalInputMaterialCategoryOrder,
 		ec.unmarshalInputMaterialCategoryWhereInput,
 		ec.unmarshalInputMaterialOrder,
 		ec.unmarshalInputMaterialWhereInput,
 		ec.unmarshalInputMaterialsPageArgs,
+		ec.unmarshalInputOptionSetByIDsInput,
 		ec.unmarshalInputOptionSetOrder,
 		ec.unmarshalInputOptionSetWhereInput,
+		ec.unmarshalInputOptionVariationByIDsInput,
 		ec.unmarshalInputOptionVariationOrder,
 		ec.unmarshalInputOptionVariationWhereInput,
+		ec.unmarshalInputOrderByIDsInput,
 		ec.unmarshalInputOrderOrder,
 		ec.unmarshalInputOrderWhereInput,
 		ec.unmarshalInputOrdersPageArgs,
+		ec.unmarshalInputTextureByIDsInput,
 		ec.unmarshalInputTextureOrder,
 		ec.unmarshalInputTextureWhereInput,
 		ec.unmarshalInputTexturesPageArgs,
@@ -2743,14 +2921,31 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
-	{Name: "../../inline_arguments_transformed_schema.graphql", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
+	{Name: "../../inline_arguments_transformed_schema.graphql", Input: `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key","@shareable"])
+directive @authenticated on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
+directive @composeDirective(name: String!) repeatable on SCHEMA
+directive @computedRequires on FIELD_DEFINITION
+directive @extends on OBJECT | INTERFACE
+directive @external on OBJECT | FIELD_DEFINITION
+directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
 directive @goModel(model: String, models: [String!], forceGenerate: Boolean) on OBJECT | INPUT_OBJECT | SCALAR | ENUM | INTERFACE | UNION
+directive @inaccessible on ARGUMENT_DEFINITION | ENUM | ENUM_VALUE | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | INPUT_OBJECT | INTERFACE | OBJECT | SCALAR | UNION
 """
 Bundles the arguments of a field into one resolver parameter (gqlgen); the
 field still takes them one by one, as listed in the input.
 """
 directive @inlineArguments on ARGUMENT_DEFINITION
-type Configurator implements Node {
+directive @interfaceObject on OBJECT
+directive @key(fields: FieldSet!, resolvable: Boolean = true) repeatable on OBJECT | INTERFACE
+directive @link(import: [String!], url: String!) repeatable on SCHEMA
+directive @override(from: String!, label: String) on FIELD_DEFINITION
+directive @policy(policies: [[federation__Policy!]!]!) on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
+directive @provides(fields: FieldSet!) on FIELD_DEFINITION
+directive @requires(fields: FieldSet!) on FIELD_DEFINITION
+directive @requiresScopes(scopes: [[federation__Scope!]!]!) on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
+directive @shareable repeatable on FIELD_DEFINITION | OBJECT
+directive @tag(name: String!) repeatable on ARGUMENT_DEFINITION | ENUM | ENUM_VALUE | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | INPUT_OBJECT | INTERFACE | OBJECT | SCALAR | UNION
+type Configurator implements Node @key(fields: "id") {
 	id: ID!
 	createdAt: Time!
 	updatedAt: Time!
@@ -2791,6 +2986,9 @@ type Configurator implements Node {
 	options: [ConfiguratorOption!]
 	optionSets: [OptionSet!]
 }
+input ConfiguratorByIDsInput {
+	ID: ID!
+}
 """
 A connection to a list of items.
 """
@@ -2821,7 +3019,7 @@ type ConfiguratorEdge {
 	"""
 	cursor: Cursor!
 }
-type ConfiguratorForm implements Node {
+type ConfiguratorForm implements Node @key(fields: "id") {
 	id: ID!
 	createdAt: Time!
 	updatedAt: Time!
@@ -2829,6 +3027,9 @@ type ConfiguratorForm implements Node {
 	enableForm: Boolean!
 	configurator: Configurator!
 	fields: [FormField!]
+}
+input ConfiguratorFormByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -2945,7 +3146,7 @@ input ConfiguratorFormWhereInput {
 	hasFields: Boolean
 	hasFieldsWith: [FormFieldWhereInput!]
 }
-type ConfiguratorOption implements Node {
+type ConfiguratorOption implements Node @key(fields: "id") {
 	id: ID!
 	createdAt: Time!
 	updatedAt: Time!
@@ -2958,6 +3159,9 @@ type ConfiguratorOption implements Node {
 	configurator: Configurator!
 	variations: [OptionVariation!]
 	sets: [OptionSet!]
+}
+input ConfiguratorOptionByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -3373,6 +3577,18 @@ A calendar date, YYYY-MM-DD (UTC). An RFC 3339 date-time is also accepted
 and is reduced to its UTC date.
 """
 scalar Date
+type Entity {
+	findManyConfiguratorByIDs(reps: [ConfiguratorByIDsInput]!): [Configurator]
+	findManyConfiguratorFormByIDs(reps: [ConfiguratorFormByIDsInput]!): [ConfiguratorForm]
+	findManyConfiguratorOptionByIDs(reps: [ConfiguratorOptionByIDsInput]!): [ConfiguratorOption]
+	findManyFormFieldByIDs(reps: [FormFieldByIDsInput]!): [FormField]
+	findManyMaterialByIDs(reps: [MaterialByIDsInput]!): [Material]
+	findManyMaterialCategoryByIDs(reps: [MaterialCategoryByIDsInput]!): [MaterialCategory]
+	findManyOptionSetByIDs(reps: [OptionSetByIDsInput]!): [OptionSet]
+	findManyOptionVariationByIDs(reps: [OptionVariationByIDsInput]!): [OptionVariation]
+	findManyOrderByIDs(reps: [OrderByIDsInput]!): [Order]
+	findManyTextureByIDs(reps: [TextureByIDsInput]!): [Texture]
+}
 """
 A change to the caller's data. order, material or texture is the changed
 record as the subscriber's token reads it (null for a deletion, whose id is
@@ -3393,7 +3609,8 @@ type Event {
 	texture: Texture
 	deletedID: ID
 }
-type FormField implements Node {
+scalar FieldSet
+type FormField implements Node @key(fields: "id") {
 	id: ID!
 	createdAt: Time!
 	updatedAt: Time!
@@ -3418,6 +3635,9 @@ type FormField implements Node {
 	position: Int!
 	configurator: Configurator!
 	form: ConfiguratorForm
+}
+input FormFieldByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -3679,7 +3899,7 @@ input FormFieldsPageArgs @goModel(model: "github.com/configurator/catalogue/grap
 A JSON object.
 """
 scalar Map
-type Material implements Node {
+type Material implements Node @key(fields: "id") {
 	id: ID!
 	createdAt: Time!
 	updatedAt: Time!
@@ -3720,7 +3940,10 @@ type Material implements Node {
 	category: MaterialCategory
 	texture: Texture
 }
-type MaterialCategory implements Node {
+input MaterialByIDsInput {
+	ID: ID!
+}
+type MaterialCategory implements Node @key(fields: "id") {
 	id: ID!
 	createdAt: Time!
 	updatedAt: Time!
@@ -3729,6 +3952,9 @@ type MaterialCategory implements Node {
 	createdBy: String!
 	materials: [Material!]
 	textures: [Texture!]
+}
+input MaterialCategoryByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -4234,7 +4460,7 @@ interface Node @goModel(model: "github.com/configurator/catalogue/ent.Noder") {
 	"""
 	id: ID!
 }
-type OptionSet implements Node {
+type OptionSet implements Node @key(fields: "id") {
 	id: ID!
 	createdAt: Time!
 	updatedAt: Time!
@@ -4242,6 +4468,9 @@ type OptionSet implements Node {
 	name: String!
 	configurator: Configurator!
 	options: [ConfiguratorOption!]
+}
+input OptionSetByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -4370,7 +4599,7 @@ input OptionSetWhereInput {
 	hasOptions: Boolean
 	hasOptionsWith: [ConfiguratorOptionWhereInput!]
 }
-type OptionVariation implements Node {
+type OptionVariation implements Node @key(fields: "id") {
 	id: ID!
 	createdAt: Time!
 	updatedAt: Time!
@@ -4388,6 +4617,9 @@ type OptionVariation implements Node {
 	textColorCategoryID: Int
 	numericalDefault: Int
 	option: ConfiguratorOption!
+}
+input OptionVariationByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -4653,7 +4885,7 @@ input OptionVariationWhereInput {
 	hasOption: Boolean
 	hasOptionWith: [ConfiguratorOptionWhereInput!]
 }
-type Order implements Node {
+type Order implements Node @key(fields: "id") {
 	id: ID!
 	createdAt: Time!
 	updatedAt: Time!
@@ -4673,6 +4905,9 @@ type Order implements Node {
 	invoiceURL: String
 	orderStorefront: String
 	configurator: Configurator!
+}
+input OrderByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -4908,7 +5143,7 @@ input OrdersPageArgs @goModel(model: "github.com/configurator/catalogue/graph/mo
 Information about pagination in a connection.
 https://relay.dev/graphql/connections.htm#sec-undefined.PageInfo
 """
-type PageInfo {
+type PageInfo @shareable {
 	"""
 	When paginating forwards, are there more items?
 	"""
@@ -5320,6 +5555,8 @@ type Query {
 	Dashboard token only: the owner's deliveries, newest first; perPage 1 to 100 (default 15).
 	"""
 	webhookDeliveries(endpointID: ID, status: WebhookDeliveryStatus, page: Int, perPage: Int): WebhookDeliveryPage!
+	_entities(representations: [_Any!]!): [_Entity]!
+	_service: _Service!
 }
 """
 The link an integrator sends to a customer.
@@ -5396,7 +5633,7 @@ type Subscription {
 	"""
 	events(types: [String!]): Event!
 }
-type Texture implements Node {
+type Texture implements Node @key(fields: "id") {
 	id: ID!
 	createdAt: Time!
 	updatedAt: Time!
@@ -5411,6 +5648,9 @@ type Texture implements Node {
 	categoryID: ID
 	category: MaterialCategory
 	materials: [Material!]
+}
+input TextureByIDsInput {
+	ID: ID!
 }
 """
 A connection to a list of items.
@@ -5817,6 +6057,13 @@ type WebhookEndpointSecret {
 	"""
 	secret: String!
 }
+scalar _Any
+union _Entity = Configurator | ConfiguratorForm | ConfiguratorOption | FormField | Material | MaterialCategory | OptionSet | OptionVariation | Order | Texture
+type _Service {
+	sdl: String
+}
+scalar federation__Policy
+scalar federation__Scope
 `, BuiltIn: true},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -6605,6 +6852,14 @@ func (ec *executionContext) childFields_WebhookEndpointSecret(ctx context.Contex
 	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpointSecret", field.Name)
 }
 
+func (ec *executionContext) childFields__Service(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sdl":
+		return ec.fieldContext__Service_sdl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type _Service", field.Name)
+}
+
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -6772,6 +7027,146 @@ func (ec *executionContext) field_Configurator_orders_args(ctx context.Context, 
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyConfiguratorByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.ConfiguratorByIDsInput, error) {
+			return ec.unmarshalNConfiguratorByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐConfiguratorByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyConfiguratorFormByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.ConfiguratorFormByIDsInput, error) {
+			return ec.unmarshalNConfiguratorFormByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐConfiguratorFormByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyConfiguratorOptionByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.ConfiguratorOptionByIDsInput, error) {
+			return ec.unmarshalNConfiguratorOptionByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐConfiguratorOptionByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyFormFieldByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.FormFieldByIDsInput, error) {
+			return ec.unmarshalNFormFieldByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐFormFieldByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyMaterialByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.MaterialByIDsInput, error) {
+			return ec.unmarshalNMaterialByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐMaterialByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyMaterialCategoryByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.MaterialCategoryByIDsInput, error) {
+			return ec.unmarshalNMaterialCategoryByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐMaterialCategoryByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyOptionSetByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.OptionSetByIDsInput, error) {
+			return ec.unmarshalNOptionSetByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐOptionSetByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyOptionVariationByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.OptionVariationByIDsInput, error) {
+			return ec.unmarshalNOptionVariationByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐOptionVariationByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyOrderByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.OrderByIDsInput, error) {
+			return ec.unmarshalNOrderByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐOrderByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyTextureByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.TextureByIDsInput, error) {
+			return ec.unmarshalNTextureByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐTextureByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
 	return args, nil
 }
 
@@ -7014,6 +7409,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query__entities_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "representations",
+		func(ctx context.Context, v any) ([]map[string]any, error) {
+			return ec.unmarshalN_Any2ᚕmapᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["representations"] = arg0
 	return args, nil
 }
 
@@ -9281,6 +9690,446 @@ func (ec *executionContext) fieldContext_ConfiguratorOptionPage_pagination(_ con
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Pagination(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyConfiguratorByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyConfiguratorByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyConfiguratorByIDs(ctx, fc.Args["reps"].([]*model.ConfiguratorByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Configurator) graphql.Marshaler {
+			return ec.marshalOConfigurator2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfigurator(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyConfiguratorByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Configurator(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyConfiguratorByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyConfiguratorFormByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyConfiguratorFormByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyConfiguratorFormByIDs(ctx, fc.Args["reps"].([]*model.ConfiguratorFormByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.ConfiguratorForm) graphql.Marshaler {
+			return ec.marshalOConfiguratorForm2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorForm(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyConfiguratorFormByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfiguratorForm(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyConfiguratorFormByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyConfiguratorOptionByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyConfiguratorOptionByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyConfiguratorOptionByIDs(ctx, fc.Args["reps"].([]*model.ConfiguratorOptionByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.ConfiguratorOption) graphql.Marshaler {
+			return ec.marshalOConfiguratorOption2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorOption(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyConfiguratorOptionByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfiguratorOption(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyConfiguratorOptionByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyFormFieldByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyFormFieldByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyFormFieldByIDs(ctx, fc.Args["reps"].([]*model.FormFieldByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.FormField) graphql.Marshaler {
+			return ec.marshalOFormField2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐFormField(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyFormFieldByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FormField(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyFormFieldByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyMaterialByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyMaterialByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyMaterialByIDs(ctx, fc.Args["reps"].([]*model.MaterialByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Material) graphql.Marshaler {
+			return ec.marshalOMaterial2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterial(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyMaterialByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Material(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyMaterialByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyMaterialCategoryByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyMaterialCategoryByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyMaterialCategoryByIDs(ctx, fc.Args["reps"].([]*model.MaterialCategoryByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.MaterialCategory) graphql.Marshaler {
+			return ec.marshalOMaterialCategory2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterialCategory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyMaterialCategoryByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MaterialCategory(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyMaterialCategoryByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyOptionSetByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyOptionSetByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyOptionSetByIDs(ctx, fc.Args["reps"].([]*model.OptionSetByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.OptionSet) graphql.Marshaler {
+			return ec.marshalOOptionSet2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOptionSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyOptionSetByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OptionSet(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyOptionSetByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyOptionVariationByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyOptionVariationByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyOptionVariationByIDs(ctx, fc.Args["reps"].([]*model.OptionVariationByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.OptionVariation) graphql.Marshaler {
+			return ec.marshalOOptionVariation2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOptionVariation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyOptionVariationByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OptionVariation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyOptionVariationByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyOrderByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyOrderByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyOrderByIDs(ctx, fc.Args["reps"].([]*model.OrderByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Order) graphql.Marshaler {
+			return ec.marshalOOrder2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOrder(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyOrderByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyOrderByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyTextureByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyTextureByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyTextureByIDs(ctx, fc.Args["reps"].([]*model.TextureByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Texture) graphql.Marshaler {
+			return ec.marshalOTexture2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐTexture(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyTextureByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Texture(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyTextureByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -14484,6 +15333,82 @@ func (ec *executionContext) fieldContext_Query_webhookDeliveries(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Query__entities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query__entities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.__resolve_entities(ctx, fc.Args["representations"].([]map[string]any)), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []fedruntime.Entity) graphql.Marshaler {
+			return ec.marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query__entities(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type _Entity does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query__entities_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query__service(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query__service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.__resolve__service(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v fedruntime.Service) graphql.Marshaler {
+			return ec.marshalN_Service2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐService(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query__service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields__Service(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16446,6 +17371,29 @@ func (ec *executionContext) fieldContext_WebhookEndpointSecret_secret(_ context.
 	return graphql.NewScalarFieldContext("WebhookEndpointSecret", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) __Service_sdl(ctx context.Context, field graphql.CollectedField, obj *fedruntime.Service) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext__Service_sdl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SDL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext__Service_sdl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("_Service", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17505,6 +18453,66 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputConfiguratorByIDsInput(ctx context.Context, obj any) (model.ConfiguratorByIDsInput, error) {
+	var it model.ConfiguratorByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputConfiguratorFormByIDsInput(ctx context.Context, obj any) (model.ConfiguratorFormByIDsInput, error) {
+	var it model.ConfiguratorFormByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputConfiguratorFormOrder(ctx context.Context, obj any) (ent.ConfiguratorFormOrder, error) {
 	var it ent.ConfiguratorFormOrder
 	if obj == nil {
@@ -17823,6 +18831,36 @@ func (ec *executionContext) unmarshalInputConfiguratorFormWhereInput(ctx context
 				return it, err
 			}
 			it.HasFieldsWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputConfiguratorOptionByIDsInput(ctx context.Context, obj any) (model.ConfiguratorOptionByIDsInput, error) {
+	var it model.ConfiguratorOptionByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -19170,6 +20208,36 @@ func (ec *executionContext) unmarshalInputCreateWebhookEndpointInput(ctx context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputFormFieldByIDsInput(ctx context.Context, obj any) (model.FormFieldByIDsInput, error) {
+	var it model.FormFieldByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputFormFieldOrder(ctx context.Context, obj any) (ent.FormFieldOrder, error) {
 	var it ent.FormFieldOrder
 	if obj == nil {
@@ -20232,6 +21300,66 @@ func (ec *executionContext) unmarshalInputFormFieldsPageArgs(ctx context.Context
 				return it, err
 			}
 			it.Order = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMaterialByIDsInput(ctx context.Context, obj any) (model.MaterialByIDsInput, error) {
+	var it model.MaterialByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMaterialCategoryByIDsInput(ctx context.Context, obj any) (model.MaterialCategoryByIDsInput, error) {
+	var it model.MaterialCategoryByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -21970,6 +23098,36 @@ func (ec *executionContext) unmarshalInputMaterialsPageArgs(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputOptionSetByIDsInput(ctx context.Context, obj any) (model.OptionSetByIDsInput, error) {
+	var it model.OptionSetByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputOptionSetOrder(ctx context.Context, obj any) (ent.OptionSetOrder, error) {
 	var it ent.OptionSetOrder
 	if obj == nil {
@@ -22365,6 +23523,36 @@ func (ec *executionContext) unmarshalInputOptionSetWhereInput(ctx context.Contex
 				return it, err
 			}
 			it.HasOptionsWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputOptionVariationByIDsInput(ctx context.Context, obj any) (model.OptionVariationByIDsInput, error) {
+	var it model.OptionVariationByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -23519,6 +24707,36 @@ func (ec *executionContext) unmarshalInputOptionVariationWhereInput(ctx context.
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputOrderByIDsInput(ctx context.Context, obj any) (model.OrderByIDsInput, error) {
+	var it model.OrderByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputOrderOrder(ctx context.Context, obj any) (ent.OrderOrder, error) {
 	var it ent.OrderOrder
 	if obj == nil {
@@ -24343,6 +25561,36 @@ func (ec *executionContext) unmarshalInputOrdersPageArgs(ctx context.Context, ob
 				return it, err
 			}
 			it.EndDate = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputTextureByIDsInput(ctx context.Context, obj any) (model.TextureByIDsInput, error) {
+	var it model.TextureByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -25616,11 +26864,74 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	}
 }
 
+func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, obj fedruntime.Entity) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case *ent.Texture:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Texture(ctx, sel, obj)
+	case *ent.Order:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Order(ctx, sel, obj)
+	case *ent.OptionVariation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._OptionVariation(ctx, sel, obj)
+	case *ent.OptionSet:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._OptionSet(ctx, sel, obj)
+	case *ent.MaterialCategory:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._MaterialCategory(ctx, sel, obj)
+	case *ent.Material:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Material(ctx, sel, obj)
+	case *ent.FormField:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._FormField(ctx, sel, obj)
+	case *ent.ConfiguratorOption:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ConfiguratorOption(ctx, sel, obj)
+	case *ent.ConfiguratorForm:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ConfiguratorForm(ctx, sel, obj)
+	case *ent.Configurator:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Configurator(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of _Entity must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
 
-var configuratorImplementors = []string{"Configurator", "Node"}
+var configuratorImplementors = []string{"Configurator", "Node", "_Entity"}
 
 func (ec *executionContext) _Configurator(ctx context.Context, sel ast.SelectionSet, obj *ent.Configurator) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, configuratorImplementors)
@@ -25954,7 +27265,7 @@ func (ec *executionContext) _ConfiguratorEdge(ctx context.Context, sel ast.Selec
 	return out
 }
 
-var configuratorFormImplementors = []string{"ConfiguratorForm", "Node"}
+var configuratorFormImplementors = []string{"ConfiguratorForm", "Node", "_Entity"}
 
 func (ec *executionContext) _ConfiguratorForm(ctx context.Context, sel ast.SelectionSet, obj *ent.ConfiguratorForm) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, configuratorFormImplementors)
@@ -26179,7 +27490,7 @@ func (ec *executionContext) _ConfiguratorFormEdge(ctx context.Context, sel ast.S
 	return out
 }
 
-var configuratorOptionImplementors = []string{"ConfiguratorOption", "Node"}
+var configuratorOptionImplementors = []string{"ConfiguratorOption", "Node", "_Entity"}
 
 func (ec *executionContext) _ConfiguratorOption(ctx context.Context, sel ast.SelectionSet, obj *ent.ConfiguratorOption) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, configuratorOptionImplementors)
@@ -26505,6 +27816,267 @@ func (ec *executionContext) _ConfiguratorOptionPage(ctx context.Context, sel ast
 	return out
 }
 
+var entityImplementors = []string{"Entity"}
+
+func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, entityImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Entity",
+	})
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
+			Object: field.Name,
+			Field:  field,
+		})
+
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Entity")
+		case "findManyConfiguratorByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyConfiguratorByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyConfiguratorFormByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyConfiguratorFormByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyConfiguratorOptionByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyConfiguratorOptionByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyFormFieldByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyFormFieldByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyMaterialByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyMaterialByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyMaterialCategoryByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyMaterialCategoryByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyOptionSetByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyOptionSetByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyOptionVariationByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyOptionVariationByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyOrderByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyOrderByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyTextureByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyTextureByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var eventImplementors = []string{"Event"}
 
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *events.Event) graphql.Marshaler {
@@ -26705,7 +28277,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
-var formFieldImplementors = []string{"FormField", "Node"}
+var formFieldImplementors = []string{"FormField", "Node", "_Entity"}
 
 func (ec *executionContext) _FormField(ctx context.Context, sel ast.SelectionSet, obj *ent.FormField) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, formFieldImplementors)
@@ -27013,7 +28585,7 @@ func (ec *executionContext) _FormFieldPage(ctx context.Context, sel ast.Selectio
 	return out
 }
 
-var materialImplementors = []string{"Material", "Node"}
+var materialImplementors = []string{"Material", "Node", "_Entity"}
 
 func (ec *executionContext) _Material(ctx context.Context, sel ast.SelectionSet, obj *ent.Material) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, materialImplementors)
@@ -27202,7 +28774,7 @@ func (ec *executionContext) _Material(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
-var materialCategoryImplementors = []string{"MaterialCategory", "Node"}
+var materialCategoryImplementors = []string{"MaterialCategory", "Node", "_Entity"}
 
 func (ec *executionContext) _MaterialCategory(ctx context.Context, sel ast.SelectionSet, obj *ent.MaterialCategory) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, materialCategoryImplementors)
@@ -27705,7 +29277,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
-var optionSetImplementors = []string{"OptionSet", "Node"}
+var optionSetImplementors = []string{"OptionSet", "Node", "_Entity"}
 
 func (ec *executionContext) _OptionSet(ctx context.Context, sel ast.SelectionSet, obj *ent.OptionSet) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, optionSetImplementors)
@@ -27930,7 +29502,7 @@ func (ec *executionContext) _OptionSetEdge(ctx context.Context, sel ast.Selectio
 	return out
 }
 
-var optionVariationImplementors = []string{"OptionVariation", "Node"}
+var optionVariationImplementors = []string{"OptionVariation", "Node", "_Entity"}
 
 func (ec *executionContext) _OptionVariation(ctx context.Context, sel ast.SelectionSet, obj *ent.OptionVariation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, optionVariationImplementors)
@@ -28172,7 +29744,7 @@ func (ec *executionContext) _OptionVariationEdge(ctx context.Context, sel ast.Se
 	return out
 }
 
-var orderImplementors = []string{"Order", "Node"}
+var orderImplementors = []string{"Order", "Node", "_Entity"}
 
 func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *ent.Order) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
@@ -29223,6 +30795,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "_entities":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query__entities(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "_service":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query__service(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -29575,7 +31191,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	}
 }
 
-var textureImplementors = []string{"Texture", "Node"}
+var textureImplementors = []string{"Texture", "Node", "_Entity"}
 
 func (ec *executionContext) _Texture(ctx context.Context, sel ast.SelectionSet, obj *ent.Texture) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, textureImplementors)
@@ -30247,6 +31863,44 @@ func (ec *executionContext) _WebhookEndpointSecret(ctx context.Context, sel ast.
 	return out
 }
 
+var _ServiceImplementors = []string{"_Service"}
+
+func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet, obj *fedruntime.Service) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, _ServiceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("_Service")
+		case "sdl":
+			out.Values[i] = ec.__Service_sdl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -30665,6 +32319,20 @@ func (ec *executionContext) marshalNConfigurator2ᚖgithubᚗcomᚋconfigurator�
 	return ec._Configurator(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNConfiguratorByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐConfiguratorByIDsInput(ctx context.Context, v any) ([]*model.ConfiguratorByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ConfiguratorByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOConfiguratorByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐConfiguratorByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNConfiguratorConnection2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorConnection(ctx context.Context, sel ast.SelectionSet, v *ent.ConfiguratorConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -30699,6 +32367,20 @@ func (ec *executionContext) marshalNConfiguratorForm2ᚖgithubᚗcomᚋconfigura
 		return graphql.Null
 	}
 	return ec._ConfiguratorForm(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNConfiguratorFormByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐConfiguratorFormByIDsInput(ctx context.Context, v any) ([]*model.ConfiguratorFormByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ConfiguratorFormByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOConfiguratorFormByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐConfiguratorFormByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNConfiguratorFormConnection2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorFormConnection(ctx context.Context, sel ast.SelectionSet, v *ent.ConfiguratorFormConnection) graphql.Marshaler {
@@ -30756,6 +32438,20 @@ func (ec *executionContext) marshalNConfiguratorOption2ᚖgithubᚗcomᚋconfigu
 		return graphql.Null
 	}
 	return ec._ConfiguratorOption(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNConfiguratorOptionByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐConfiguratorOptionByIDsInput(ctx context.Context, v any) ([]*model.ConfiguratorOptionByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ConfiguratorOptionByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOConfiguratorOptionByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐConfiguratorOptionByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNConfiguratorOptionConnection2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorOptionConnection(ctx context.Context, sel ast.SelectionSet, v *ent.ConfiguratorOptionConnection) graphql.Marshaler {
@@ -30906,6 +32602,22 @@ func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋconfiguratorᚋcatal
 	return ec._Event(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNFieldSet2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFieldSet2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
 	res, err := scalar.UnmarshalFloatContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -30946,6 +32658,20 @@ func (ec *executionContext) marshalNFormField2ᚖgithubᚗcomᚋconfiguratorᚋc
 		return graphql.Null
 	}
 	return ec._FormField(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNFormFieldByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐFormFieldByIDsInput(ctx context.Context, v any) ([]*model.FormFieldByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.FormFieldByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOFormFieldByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐFormFieldByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNFormFieldConnection2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐFormFieldConnection(ctx context.Context, sel ast.SelectionSet, v *ent.FormFieldConnection) graphql.Marshaler {
@@ -31069,6 +32795,20 @@ func (ec *executionContext) marshalNMaterial2ᚖgithubᚗcomᚋconfiguratorᚋca
 	return ec._Material(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNMaterialByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐMaterialByIDsInput(ctx context.Context, v any) ([]*model.MaterialByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.MaterialByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOMaterialByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐMaterialByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNMaterialCategory2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterialCategoryᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.MaterialCategory) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -31093,6 +32833,20 @@ func (ec *executionContext) marshalNMaterialCategory2ᚖgithubᚗcomᚋconfigura
 		return graphql.Null
 	}
 	return ec._MaterialCategory(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNMaterialCategoryByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐMaterialCategoryByIDsInput(ctx context.Context, v any) ([]*model.MaterialCategoryByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.MaterialCategoryByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOMaterialCategoryByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐMaterialCategoryByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNMaterialCategoryConnection2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterialCategoryConnection(ctx context.Context, sel ast.SelectionSet, v *ent.MaterialCategoryConnection) graphql.Marshaler {
@@ -31193,6 +32947,20 @@ func (ec *executionContext) marshalNOptionSet2ᚖgithubᚗcomᚋconfiguratorᚋc
 	return ec._OptionSet(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNOptionSetByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐOptionSetByIDsInput(ctx context.Context, v any) ([]*model.OptionSetByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.OptionSetByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOOptionSetByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐOptionSetByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNOptionSetConnection2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOptionSetConnection(ctx context.Context, sel ast.SelectionSet, v *ent.OptionSetConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -31250,6 +33018,20 @@ func (ec *executionContext) marshalNOptionVariation2ᚖgithubᚗcomᚋconfigurat
 	return ec._OptionVariation(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNOptionVariationByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐOptionVariationByIDsInput(ctx context.Context, v any) ([]*model.OptionVariationByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.OptionVariationByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOOptionVariationByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐOptionVariationByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNOptionVariationConnection2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOptionVariationConnection(ctx context.Context, sel ast.SelectionSet, v *ent.OptionVariationConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -31305,6 +33087,20 @@ func (ec *executionContext) marshalNOrder2ᚖgithubᚗcomᚋconfiguratorᚋcatal
 		return graphql.Null
 	}
 	return ec._Order(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNOrderByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐOrderByIDsInput(ctx context.Context, v any) ([]*model.OrderByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.OrderByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOOrderByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐOrderByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNOrderConnection2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOrderConnection(ctx context.Context, sel ast.SelectionSet, v *ent.OrderConnection) graphql.Marshaler {
@@ -31503,6 +33299,20 @@ func (ec *executionContext) marshalNTexture2ᚖgithubᚗcomᚋconfiguratorᚋcat
 		return graphql.Null
 	}
 	return ec._Texture(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTextureByIDsInput2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐTextureByIDsInput(ctx context.Context, v any) ([]*model.TextureByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.TextureByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOTextureByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐTextureByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNTextureConnection2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐTextureConnection(ctx context.Context, sel ast.SelectionSet, v *ent.TextureConnection) graphql.Marshaler {
@@ -31712,6 +33522,71 @@ func (ec *executionContext) marshalNWebhookEndpointSecret2ᚖgithubᚗcomᚋconf
 	return ec._WebhookEndpointSecret(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalN_Any2map(ctx context.Context, v any) (map[string]any, error) {
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalN_Any2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalMap(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalN_Any2ᚕmapᚄ(ctx context.Context, v any) ([]map[string]any, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]map[string]any, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalN_Any2map(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalN_Any2ᚕmapᚄ(ctx context.Context, sel ast.SelectionSet, v []map[string]any) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalN_Any2map(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx context.Context, sel ast.SelectionSet, v []fedruntime.Entity) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalO_Entity2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalN_Service2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐService(ctx context.Context, sel ast.SelectionSet, v fedruntime.Service) graphql.Marshaler {
+	return ec.__Service(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
 }
@@ -31852,6 +33727,154 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) unmarshalNfederation__Policy2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNfederation__Policy2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNfederation__Policy2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Policy2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Policy2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Policy2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Policy2ᚕᚕstringᚄ(ctx context.Context, v any) ([][]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([][]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Policy2ᚕstringᚄ(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Policy2ᚕᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v [][]string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Policy2ᚕstringᚄ(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNfederation__Scope2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Scope2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Scope2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Scope2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2ᚕᚕstringᚄ(ctx context.Context, v any) ([][]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([][]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Scope2ᚕstringᚄ(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Scope2ᚕᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v [][]string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Scope2ᚕstringᚄ(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -31882,11 +33905,32 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOConfigurator2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfigurator(ctx context.Context, sel ast.SelectionSet, v []*ent.Configurator) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOConfigurator2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfigurator(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOConfigurator2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfigurator(ctx context.Context, sel ast.SelectionSet, v *ent.Configurator) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Configurator(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOConfiguratorByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐConfiguratorByIDsInput(ctx context.Context, v any) (*model.ConfiguratorByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputConfiguratorByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOConfiguratorEdge2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.ConfiguratorEdge) graphql.Marshaler {
@@ -31907,6 +33951,19 @@ func (ec *executionContext) marshalOConfiguratorEdge2ᚖgithubᚗcomᚋconfigura
 		return graphql.Null
 	}
 	return ec._ConfiguratorEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOConfiguratorForm2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorForm(ctx context.Context, sel ast.SelectionSet, v []*ent.ConfiguratorForm) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOConfiguratorForm2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorForm(ctx, sel, v[i])
+	})
+
+	return ret
 }
 
 func (ec *executionContext) marshalOConfiguratorForm2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorFormᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.ConfiguratorForm) graphql.Marshaler {
@@ -31933,6 +33990,14 @@ func (ec *executionContext) marshalOConfiguratorForm2ᚖgithubᚗcomᚋconfigura
 		return graphql.Null
 	}
 	return ec._ConfiguratorForm(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOConfiguratorFormByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐConfiguratorFormByIDsInput(ctx context.Context, v any) (*model.ConfiguratorFormByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputConfiguratorFormByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOConfiguratorFormEdge2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorFormEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.ConfiguratorFormEdge) graphql.Marshaler {
@@ -31988,6 +34053,19 @@ func (ec *executionContext) unmarshalOConfiguratorFormWhereInput2ᚖgithubᚗcom
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOConfiguratorOption2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorOption(ctx context.Context, sel ast.SelectionSet, v []*ent.ConfiguratorOption) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOConfiguratorOption2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorOption(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOConfiguratorOption2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.ConfiguratorOption) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -32012,6 +34090,14 @@ func (ec *executionContext) marshalOConfiguratorOption2ᚖgithubᚗcomᚋconfigu
 		return graphql.Null
 	}
 	return ec._ConfiguratorOption(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOConfiguratorOptionByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐConfiguratorOptionByIDsInput(ctx context.Context, v any) (*model.ConfiguratorOptionByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputConfiguratorOptionByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOConfiguratorOptionEdge2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐConfiguratorOptionEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.ConfiguratorOptionEdge) graphql.Marshaler {
@@ -32254,6 +34340,19 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 	return graphql.WrapContextMarshaler(ctx, res)
 }
 
+func (ec *executionContext) marshalOFormField2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐFormField(ctx context.Context, sel ast.SelectionSet, v []*ent.FormField) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOFormField2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐFormField(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOFormField2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐFormFieldᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.FormField) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -32278,6 +34377,14 @@ func (ec *executionContext) marshalOFormField2ᚖgithubᚗcomᚋconfiguratorᚋc
 		return graphql.Null
 	}
 	return ec._FormField(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOFormFieldByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐFormFieldByIDsInput(ctx context.Context, v any) (*model.FormFieldByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputFormFieldByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOFormFieldEdge2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐFormFieldEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.FormFieldEdge) graphql.Marshaler {
@@ -32473,6 +34580,19 @@ func (ec *executionContext) marshalOMap2encodingᚋjsonᚐRawMessage(ctx context
 	return res
 }
 
+func (ec *executionContext) marshalOMaterial2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterial(ctx context.Context, sel ast.SelectionSet, v []*ent.Material) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOMaterial2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterial(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOMaterial2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterialᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Material) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -32499,11 +34619,40 @@ func (ec *executionContext) marshalOMaterial2ᚖgithubᚗcomᚋconfiguratorᚋca
 	return ec._Material(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOMaterialByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐMaterialByIDsInput(ctx context.Context, v any) (*model.MaterialByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputMaterialByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMaterialCategory2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterialCategory(ctx context.Context, sel ast.SelectionSet, v []*ent.MaterialCategory) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOMaterialCategory2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterialCategory(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOMaterialCategory2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterialCategory(ctx context.Context, sel ast.SelectionSet, v *ent.MaterialCategory) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._MaterialCategory(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOMaterialCategoryByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐMaterialCategoryByIDsInput(ctx context.Context, v any) (*model.MaterialCategoryByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputMaterialCategoryByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOMaterialCategoryEdge2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐMaterialCategoryEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.MaterialCategoryEdge) graphql.Marshaler {
@@ -32644,6 +34793,19 @@ func (ec *executionContext) unmarshalOMaterialWhereInput2ᚖgithubᚗcomᚋconfi
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOOptionSet2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOptionSet(ctx context.Context, sel ast.SelectionSet, v []*ent.OptionSet) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOOptionSet2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOptionSet(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOOptionSet2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOptionSetᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.OptionSet) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -32668,6 +34830,14 @@ func (ec *executionContext) marshalOOptionSet2ᚖgithubᚗcomᚋconfiguratorᚋc
 		return graphql.Null
 	}
 	return ec._OptionSet(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOOptionSetByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐOptionSetByIDsInput(ctx context.Context, v any) (*model.OptionSetByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputOptionSetByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOOptionSetEdge2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOptionSetEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.OptionSetEdge) graphql.Marshaler {
@@ -32723,6 +34893,19 @@ func (ec *executionContext) unmarshalOOptionSetWhereInput2ᚖgithubᚗcomᚋconf
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOOptionVariation2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOptionVariation(ctx context.Context, sel ast.SelectionSet, v []*ent.OptionVariation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOOptionVariation2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOptionVariation(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOOptionVariation2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOptionVariationᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.OptionVariation) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -32747,6 +34930,14 @@ func (ec *executionContext) marshalOOptionVariation2ᚖgithubᚗcomᚋconfigurat
 		return graphql.Null
 	}
 	return ec._OptionVariation(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOOptionVariationByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐOptionVariationByIDsInput(ctx context.Context, v any) (*model.OptionVariationByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputOptionVariationByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOOptionVariationEdge2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOptionVariationEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.OptionVariationEdge) graphql.Marshaler {
@@ -32802,11 +34993,32 @@ func (ec *executionContext) unmarshalOOptionVariationWhereInput2ᚖgithubᚗcom�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOOrder2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOrder(ctx context.Context, sel ast.SelectionSet, v []*ent.Order) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOOrder2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOrder(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐOrder(ctx context.Context, sel ast.SelectionSet, v *ent.Order) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Order(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOOrderByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐOrderByIDsInput(ctx context.Context, v any) (*model.OrderByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputOrderByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOOrderDirection2ᚖentgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx context.Context, v any) (*entgql.OrderDirection, error) {
@@ -32901,6 +35113,18 @@ func (ec *executionContext) marshalOSharedConfigurator2ᚖgithubᚗcomᚋconfigu
 	return ec._SharedConfigurator(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
+	res, err := scalar.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := scalar.MarshalString(v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
 	if v == nil {
 		return nil, nil
@@ -32954,6 +35178,19 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	return res
 }
 
+func (ec *executionContext) marshalOTexture2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐTexture(ctx context.Context, sel ast.SelectionSet, v []*ent.Texture) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOTexture2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐTexture(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOTexture2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐTextureᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Texture) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -32978,6 +35215,14 @@ func (ec *executionContext) marshalOTexture2ᚖgithubᚗcomᚋconfiguratorᚋcat
 		return graphql.Null
 	}
 	return ec._Texture(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOTextureByIDsInput2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋmodelᚐTextureByIDsInput(ctx context.Context, v any) (*model.TextureByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputTextureByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOTextureEdge2ᚕᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋentᚐTextureEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.TextureEdge) graphql.Marshaler {
@@ -33169,6 +35414,13 @@ func (ec *executionContext) marshalOWebhookDeliveryStatus2ᚖgithubᚗcomᚋconf
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalO_Entity2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx context.Context, sel ast.SelectionSet, v fedruntime.Entity) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec.__Entity(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -13,6 +13,18 @@ import (
 	"github.com/configurator/catalogue/ent"
 )
 
+type ConfiguratorByIDsInput struct {
+	ID int `json:"ID"`
+}
+
+type ConfiguratorFormByIDsInput struct {
+	ID int `json:"ID"`
+}
+
+type ConfiguratorOptionByIDsInput struct {
+	ID int `json:"ID"`
+}
+
 // A numbered page of configurator options.
 type ConfiguratorOptionPage struct {
 	Data       []*ent.ConfiguratorOption `json:"data"`
@@ -59,16 +71,40 @@ type CreateWebhookEndpointInput struct {
 	Enabled *bool `json:"enabled,omitempty"`
 }
 
+type FormFieldByIDsInput struct {
+	ID int `json:"ID"`
+}
+
 // A numbered page of form fields.
 type FormFieldPage struct {
 	Data       []*ent.FormField `json:"data"`
 	Pagination *Pagination      `json:"pagination"`
 }
 
+type MaterialByIDsInput struct {
+	ID int `json:"ID"`
+}
+
+type MaterialCategoryByIDsInput struct {
+	ID int `json:"ID"`
+}
+
 // A numbered page of materials.
 type MaterialPage struct {
 	Data       []*ent.Material `json:"data"`
 	Pagination *Pagination     `json:"pagination"`
+}
+
+type OptionSetByIDsInput struct {
+	ID int `json:"ID"`
+}
+
+type OptionVariationByIDsInput struct {
+	ID int `json:"ID"`
+}
+
+type OrderByIDsInput struct {
+	ID int `json:"ID"`
 }
 
 // A numbered page of orders.
@@ -87,6 +123,10 @@ type Pagination struct {
 }
 
 type Subscription struct {
+}
+
+type TextureByIDsInput struct {
+	ID int `json:"ID"`
 }
 
 // A numbered page of textures.

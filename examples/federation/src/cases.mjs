@@ -1,0 +1,132 @@
+// The client matrix's gateway cases (examples/federation/ci.sh): Apollo
+// Client 4 against Hive Gateway over this service and the reviews
+// subgraph. Prints a pass/fail table and exits 1 when a case fails.
+//
+// Environment: GATEWAY_URL (the gateway's /graphql), API_URL (this
+// service, for the direct answers the cases compare with), TOKEN1 and
+// TOKEN2 (Open API tokens of configurator 1, owner 1, and configurator 3,
+// owner 2, of the demo data).
+import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
+import { Defer20220824Handler } from '@apollo/client/incremental';
+import { rating, review } from './reviews.mjs';
+
+const { GATEWAY_URL, API_URL, TOKEN1, TOKEN2 } = process.env;
+if (!GATEWAY_URL || !API_URL || !TOKEN1 || !TOKEN2) {
+  console.log('GATEWAY_URL, API_URL, TOKEN1 and TOKEN2 must be set (ci.sh sets them)');
+  process.exit(2);
+}
+
+/** client is Apollo Client 4 on the gateway, as a front-end configures it. */
+function client(token, headers = {}) {
+  return new ApolloClient({
+    cache: new InMemoryCache(),
+    link: new HttpLink({ uri: GATEWAY_URL, headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...headers } }),
+    incrementalHandler: new Defer20220824Handler(),
+    defaultOptions: { query: { fetchPolicy: 'no-cache', errorPolicy: 'all' } },
+  });
+}
+
+/** direct posts a query to this service itself. */
+async function direct(token, query) {
+  const res = await fetch(`${API_URL}/graphql`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query }),
+  });
+  return res.json();
+}
+
+function check(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+const errorsOf = (r) => r.error?.errors ?? r.errors ?? [];
+
+const cases = {
+  async 'fields of both subgraphs in one operation'() {
+    const r = await client(TOKEN1).query({
+      query: gql`query Both { ordersPage(perPage: 3) { data { id price review { stars } } }
+        materialsPage(perPage: 2) { data { id name rating } } }`,
+    });
+    check(!r.error, `errors: ${r.error?.message}`);
+    const orders = r.data.ordersPage.data;
+    check(orders.length === 3, `${orders.length} orders`);
+    for (const o of orders) check(o.review?.stars === review(o.id).stars, `order ${o.id}: review ${JSON.stringify(o.review)}`);
+    for (const m of r.data.materialsPage.data) check(m.rating === rating(m.id), `material ${m.id}: rating ${m.rating}`);
+  },
+
+  async 'the Authorization header reaches this service: each owner its own orders'() {
+    for (const token of [TOKEN1, TOKEN2]) {
+      const q = '{ ordersPage(perPage: 1) { pagination { total } } viewer { ownerID } }';
+      const want = (await direct(token, q)).data;
+      const r = await client(token).query({ query: gql(q) });
+      check(!r.error, `errors: ${r.error?.message}`);
+      // Apollo Client adds __typename to every selection.
+      const got = JSON.stringify(r.data, (k, v) => (k === '__typename' ? undefined : v));
+      check(got === JSON.stringify(want), `through the gateway ${got}, directly ${JSON.stringify(want)}`);
+    }
+  },
+
+  async 'tenancy holds through the gateway: another owner\'s configurator is null with NOT_FOUND'() {
+    const q = gql`query Top($ids: [ID!]!) { topReviews(configuratorIDs: $ids) { stars configurator { id name } } }`;
+    for (const [token, mine, theirs] of [[TOKEN1, 0, 1], [TOKEN2, 1, 0]]) {
+      const r = await client(token).query({ query: q, variables: { ids: ['1', '3'] } });
+      const reviews = r.data?.topReviews ?? [];
+      check(reviews[mine]?.configurator?.name, `own configurator: ${JSON.stringify(reviews[mine])}`);
+      check(reviews[theirs] && reviews[theirs].configurator === null, `other owner's configurator: ${JSON.stringify(reviews[theirs])}`);
+      const codes = errorsOf(r).map((e) => e.extensions?.code);
+      check(codes.includes('NOT_FOUND'), `error codes ${JSON.stringify(codes)}; want NOT_FOUND`);
+    }
+  },
+
+  async 'error codes and requestId survive the gateway'() {
+    const id = 'fed-case-0123456789';
+    const r = await client(TOKEN1, { 'X-Request-Id': id }).query({ query: gql`{ order(id: "999999") { id } }` });
+    const e = errorsOf(r)[0];
+    check(e?.extensions?.code === 'NOT_FOUND', `error ${JSON.stringify(e)}; want NOT_FOUND`);
+    check(e?.extensions?.requestId === id, `requestId ${e?.extensions?.requestId}; want ${id}`);
+  },
+
+  async 'a request without a token is refused by this service, UNAUTHENTICATED'() {
+    const r = await client(undefined).query({ query: gql`{ ordersPage(perPage: 1) { pagination { total } } }` });
+    const codes = errorsOf(r).map((e) => e.extensions?.code);
+    check(codes.includes('UNAUTHENTICATED'), `codes ${JSON.stringify(codes)}; want UNAUTHENTICATED`);
+  },
+
+  async '@defer: the configurator first, its orders page deferred'() {
+    const q = gql`query Deferred { viewer { configurator { id name
+      ... @defer(label: "orders") { orders(first: 3) { totalCount edges { node { id review { stars } } } } } } } }`;
+    const seen = await new Promise((resolve, reject) => {
+      const results = [];
+      client(TOKEN1).watchQuery({ query: q, fetchPolicy: 'no-cache' }).subscribe({
+        next: (r) => {
+          results.push(r);
+          if (r.dataState === 'complete') resolve(results);
+        },
+        error: reject,
+      });
+      setTimeout(() => reject(new Error(`no complete result: ${JSON.stringify(results)}`)), 20000);
+    });
+    const first = seen.find((r) => r.data?.viewer?.configurator);
+    const last = seen.at(-1);
+    check(first && first.data.viewer.configurator.orders === undefined, `first result ${JSON.stringify(first?.data)}; want the configurator without its orders`);
+    const orders = last.data.viewer.configurator.orders;
+    check(orders?.edges?.length > 0, `last result ${JSON.stringify(last.data)}`);
+    for (const { node } of orders.edges) check(node.review?.stars === review(node.id).stars, `order ${node.id}: ${JSON.stringify(node.review)}`);
+  },
+};
+
+let failed = 0;
+const rows = [];
+for (const [name, run] of Object.entries(cases)) {
+  try {
+    await run();
+    rows.push(['pass', name, '']);
+  } catch (err) {
+    failed++;
+    rows.push(['FAIL', name, String(err?.message ?? err).slice(0, 300)]);
+  }
+}
+console.log('\nApollo Client 4 through Hive Gateway:');
+for (const [status, name, why] of rows) console.log(`  ${status}  ${name}${why ? `\n        ${why}` : ''}`);
+process.exit(failed ? 1 : 0);
