@@ -23,8 +23,14 @@ var initialisms = map[string]bool{
 	"VM": true, "XML": true, "XMPP": true, "XSRF": true, "XSS": true,
 }
 
+// comparisons are the suffixes of entgql's where-input predicates
+// (nameGT, priceLTE, statusNEQ), written in capitals like initialisms but
+// only as the last word, so that a refused filter is named as the client
+// wrote it.
+var comparisons = map[string]bool{"GT": true, "GTE": true, "LT": true, "LTE": true, "NEQ": true}
+
 // FieldName is the GraphQL spelling of a domain field name: per_page is
-// perPage, configurator_id is configuratorID.
+// perPage, configurator_id is configuratorID, name_gte is nameGTE.
 func FieldName(domain string) string {
 	words := strings.Split(domain, "_")
 	var b strings.Builder
@@ -32,7 +38,7 @@ func FieldName(domain string) string {
 		switch {
 		case i == 0:
 			b.WriteString(strings.ToLower(w))
-		case initialisms[strings.ToUpper(w)]:
+		case initialisms[strings.ToUpper(w)], i == len(words)-1 && comparisons[strings.ToUpper(w)]:
 			b.WriteString(strings.ToUpper(w))
 		case w != "":
 			b.WriteString(strings.ToUpper(w[:1]) + w[1:])

@@ -111,12 +111,13 @@ func (s *stack) run() {
 
 // startLog makes the default logger. Request lines are written in batches
 // at most 100 ms apart (and at shutdown); every other line at once
-// (internal/logbuf).
+// (internal/logbuf). Every value is clipped (logbuf.ClipAttr).
 func startLog(stderr io.Writer, stops *stack) *slog.Logger {
 	logOut := logbuf.New(stderr, 100*time.Millisecond)
 	stops.push(func() { logOut.Close() })
+	clip := &slog.HandlerOptions{ReplaceAttr: logbuf.ClipAttr}
 	log := slog.New(telemetry.LogHandler(logbuf.Split(
-		slog.NewTextHandler(logOut, nil), slog.NewTextHandler(logOut.Direct(), nil),
+		slog.NewTextHandler(logOut, clip), slog.NewTextHandler(logOut.Direct(), clip),
 		func(r slog.Record) bool { return r.Message == requestLine })))
 	slog.SetDefault(log)
 	return log

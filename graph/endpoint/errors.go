@@ -7,9 +7,11 @@ import (
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/problem"
+	"github.com/configurator/catalogue/internal/viewer"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -25,6 +27,11 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		if gerr.Extensions == nil || gerr.Extensions["code"] == nil {
 			setExt(gerr, "code", string(apperr.Invalid))
 		}
+		if gerr.Extensions["code"] == errcode.ValidationFailed && viewer.FromContext(ctx) == nil {
+			// Anonymous: the refusal of a variable names nothing of the
+			// schema either (anonymousRule).
+			gerr.Message, gerr.Locations, gerr.Rule = notValidAnonymousMessage, nil, ""
+		}
 		if field := variableField(ctx, gerr.Path); field != "" {
 			setExt(gerr, "field", field)
 		}
@@ -32,6 +39,12 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		return gerr
 	}
 	problems := problem.List(gerr.Err)
+	if arg := argumentOf(ctx, gerr.Path); arg != "" && problems[0].Kind != apperr.Invalid {
+		// A value of the client's that did not decode (a decoder of
+		// entgql's or gqlgen's own): never a bug nor an outage, whatever
+		// error (io.EOF...) the decoder gave.
+		problems = []*apperr.Error{apperr.Field(graph.DomainName(lastName(gerr.Path)), "{} is malformed")}
+	}
 	for _, extra := range problems[1:] {
 		graphql.AddError(ctx, extra)
 	}
@@ -131,6 +144,26 @@ func inValue(at string, v *ast.Value, name string) string {
 		}
 	}
 	return ""
+}
+
+// argumentOf names the argument whose value an error is about, when the
+// error was raised while gqlgen read the arguments of the field of ctx:
+// its path is the field's, then the argument's name (and perhaps the
+// keys and indexes inside the value).
+func argumentOf(ctx context.Context, p ast.Path) string {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || fc.Field.Field == nil || fc.Field.Definition == nil {
+		return ""
+	}
+	n := len(fc.Path())
+	if len(p) <= n {
+		return ""
+	}
+	name, ok := p[n].(ast.PathName)
+	if !ok || fc.Field.Definition.Arguments.ForName(string(name)) == nil {
+		return ""
+	}
+	return string(name)
 }
 
 func lastName(p ast.Path) string {

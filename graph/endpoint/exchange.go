@@ -18,6 +18,7 @@ import (
 
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/edge"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -219,6 +220,11 @@ func (x exchange) serveJSON(w http.ResponseWriter, r *http.Request, exec graphql
 	ex.prepare(r.Context(), params)
 	op := ex.operation()
 	if post && ans.canStream && (ans.stream || op == ast.Subscription) {
+		if op == ast.Subscription {
+			// Its body read, a subscription lives as long as its client,
+			// beyond the request deadline and out of the queue of work.
+			r = r.WithContext(edge.Lift(r.Context()))
+		}
 		// The stream takes the GraphQL request read already.
 		r.Body = io.NopCloser(strings.NewReader("{}"))
 		x.sse.Do(w, r, ex)

@@ -78,13 +78,14 @@ func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) h
 	srv.Use(extension.Introspection{})
 	apq := cmp.Or(opts.APQ, graphql.Cache[string](persisted.NewMemory(persisted.DefaultMemoryBytes)))
 	srv.Use(persistedDocuments{cache: apq, trusted: opts.Trusted, only: opts.TrustedOnly})
-	srv.Use(anonymousRule{publicIntrospection: opts.PublicIntrospection})
+	srv.Use(&anonymousRule{publicIntrospection: opts.PublicIntrospection})
 	// The limits after the persisted documents, which fill in the query.
 	// gqlgen runs every extension's operation hooks while it creates the
 	// operation, before any interceptor (the fast path below) or
 	// resolver, so they hold whatever is registered after them
 	// (TestLimitsBeforeInterceptors).
 	srv.Use(&limits{parsed: parsed, lim: opts.Limiter})
+	srv.Use(cursors{})
 	srv.Use(streams)
 	srv.Use(fast.New(res))
 	srv.SetErrorPresenter(presentError)

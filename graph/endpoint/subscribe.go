@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/auth"
 	"github.com/configurator/catalogue/internal/config"
+	"github.com/configurator/catalogue/internal/edge"
 	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/rule"
@@ -145,6 +147,23 @@ func (s *streams) watch(ctx context.Context, v *viewer.Viewer) (context.Context,
 	return s.tokens.Watch(ctx, v)
 }
 
+// check reports whether the token of a stream's ctx (made by watch) would
+// still be accepted over HTTP, ending the stream when not
+// (auth.Tokens.Check); called before each event is sent.
+func (s *streams) check(ctx context.Context) error {
+	if s.tokens == nil {
+		return nil
+	}
+	return s.tokens.Check(ctx)
+}
+
+// endedBy is the error a stream whose watched context wctx ended tells
+// its client: its token's end, or the cause (the database could not be
+// asked).
+func endedBy(wctx context.Context) error {
+	return cmp.Or(auth.Ended(wctx), context.Cause(wctx))
+}
+
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationInterceptor
@@ -173,17 +192,25 @@ func (s *streams) InterceptOperation(ctx context.Context, next graphql.Operation
 	}
 	wctx, _ := s.watch(ctx, v)
 	context.AfterFunc(wctx, release)
+	if wctx.Err() != nil && ctx.Err() == nil {
+		// Refused by the check after the registration (Watch).
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{presentError(ctx, endedBy(wctx))}})
+	}
 	h := next(wctx)
 	ended := false
 	return func(ctx context.Context) *graphql.Response {
-		resp := h(ctx)
-		if resp == nil && !ended {
-			ended = true
-			if err := auth.Ended(wctx); err != nil {
-				return &graphql.Response{Errors: gqlerror.List{presentError(ctx, err)}}
-			}
+		if ended {
+			return nil
 		}
-		return resp
+		resp := h(ctx)
+		if resp != nil && s.check(wctx) == nil {
+			return resp
+		}
+		ended = true
+		if err := auth.Ended(wctx); err != nil || resp != nil {
+			return &graphql.Response{Errors: gqlerror.List{presentError(ctx, endedBy(wctx))}}
+		}
+		return nil
 	}
 }
 
@@ -230,11 +257,13 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	}
 	conn.SetReadLimit(int64(MaxDocumentBytes * 2))
 	c := &wsConn{
-		s:         t.s,
-		conn:      conn,
-		exec:      exec,
-		headers:   r.Header,
-		ctx:       context.WithValue(r.Context(), socketKey{}, true),
+		s:       t.s,
+		conn:    conn,
+		exec:    exec,
+		headers: r.Header,
+		// Upgraded at the GraphQL path, the connection lives as long as
+		// its client, beyond the request deadline and out of the queue.
+		ctx:       context.WithValue(edge.Lift(r.Context()), socketKey{}, true),
 		ops:       map[string]*wsOp{},
 		stopWatch: func() {},
 	}
@@ -321,7 +350,9 @@ func (c *wsConn) serve() {
 			}
 		case <-c.ctx.Done():
 			if err := auth.Ended(c.ctx); err != nil {
-				c.close(closeForbidden, "Forbidden: "+err.Error())
+				c.close(closeForbidden, clipReason("Forbidden: "+err.Error()))
+			} else if cause := context.Cause(c.ctx); !errors.Is(cause, context.Canceled) && problem.Classify(cause).Kind == apperr.Unavailable {
+				c.close(closeTryAgainLater, "the database is unavailable; try again later")
 			} else {
 				c.close(closeGoingAway, "the server is going away")
 			}
@@ -408,7 +439,7 @@ func (c *wsConn) init(payload map[string]any) bool {
 		if scheme, rest, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
 			token = strings.TrimSpace(rest)
 		}
-		v, err := c.s.tokens.Resolve(ctx, token)
+		actx, err := c.s.tokens.Authenticate(ctx, token)
 		if err != nil {
 			switch ae := problem.Classify(err); ae.Kind {
 			case apperr.Unauthenticated:
@@ -421,7 +452,7 @@ func (c *wsConn) init(payload map[string]any) bool {
 			}
 			return false
 		}
-		ctx = viewer.NewContext(ctx, v)
+		ctx = actx
 	}
 	c.ctx, c.stopWatch = c.s.watch(ctx, viewer.FromContext(ctx))
 	c.acked = true
@@ -504,7 +535,9 @@ func (c *wsConn) run(ctx context.Context, id string, op *wsOp, rc *graphql.Opera
 		c.mu.Lock()
 		mine := c.ops[id] == op
 		c.mu.Unlock()
-		if !mine {
+		if !mine || c.s.check(ctx) != nil {
+			// A token no longer valid ended the connection's watch:
+			// serve closes it (4403).
 			return
 		}
 		c.write(wsMessage{ID: id, Type: "next", Payload: mustMarshal(resp)})

@@ -51,7 +51,7 @@ func readParams(r *http.Request) (*graphql.RawParams, error) {
 			}
 		}
 	} else {
-		raw, err := io.ReadAll(r.Body)
+		raw, err := readBody(r)
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, valid.TooLarge(mbe.Limit)
@@ -71,6 +71,18 @@ func readParams(r *http.Request) (*graphql.RawParams, error) {
 		return nil, apperr.E(apperr.Invalid, "the request has no query")
 	}
 	return params, nil
+}
+
+// readBody reads r's body into one buffer of its declared length (which
+// limitBody bounded), so that a large body is not copied again each time
+// a growing buffer doubles.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength <= 0 || r.ContentLength > valid.MaxJSONBody {
+		return io.ReadAll(r.Body)
+	}
+	buf := make([]byte, r.ContentLength)
+	_, err := io.ReadFull(r.Body, buf) // the server reads no more than the declared length
+	return buf, err
 }
 
 // decodeJSON decodes one JSON value into v, numbers as json.Number (so

@@ -9,6 +9,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/graph/model"
+	"github.com/configurator/catalogue/graph/scalar"
 	"github.com/configurator/catalogue/internal/app"
 	"github.com/configurator/catalogue/internal/events"
 	"github.com/configurator/catalogue/internal/share"
@@ -2385,7 +2386,9 @@ func (w *writer) objConfiguratorEdge(ctx context.Context, f *graphql.CollectedFi
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -2547,7 +2550,9 @@ func (w *writer) objConfiguratorFormEdge(ctx context.Context, f *graphql.Collect
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -2754,7 +2759,9 @@ func (w *writer) objConfiguratorOptionEdge(ctx context.Context, f *graphql.Colle
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -3081,7 +3088,9 @@ func (w *writer) objFormFieldEdge(ctx context.Context, f *graphql.CollectedField
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -3444,7 +3453,9 @@ func (w *writer) objMaterialCategoryEdge(ctx context.Context, f *graphql.Collect
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -3526,7 +3537,9 @@ func (w *writer) objMaterialEdge(ctx context.Context, f *graphql.CollectedField,
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -3737,7 +3750,9 @@ func (w *writer) objOptionSetEdge(ctx context.Context, f *graphql.CollectedField
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -3967,7 +3982,9 @@ func (w *writer) objOptionVariationEdge(ctx context.Context, f *graphql.Collecte
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -4172,7 +4189,9 @@ func (w *writer) objOrderEdge(ctx context.Context, f *graphql.CollectedField, ob
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -4257,14 +4276,18 @@ func (w *writer) objPageInfo(ctx context.Context, f *graphql.CollectedField, obj
 			if v == nil {
 				w.null()
 			} else {
-				v.MarshalGQL(w)
+				if !w.leaf(scalar.MarshalCursor(*v), false) {
+					return false
+				}
 			}
 		case "endCursor":
 			v := obj.EndCursor
 			if v == nil {
 				w.null()
 			} else {
-				v.MarshalGQL(w)
+				if !w.leaf(scalar.MarshalCursor(*v), false) {
+					return false
+				}
 			}
 		default:
 			return false
@@ -4831,7 +4854,9 @@ func (w *writer) objTextureEdge(ctx context.Context, f *graphql.CollectedField, 
 			}
 		case "cursor":
 			v := obj.Cursor
-			v.MarshalGQL(w)
+			if !w.leaf(scalar.MarshalCursor(v), true) {
+				return false
+			}
 		default:
 			return false
 		}

@@ -30881,13 +30881,19 @@ func (ec *executionContext) unmarshalNCreateWebhookEndpointInput2githubᚗcomᚋ
 }
 
 func (ec *executionContext) unmarshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (entgql.Cursor[int], error) {
-	var res entgql.Cursor[int]
-	err := res.UnmarshalGQL(v)
+	res, err := scalar.UnmarshalCursor(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, sel ast.SelectionSet, v entgql.Cursor[int]) graphql.Marshaler {
-	return v
+	_ = sel
+	res := scalar.MarshalCursor(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋinternalᚋeventsᚐEvent(ctx context.Context, sel ast.SelectionSet, v *events.Event) graphql.Marshaler {
@@ -32166,16 +32172,18 @@ func (ec *executionContext) unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐ
 	if v == nil {
 		return nil, nil
 	}
-	var res = new(entgql.Cursor[int])
-	err := res.UnmarshalGQL(v)
-	return res, graphql.ErrorOnPath(ctx, err)
+	res, err := scalar.UnmarshalCursor(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, sel ast.SelectionSet, v *entgql.Cursor[int]) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
-	return v
+	_ = sel
+	_ = ctx
+	res := scalar.MarshalCursor(*v)
+	return res
 }
 
 func (ec *executionContext) unmarshalODate2ᚖgithubᚗcomᚋconfiguratorᚋcatalogueᚋgraphᚋscalarᚐDate(ctx context.Context, v any) (*scalar.Date, error) {

@@ -66,10 +66,14 @@ func UnmarshalFloatContext(_ context.Context, v any) (float64, error) {
 // MarshalString writes a String.
 func MarshalString(s string) graphql.Marshaler { return graphql.MarshalString(s) }
 
-// UnmarshalString reads a String: a string, not a number or a boolean.
+// UnmarshalString reads a String: a string, not a number or a boolean,
+// of valid UTF-8 without NUL characters (valid.Text), so that a filter
+// answers alike on both databases (PostgreSQL cannot compare such text;
+// SQLite would match nothing) and a write is refused as the write rule
+// would.
 func UnmarshalString(v any) (string, error) {
 	if s, ok := v.(string); ok {
-		return s, nil
+		return s, valid.Text("", s)
 	}
 	return "", apperr.Field("", "{} must be a string, got %s", kind(v))
 }

@@ -49,6 +49,15 @@ type key struct{}
 // With returns ctx carrying p, for Wait.
 func With(ctx context.Context, p *Place) context.Context { return context.WithValue(ctx, key{}, p) }
 
+// Release gives the place of ctx's request up for good (Place.Leave),
+// when it has one: a stream, once its endpoint knows it is one, lives as
+// long as its client and must not hold a place meanwhile.
+func Release(ctx context.Context) {
+	if p, _ := ctx.Value(key{}).(*Place); p != nil {
+		p.Leave()
+	}
+}
+
 // Wait gives up the place of ctx's request while it waits on something
 // else (a transaction): the returned func, called when the wait is over,
 // queues for a place again behind the requests that arrived meanwhile.

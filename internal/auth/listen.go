@@ -91,8 +91,10 @@ func (t *Tokens) notified(schema, payload string) {
 		return
 	}
 	if payload[:i] == schema {
-		t.cache.evict(id)
+		// The streams first: once the cache refuses the token over
+		// HTTP, no stream of it may send.
 		t.watches.revoked(id)
+		t.cache.evict(id)
 	}
 }
 

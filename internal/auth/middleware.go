@@ -1,12 +1,33 @@
 package auth
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/viewer"
 )
+
+// credentialKey holds the JWT a context's viewer was resolved from.
+type credentialKey struct{}
+
+// Authenticate resolves token (Resolve) and returns ctx carrying its
+// viewer and the token itself, which a stream started under ctx keeps
+// checking as HTTP checks it (Watch, Check). Errors are Resolve's.
+func (t *Tokens) Authenticate(ctx context.Context, token string) (context.Context, error) {
+	v, err := t.Resolve(ctx, token)
+	if err != nil {
+		return ctx, err
+	}
+	return context.WithValue(viewer.NewContext(ctx, v), credentialKey{}, token), nil
+}
+
+// credentialOf is the JWT Authenticate put in ctx, or "".
+func credentialOf(ctx context.Context) string {
+	s, _ := ctx.Value(credentialKey{}).(string)
+	return s
+}
 
 // Reject writes the response for a request whose credentials were refused;
 // each transport passes its own (GraphQL errors, problem+json).
@@ -30,12 +51,12 @@ func Middleware(t *Tokens, reject Reject) func(http.Handler) http.Handler {
 				reject(w, r, apperr.E(apperr.Unauthenticated, "the Authorization header must be: Bearer <token>"))
 				return
 			}
-			v, err := t.Resolve(r.Context(), token)
+			ctx, err := t.Authenticate(r.Context(), token)
 			if err != nil {
 				reject(w, r, err)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(viewer.NewContext(r.Context(), v)))
+			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }

@@ -263,8 +263,8 @@ func (t *Tokens) Revoke(ctx context.Context, id int) error {
 	if err != nil {
 		return err
 	}
-	t.cache.evict(id)
 	t.watches.revoked(id)
+	t.cache.evict(id)
 	return nil
 }
 

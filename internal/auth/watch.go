@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/apitoken"
 	"github.com/configurator/catalogue/ent/privacy"
 	"github.com/configurator/catalogue/internal/apperr"
@@ -28,12 +29,14 @@ const RecheckEvery = 2 * time.Second
 // token is revoked (Watch); ErrTokenExpired (apperr) when it expires.
 var ErrRevoked = apperr.E(apperr.Unauthenticated, "token revoked")
 
-// Ended returns why a context made by Watch ended: ErrRevoked or
-// apperr.ErrTokenExpired, or nil when it has not ended or ended for
-// another reason (the client left, the server stops).
+// Ended returns why a context made by Watch ended because of its token:
+// ErrRevoked, apperr.ErrTokenExpired, or another Unauthenticated error
+// (a check found the token no longer valid, say its key retired), or nil
+// when it has not ended or ended for another reason (the client left,
+// the server stops, the database could not be asked).
 func Ended(ctx context.Context) error {
-	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, ErrRevoked), errors.Is(cause, apperr.ErrTokenExpired):
+	cause := context.Cause(ctx)
+	if cause != nil && ctx.Err() != nil && apperr.KindOf(cause) == apperr.Unauthenticated {
 		return cause
 	}
 	return nil
@@ -50,7 +53,14 @@ type watches struct {
 
 type watch struct {
 	cancel context.CancelCauseFunc
+	v      *viewer.Viewer
+	// credential is the JWT v was resolved from (Authenticate), "" when
+	// the stream's context holds none.
+	credential string
 }
+
+// watchKey marks a context made by Watch with its watch, for Check.
+type watchKey struct{}
 
 // Watch is the hook that makes a long-lived stream (a WebSocket
 // connection, a Server-Sent Events request) follow its caller's
@@ -66,19 +76,28 @@ type watch struct {
 // viewer without a token record (TokenID 0) is watched for its expiry
 // only; a nil v returns ctx unchanged. Call cancel when the stream ends
 // before ctx does.
+//
+// The token was checked before Watch is called (its request's, or its
+// connection_init's), and a revocation between that check and the
+// registration would end nothing: Watch registers first, then checks the
+// token again as HTTP would now (Check), so that whatever moment a
+// revocation takes effect, either the check sees it or the revocation
+// finds the stream registered.
 func (t *Tokens) Watch(ctx context.Context, v *viewer.Viewer) (context.Context, context.CancelFunc) {
 	if v == nil {
 		return ctx, func() {}
 	}
-	wctx, cancelCause := context.WithCancelCause(ctx)
+	cctx, cancelCause := context.WithCancelCause(ctx)
 	var timer *time.Timer
 	if !v.Expires.IsZero() {
 		timer = time.AfterFunc(time.Until(v.Expires), func() { cancelCause(apperr.ErrTokenExpired) })
 	}
-	w := &watch{cancel: cancelCause}
+	w := &watch{cancel: cancelCause, v: v, credential: credentialOf(ctx)}
+	wctx := context.WithValue(cctx, watchKey{}, w)
 	if v.TokenID != 0 {
 		t.watches.add(v.TokenID, w)
 	}
+	t.Check(wctx)
 	context.AfterFunc(wctx, func() {
 		if timer != nil {
 			timer.Stop()
@@ -88,6 +107,66 @@ func (t *Tokens) Watch(ctx context.Context, v *viewer.Viewer) (context.Context, 
 		}
 	})
 	return wctx, func() { cancelCause(context.Canceled) }
+}
+
+// Check answers whether the token of a stream (ctx, made by Watch, or
+// derived from one) is still one HTTP would accept now, by the same
+// resolution as HTTP's (Resolve: the cache while it is exact, otherwise
+// the token's record), and ends the stream with the reason when it is
+// not: its revocation, its expiry, a retired key (Unauthenticated), or
+// an error reading the record (the database being unreachable: what
+// HTTP would answer 503). Transports call it before they send each
+// event, so that a stream sends nothing its token could not read over
+// HTTP at that moment, whether or not a notification of the change has
+// reached this process. A ctx that Watch did not make (an anonymous
+// stream) passes: nil.
+func (t *Tokens) Check(ctx context.Context) error {
+	w, _ := ctx.Value(watchKey{}).(*watch)
+	if w == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	err := t.valid(ctx, w)
+	if errors.Is(err, ErrRevoked) && w.v.TokenID != 0 {
+		// Every stream of the token, not only the one that looked.
+		t.watches.revoked(w.v.TokenID)
+	}
+	if err != nil {
+		w.cancel(err)
+	}
+	return err
+}
+
+// valid answers whether the token of w would be accepted now.
+func (t *Tokens) valid(ctx context.Context, w *watch) error {
+	if !w.v.Expires.IsZero() && !t.now().Before(w.v.Expires) {
+		return apperr.ErrTokenExpired
+	}
+	if w.credential != "" {
+		v, err := t.Resolve(ctx, w.credential)
+		if err == nil && v.TokenID != w.v.TokenID {
+			err = errInvalidToken
+		}
+		return err
+	}
+	if w.v.TokenID == 0 {
+		return nil
+	}
+	// A viewer put in the context without its JWT (system work, tests):
+	// its record says whether it is revoked.
+	sys := privacy.DecisionContext(ctx, privacy.Allow)
+	rec, err := t.client.APIToken.Get(sys, w.v.TokenID)
+	switch {
+	case ent.IsNotFound(err):
+		return errInvalidToken
+	case err != nil:
+		return fmt.Errorf("load token %d: %w", w.v.TokenID, err)
+	case rec.RevokedAt != nil:
+		return ErrRevoked
+	}
+	return nil
 }
 
 func (ws *watches) add(id int, w *watch) {

@@ -146,14 +146,89 @@ func TestAdmitAnswers503WhenTheDeadlinePassesInTheQueue(t *testing.T) {
 	<-first
 }
 
-func TestAdmitNeverQueuesStreams(t *testing.T) {
-	g, h, first := taken(t, "ws")
-	ws := serve(context.Background(), h, "ws", "Upgrade", "websocket")
-	waitFor(t, "the WebSocket upgrade to start while the only place is taken", func() bool { return len(g.order()) == 2 })
-	close(g.release["ws"])
-	close(g.release["first"])
-	<-ws
-	<-first
+// TestAdmitQueuesWhateverTheHeaders: a request that says it opens a
+// stream (Upgrade: websocket, Accept: text/event-stream) waits in the
+// queue like any other: only the endpoint that knows it serves a
+// subscription lets it go (Lift). With the only place taken, it answers
+// 503 when its deadline passes in the queue, and never starts.
+func TestAdmitQueuesWhateverTheHeaders(t *testing.T) {
+	for _, header := range [][]string{{"Upgrade", "websocket"}, {"Accept", "text/event-stream"}} {
+		g, h, first := taken(t, "stream")
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		answer := serve(ctx, h, "stream", header...)
+		var w *httptest.ResponseRecorder
+		waitFor(t, "the request to be answered or to start", func() bool {
+			select {
+			case w = <-answer:
+				return true
+			default:
+				return slices.Contains(g.order(), "stream")
+			}
+		})
+		cancel()
+		if w == nil {
+			t.Errorf("a request with %s: %s started while the only place was taken; want it queued", header[0], header[1])
+			close(g.release["stream"])
+			<-answer
+		} else if w.Code != http.StatusServiceUnavailable {
+			t.Errorf("a request with %s: %s whose deadline passed in the queue answered %d; want 503", header[0], header[1], w.Code)
+		}
+		close(g.release["first"])
+		<-first
+	}
+}
+
+// TestDeadlineWhateverTheHeaders: every request has the deadline,
+// including those that say they open a stream; only Lift removes it.
+func TestDeadlineWhateverTheHeaders(t *testing.T) {
+	for _, header := range [][]string{nil, {"Upgrade", "websocket"}, {"Accept", "text/event-stream"}} {
+		var has bool
+		h := Deadline(time.Hour)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, has = r.Context().Deadline()
+		}))
+		r := httptest.NewRequest(http.MethodPost, "/api/open-api/v1/orders", nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			r.Header.Set(header[i], header[i+1])
+		}
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		if !has {
+			t.Errorf("a request with %v has no deadline; want REQUEST_TIMEOUT's", header)
+		}
+	}
+}
+
+// TestLift: a stream lifted by its endpoint loses the deadline, keeps
+// the request's values, ends with its client, and gives its place in
+// the queue up for the next request.
+func TestLift(t *testing.T) {
+	type key struct{}
+	g := newGate("next")
+	lifted := make(chan context.Context, 1)
+	stream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("n") != "stream" {
+			g.ServeHTTP(w, r)
+			return
+		}
+		ctx := Lift(context.WithValue(r.Context(), key{}, "value"))
+		lifted <- ctx
+		<-ctx.Done()
+	})
+	h := Deadline(time.Hour)(admitWithin(1, time.Hour)(stream))
+	client, leave := context.WithCancel(context.Background())
+	done := serve(client, h, "stream")
+	ctx := <-lifted
+	if _, has := ctx.Deadline(); has || ctx.Value(key{}) != "value" {
+		t.Errorf("the lifted context: deadline %v, value %v; want none, and the request's value", has, ctx.Value(key{}))
+	}
+	next := serve(context.Background(), h, "next")
+	waitFor(t, "the next request to take the stream's place", func() bool { return len(g.order()) == 1 })
+	close(g.release["next"])
+	<-next
+	leave()
+	<-done
+	if ctx.Err() == nil {
+		t.Error("the lifted context lives on after its client left")
+	}
 }
 
 func TestAdmitDefaultsToTwicePerCPU(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/configurator/catalogue/internal/admit"
@@ -47,28 +46,58 @@ func CORS(next http.Handler) http.Handler {
 // none). Database work stops when it passes (PostgreSQL statements are
 // cancelled, waits for a connection end), and the transports answer 503
 // with a Retry-After, so that a request never hangs on a sick database
-// longer than d. The server's write timeout, a little longer, cuts off a
-// handler that would ignore it.
+// longer than d. The whole request, body included, must have arrived by
+// then: the server's read timeout is d (cmd/server), and nothing lifts
+// it before the body is read. The server's write timeout, a little
+// longer, cuts off a handler that would ignore it. Only a subscription outlives
+// it, once its endpoint knows it serves one (Lift); no header alone
+// lifts it, or a REST write saying Accept: text/event-stream would read
+// its body for as long as its client liked.
 func Deadline(d time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if d <= 0 {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if Streaming(r) {
-				// A subscription lives as long as its client: neither the
-				// deadline nor the server's read and write timeouts apply.
-				rc := http.NewResponseController(w)
-				rc.SetReadDeadline(time.Time{})
-				rc.SetWriteDeadline(time.Time{})
-				next.ServeHTTP(w, r)
-				return
-			}
+			rc := http.NewResponseController(w)
 			ctx, cancel := context.WithTimeout(r.Context(), d)
 			defer cancel()
+			ctx = context.WithValue(ctx, liftKey{}, &lift{base: r.Context(), rc: rc})
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
+}
+
+// liftKey holds what Lift needs of a request Deadline bounded.
+type liftKey struct{}
+
+type lift struct {
+	// base is the request's context before the deadline: it ends when
+	// the client leaves or the server stops.
+	base context.Context
+	rc   *http.ResponseController
+}
+
+// Lift frees the request of ctx from the deadline and from the queue of
+// work (Admit), once its endpoint knows that it serves a subscription (a
+// GraphQL WebSocket, an SSE request carrying a subscription operation),
+// which lives as long as its client. It returns a context with ctx's
+// values that ends only when the client leaves or the server stops, and
+// lifts the connection's read and write deadlines; the request's body
+// must have been read already. A ctx that Deadline did not bound loses
+// only its place in the queue.
+func Lift(ctx context.Context) context.Context {
+	admit.Release(ctx)
+	l, _ := ctx.Value(liftKey{}).(*lift)
+	if l == nil {
+		return ctx
+	}
+	l.rc.SetReadDeadline(time.Time{})
+	l.rc.SetWriteDeadline(time.Time{})
+	lctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(l.base, func() { cancel(context.Cause(l.base)) })
+	context.AfterFunc(lctx, func() { stop() })
+	return lctx
 }
 
 // Healthz answers while the process lives, with the build's version and
@@ -107,13 +136,6 @@ func Readyz(database func(context.Context) error, redis func(context.Context) st
 	}
 }
 
-// Streaming reports whether r opens a stream (a WebSocket upgrade, or
-// Server-Sent Events), which stays open as long as its client.
-func Streaming(r *http.Request) bool {
-	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") ||
-		(r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream"))
-}
-
 // Admit lets at most n requests be worked on at once and queues the rest
 // in the order they arrived (n <= 0: twice the CPUs the Go runtime uses).
 // A saturated server otherwise works on every request at once, and Go's
@@ -125,8 +147,9 @@ func Streaming(r *http.Request) bool {
 // locks and the commit's flush; admit.Wait, called by database.Begin) and
 // queues again after, and for good after holdFor, so that a slow
 // statement or client (sending its body or reading its answer) cannot
-// hold it long; a stream (Streaming) never queues. A request still
-// queued when its deadline passes (Deadline) answers 503 with a
+// hold it long. A stream queues like any request, whatever its headers,
+// and gives its place up when its endpoint lifts it (Lift). A request
+// still queued when its deadline passes (Deadline) answers 503 with a
 // Retry-After.
 func Admit(n int) func(http.Handler) http.Handler { return admitWithin(n, holdFor) }
 
@@ -137,10 +160,6 @@ func admitWithin(n int, hold time.Duration) func(http.Handler) http.Handler {
 	slots := make(chan struct{}, n)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if Streaming(r) {
-				next.ServeHTTP(w, r)
-				return
-			}
 			p, err := admit.Enter(r.Context(), slots)
 			if err != nil {
 				problem.Write(w, r, apperr.E(apperr.Unavailable, "the server is busy; try again"))

@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // flushAt is the size at which a batch is written without waiting.
@@ -136,4 +138,25 @@ func (s split) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (s split) WithGroup(name string) slog.Handler {
 	return split{batched: s.batched.WithGroup(name), direct: s.direct.WithGroup(name), batch: s.batch}
+}
+
+// ClipAttr is the ReplaceAttr of the service's log handlers: a string or
+// error value longer than valid.MaxLoggedBytes is written clipped
+// (valid.ClipTo), so that an error quoting a client's input whole (a
+// driver's "unable to encode" of a value) makes a log line of bounded
+// size, whatever logged it.
+func ClipAttr(_ []string, a slog.Attr) slog.Attr {
+	switch a.Value.Kind() {
+	case slog.KindString:
+		if s := a.Value.String(); len(s) > valid.MaxLoggedBytes {
+			a.Value = slog.StringValue(valid.ClipTo(s, valid.MaxLoggedBytes))
+		}
+	case slog.KindAny:
+		if err, ok := a.Value.Any().(error); ok {
+			if s := err.Error(); len(s) > valid.MaxLoggedBytes {
+				a.Value = slog.StringValue(valid.ClipTo(s, valid.MaxLoggedBytes))
+			}
+		}
+	}
+	return a
 }

@@ -2,11 +2,14 @@ package logbuf
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // out is the Writer's output, counting the writes that reach it.
@@ -96,5 +99,20 @@ func TestFlushesOnTimeAndSize(t *testing.T) {
 	b.Write(line)
 	if s, n := big.get(); n != 1 || len(s) < flushAt {
 		t.Errorf("after %d bytes: %d writes of %d bytes; want one write of it all", (flushAt/len(line)+1)*len(line), n, len(s))
+	}
+}
+
+// TestClipAttr: an error quoting a megabyte of input, as pgx's "unable to
+// encode" does, makes a log line of bounded size; short values are kept.
+func TestClipAttr(t *testing.T) {
+	var b strings.Builder
+	log := slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{ReplaceAttr: ClipAttr}))
+	huge := errors.New("failed to encode args[0]: unable to encode []interface {}{" + strings.Repeat("[]interface {}{", 70_000))
+	log.Error("graphql resolver failed", "err", huge, "path", "orders", "q", strings.Repeat("é", 1<<20))
+	if n := b.Len(); n > 3*valid.MaxLoggedBytes {
+		t.Errorf("log line of %d bytes; want at most %d", n, 3*valid.MaxLoggedBytes)
+	}
+	if !strings.Contains(b.String(), "path=orders") || !strings.Contains(b.String(), "unable to encode") {
+		t.Errorf("log line %.300s; want the short values and the error's start", b.String())
 	}
 }

@@ -5,11 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // ValidText is a hook that refuses text PostgreSQL cannot store, whatever
@@ -38,7 +38,7 @@ func storable(v any) bool {
 	case json.RawMessage:
 		return storableJSON(v)
 	case string:
-		return utf8.ValidString(v) && !strings.ContainsRune(v, 0)
+		return valid.Storable(v)
 	case []string:
 		for _, s := range v {
 			if !storable(s) {
@@ -73,7 +73,7 @@ func storableJSON(raw json.RawMessage) bool {
 		if err != nil {
 			return err == io.EOF
 		}
-		if s, ok := tok.(string); ok && strings.ContainsRune(s, 0) {
+		if s, ok := tok.(string); ok && !valid.Storable(s) {
 			return false
 		}
 	}

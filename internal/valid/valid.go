@@ -139,8 +139,13 @@ func checkPage(page, perPage *int, all bool) (p, pp int, err error) {
 
 // Clip shortens client text quoted in a message, at a rune boundary, so a
 // refusal never echoes a large input back.
-func Clip(s string) string {
-	const max = 40
+func Clip(s string) string { return ClipTo(s, 40) }
+
+// ClipTo shortens s to at most max bytes, at a rune boundary, marking the
+// cut with "...". Logs clip every value with it (MaxLoggedBytes), since an
+// error can quote the client's input whole (pgx's "unable to encode"
+// prints the value it was given).
+func ClipTo(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
@@ -149,4 +154,24 @@ func Clip(s string) string {
 		cut--
 	}
 	return s[:cut] + "..."
+}
+
+// MaxLoggedBytes bounds one value of a log line (an error, a path): a
+// large input quoted by an error is written clipped, never whole.
+const MaxLoggedBytes = 2048
+
+// Storable reports whether s is text that both databases store and
+// compare alike: valid UTF-8 without NUL characters. PostgreSQL refuses
+// such text (a database error) where SQLite would store it or match no
+// row, so writes (rule.ValidText) and filters (Text) refuse it first.
+func Storable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// Text refuses field unless its value s is Storable.
+func Text(field, s string) error {
+	if !Storable(s) {
+		return apperr.Field(field, "{} must be valid UTF-8 text without NUL characters")
+	}
+	return nil
 }
