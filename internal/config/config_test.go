@@ -108,7 +108,6 @@ func TestServeConfig(t *testing.T) {
 				tc.want.StreamsPerToken = DefaultStreamsPerToken
 			}
 			// So is the retention (TestRetentionSettings).
-			tc.want.serving = true
 			if tc.want.Retention() == (webhook.Retention{}) {
 				tc.want.EventRetention, tc.want.DeliveryRetention, tc.want.RetentionEvery =
 					webhook.DefaultRetention.Events, webhook.DefaultRetention.Deliveries, webhook.DefaultRetention.Every
