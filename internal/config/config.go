@@ -150,6 +150,10 @@ type Config struct {
 	OIDCIssuer, OIDCAudience              string
 	OIDCOwnerClaim, OIDCConfiguratorClaim string
 
+	// serving says that the flags of serve were registered (ServeFlags):
+	// the other commands have no retention to check.
+	serving bool
+
 	// badEnv says which variable has a value its flag cannot take, for
 	// Validate to report.
 	badEnv string
@@ -186,6 +190,7 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 }
 
 func (c *Config) serveFlags(fs *flag.FlagSet) {
+	c.serving = true
 	fs.StringVar(&c.Addr, "addr", DefaultAddr, "listen address (env ADDR)")
 	fs.StringVar(&c.PublicURL, "public-url", "",
 		"base of absolute URLs, e.g. https://api.example.com (env PUBLIC_URL; default http://localhost:PORT)")
@@ -299,8 +304,9 @@ func (c *Config) check() error {
 		errIf(c.StatementTimeout < 0, "--db-statement-timeout must be a duration such as 10s, 0 or more"),
 		ifSet("--webhook-retry-schedule", c.WebhookRetry, func(v string) error { _, err := webhook.ParseSchedule(v); return err }),
 		errIf(c.WebhookMaxEndpoints < 0, "--webhook-max-endpoints (WEBHOOK_MAX_ENDPOINTS) must be a whole number, 1 or more, got %d", c.WebhookMaxEndpoints),
-		positive("--event-retention", c.EventRetention), positive("--webhook-delivery-retention", c.DeliveryRetention),
-		positive("--retention-every", c.RetentionEvery),
+		positive(c.serving, "--event-retention", c.EventRetention),
+		positive(c.serving, "--webhook-delivery-retention", c.DeliveryRetention),
+		positive(c.serving, "--retention-every", c.RetentionEvery),
 		errIf(c.PersistedOnly && c.PersistedDocuments == "",
 			"--persisted-only (PERSISTED_ONLY) needs --persisted-documents (PERSISTED_DOCUMENTS), the manifest of the documents it accepts"),
 	} {
@@ -369,9 +375,10 @@ func ifSet(flag, v string, ok func(string) error) error {
 	return nil
 }
 
-// positive checks that the duration d of flag is more than 0.
-func positive(flag string, d time.Duration) error {
-	return errIf(d <= 0, "%s must be a duration such as 720h or 30s, more than 0, got %s", flag, d)
+// positive checks that the duration d of flag is more than 0, when the
+// flag is one of the command's (registered).
+func positive(registered bool, flag string, d time.Duration) error {
+	return errIf(registered && d <= 0, "%s must be a duration such as 720h or 30s, more than 0, got %s", flag, d)
 }
 
 // Retention is the retention the settings name (webhook.Retention).

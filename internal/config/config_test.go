@@ -108,6 +108,7 @@ func TestServeConfig(t *testing.T) {
 				tc.want.StreamsPerToken = DefaultStreamsPerToken
 			}
 			// So is the retention (TestRetentionSettings).
+			tc.want.serving = true
 			if tc.want.Retention() == (webhook.Retention{}) {
 				tc.want.EventRetention, tc.want.DeliveryRetention, tc.want.RetentionEvery =
 					webhook.DefaultRetention.Events, webhook.DefaultRetention.Deliveries, webhook.DefaultRetention.Every
