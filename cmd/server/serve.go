@@ -21,7 +21,6 @@ import (
 	"github.com/configurator/catalogue/internal/config"
 	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/demo"
-	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/logbuf"
 	"github.com/configurator/catalogue/internal/pglisten"
 	"github.com/configurator/catalogue/internal/storage"
@@ -173,7 +172,6 @@ func startBackground(ctx context.Context, c *ent.Client, tokens *auth.Tokens, lo
 	var wg sync.WaitGroup
 	var tokensErr error
 	wg.Go(func() { tokensErr = tokens.Run(bctx, log) })
-	wg.Go(func() { idempotency.Sweeper(bctx, c, idempotency.SweepEvery, log) })
 	wg.Go(func() { database.CountsVacuumer(bctx, c, database.VacuumCountsEvery, log) })
 	stops.push(func() {
 		stop()

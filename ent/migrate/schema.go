@@ -910,6 +910,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{WebhookDeliveriesColumns[10], WebhookDeliveriesColumns[4], WebhookDeliveriesColumns[0]},
 			},
+			{
+				Name:    "webhookdelivery_event_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[11]},
+			},
 		},
 	}
 	// WebhookEndpointsColumns holds the columns for the "webhook_endpoints" table.

@@ -104,5 +104,8 @@ func (WebhookDelivery) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("endpoint_id", "id"),
 		index.Fields("owner_id", "status", "id"),
+		// The retention's test that no delivery names an event, and
+		// PostgreSQL's check of the foreign key when an event is removed.
+		index.Fields("event_id"),
 	}
 }

@@ -132,6 +132,12 @@ type Config struct {
 	// endpoints keep arbitrary documents out; it needs
 	// PersistedDocuments.
 	PersistedOnly bool
+	// EventRetention, DeliveryRetention and RetentionEvery say how long
+	// events and ended webhook deliveries are kept and how often the
+	// leader removes the older ones (EVENT_RETENTION,
+	// WEBHOOK_DELIVERY_RETENTION, RETENTION_EVERY; webhook.Retention), so
+	// that neither table grows without bound.
+	EventRetention, DeliveryRetention, RetentionEvery time.Duration
 	// Trusted holds the documents of PersistedDocuments once Validate
 	// has read and checked them; nil without a manifest.
 	Trusted *persisted.Manifest
@@ -143,6 +149,10 @@ type Config struct {
 	// (OIDC_OWNER_CLAIM, OIDC_CONFIGURATOR_CLAIM).
 	OIDCIssuer, OIDCAudience              string
 	OIDCOwnerClaim, OIDCConfiguratorClaim string
+
+	// serving says that the flags of serve were registered (ServeFlags):
+	// the other commands have no retention to check.
+	serving bool
 
 	// badEnv says which variable has a value its flag cannot take, for
 	// Validate to report.
@@ -180,6 +190,7 @@ func (c *Config) ServeFlags(fs *flag.FlagSet, env Env) {
 }
 
 func (c *Config) serveFlags(fs *flag.FlagSet) {
+	c.serving = true
 	fs.StringVar(&c.Addr, "addr", DefaultAddr, "listen address (env ADDR)")
 	fs.StringVar(&c.PublicURL, "public-url", "",
 		"base of absolute URLs, e.g. https://api.example.com (env PUBLIC_URL; default http://localhost:PORT)")
@@ -213,6 +224,12 @@ func (c *Config) serveFlags(fs *flag.FlagSet) {
 		"waits before the retries of a failed webhook delivery (env WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
 	fs.Int64Var(&c.WebhookMaxEndpoints, "webhook-max-endpoints", webhook.DefaultMaxEndpoints,
 		"how many webhook endpoints one owner may keep (env WEBHOOK_MAX_ENDPOINTS)")
+	fs.DurationVar(&c.EventRetention, "event-retention", webhook.DefaultRetention.Events,
+		"how long an event is kept once no webhook delivery names it, e.g. 720h (env EVENT_RETENTION)")
+	fs.DurationVar(&c.DeliveryRetention, "webhook-delivery-retention", webhook.DefaultRetention.Deliveries,
+		"how long a webhook delivery that ended is kept, as far back as the deliveries API reaches, e.g. 720h (env WEBHOOK_DELIVERY_RETENTION)")
+	fs.DurationVar(&c.RetentionEvery, "retention-every", webhook.DefaultRetention.Every,
+		"how often the leader removes the events, deliveries and idempotency keys past their retention (env RETENTION_EVERY)")
 	fs.StringVar(&c.PersistedDocuments, "persisted-documents", "",
 		"manifest of trusted GraphQL documents, {\"<sha256>\": \"<document>\"} as graphql-codegen's client preset writes it (env PERSISTED_DOCUMENTS)")
 	fs.BoolVar(&c.PersistedOnly, "persisted-only", false, "accept only the manifest's documents, except from dashboard tokens (env PERSISTED_ONLY=true)")
@@ -287,6 +304,9 @@ func (c *Config) check() error {
 		errIf(c.StatementTimeout < 0, "--db-statement-timeout must be a duration such as 10s, 0 or more"),
 		ifSet("--webhook-retry-schedule", c.WebhookRetry, func(v string) error { _, err := webhook.ParseSchedule(v); return err }),
 		errIf(c.WebhookMaxEndpoints < 0, "--webhook-max-endpoints (WEBHOOK_MAX_ENDPOINTS) must be a whole number, 1 or more, got %d", c.WebhookMaxEndpoints),
+		positive(c.serving, "--event-retention", c.EventRetention),
+		positive(c.serving, "--webhook-delivery-retention", c.DeliveryRetention),
+		positive(c.serving, "--retention-every", c.RetentionEvery),
 		errIf(c.PersistedOnly && c.PersistedDocuments == "",
 			"--persisted-only (PERSISTED_ONLY) needs --persisted-documents (PERSISTED_DOCUMENTS), the manifest of the documents it accepts"),
 	} {
@@ -353,6 +373,17 @@ func ifSet(flag, v string, ok func(string) error) error {
 		return fmt.Errorf("%s: %v", flag, err)
 	}
 	return nil
+}
+
+// positive checks that the duration d of flag is more than 0, when the
+// flag is one of the command's (registered).
+func positive(registered bool, flag string, d time.Duration) error {
+	return errIf(registered && d <= 0, "%s must be a duration such as 720h or 30s, more than 0, got %s", flag, d)
+}
+
+// Retention is the retention the settings name (webhook.Retention).
+func (c *Config) Retention() webhook.Retention {
+	return webhook.Retention{Events: c.EventRetention, Deliveries: c.DeliveryRetention, Every: c.RetentionEvery}
 }
 
 // hostPort checks that v, when set, is a listen address such as :8080.

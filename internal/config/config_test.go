@@ -107,6 +107,12 @@ func TestServeConfig(t *testing.T) {
 			if tc.want.StreamsPerToken == 0 {
 				tc.want.StreamsPerToken = DefaultStreamsPerToken
 			}
+			// So is the retention (TestRetentionSettings).
+			tc.want.serving = true
+			if tc.want.Retention() == (webhook.Retention{}) {
+				tc.want.EventRetention, tc.want.DeliveryRetention, tc.want.RetentionEvery =
+					webhook.DefaultRetention.Events, webhook.DefaultRetention.Deliveries, webhook.DefaultRetention.Every
+			}
 			if err != nil || c != tc.want {
 				t.Fatalf("config = %+v, %v; want %+v", c, err, tc.want)
 			}
@@ -268,6 +274,34 @@ func TestBadVariableNamed(t *testing.T) {
 	} {
 		if _, err := serveConfig(map[string]string{name: tc.value}); err == nil || err.Error() != tc.want {
 			t.Errorf("%s=%s: %v; want %q", name, tc.value, err, tc.want)
+		}
+	}
+}
+
+// TestRetentionSettings: EVENT_RETENTION, WEBHOOK_DELIVERY_RETENTION and
+// RETENTION_EVERY are read (flags win), default to 30 days, 30 days and an
+// hour, and a value that is not a positive duration stops the server with
+// an error naming the setting.
+func TestRetentionSettings(t *testing.T) {
+	c, err := serveConfig(nil)
+	if want := (webhook.Retention{Events: 720 * time.Hour, Deliveries: 720 * time.Hour, Every: time.Hour}); err != nil || c.Retention() != want {
+		t.Errorf("default retention %+v, %v; want %+v", c.Retention(), err, want)
+	}
+	c, err = serveConfig(map[string]string{"EVENT_RETENTION": "48h", "WEBHOOK_DELIVERY_RETENTION": "2160h", "RETENTION_EVERY": "5s"},
+		"--retention-every", "10s")
+	if want := (webhook.Retention{Events: 48 * time.Hour, Deliveries: 2160 * time.Hour, Every: 10 * time.Second}); err != nil || c.Retention() != want {
+		t.Errorf("retention %+v, %v; want %+v", c.Retention(), err, want)
+	}
+	for _, name := range []string{"EVENT_RETENTION", "WEBHOOK_DELIVERY_RETENTION", "RETENTION_EVERY"} {
+		flag := "--" + strings.ReplaceAll(strings.ToLower(name), "_", "-")
+		for bad, want := range map[string]string{
+			"30d": name + ` must be a duration such as 30s, 0 or more, not "30d"`,
+			"0":   flag + " must be a duration such as 720h or 30s, more than 0, got 0s",
+			"-1h": flag + " must be a duration such as 720h or 30s, more than 0, got -1h0m0s",
+		} {
+			if _, err := serveConfig(map[string]string{name: bad}); err == nil || err.Error() != want {
+				t.Errorf("%s=%s: %v; want %q", name, bad, err, want)
+			}
 		}
 	}
 }

@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -209,38 +208,15 @@ func Record(ctx context.Context, tx *ent.Client, ownerID int, key, fingerprint s
 	return nil
 }
 
-// Sweep deletes the expired keys; serve runs it every SweepEvery (Sweeper)
-// so the table holds about a day of keys.
-func Sweep(ctx context.Context, c *ent.Client) (int, error) {
-	return c.IdempotencyKey.Delete().Where(idempotencykey.ExpiresAtLT(now())).
-		Exec(privacy.DecisionContext(ctx, privacy.Allow))
-}
-
-// SweepEvery is how often serve deletes expired keys: a key lives
-// between TTL and TTL + SweepEvery, and an expired key that is still
-// there is ignored (Replay checks the expiry itself).
-const SweepEvery = time.Hour
-
-// Sweeper runs Sweep at once and then every interval until ctx is done.
-// A failed sweep (the database away) is logged and tried again at the
-// next tick; every replica sweeps, which is harmless.
-func Sweeper(ctx context.Context, c *ent.Client, every time.Duration, log *slog.Logger) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		n, err := Sweep(ctx, c)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			log.Warn("could not delete expired idempotency keys", "err", err)
-		case n > 0:
-			log.Info("deleted expired idempotency keys", "keys", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+// Expire deletes at most n of the keys expired at now, in one statement,
+// and returns how many; the retention job (internal/webhook, Retain)
+// calls it until fewer than n go.
+func Expire(ctx context.Context, c *ent.Client, at time.Time, n int) (int, error) {
+	sys := privacy.DecisionContext(ctx, privacy.Allow)
+	ids, err := c.IdempotencyKey.Query().Where(idempotencykey.ExpiresAtLT(at)).Order(idempotencykey.ByExpiresAt()).
+		Limit(n).IDs(sys)
+	if err != nil || len(ids) == 0 {
+		return 0, err
 	}
+	return c.IdempotencyKey.Delete().Where(idempotencykey.IDIn(ids...)).Exec(sys)
 }

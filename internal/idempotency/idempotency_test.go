@@ -3,8 +3,6 @@ package idempotency
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -129,48 +127,12 @@ func TestRecordAndReplay(t *testing.T) {
 		if err := Record(ctx, c, a.ID, "k", "fp2", 43); err != nil {
 			t.Errorf("Record after expiry: %v", err)
 		}
-		// Sweep drops B's key, recorded a day before; A's new one stays.
-		if n, err := Sweep(ctx, c); n != 1 || err != nil {
-			t.Errorf("Sweep = %d, %v; want 1 expired key", n, err)
+		// Expire drops B's key, recorded a day before; A's new one stays.
+		if n, err := Expire(ctx, c, later, 1000); n != 1 || err != nil {
+			t.Errorf("Expire = %d, %v; want 1 expired key", n, err)
 		}
 		if n := c.IdempotencyKey.Query().CountX(sys); n != 1 {
 			t.Errorf("%d keys after the sweep; want 1", n)
-		}
-	})
-}
-
-// TestSweeper: serve's sweeper deletes the expired keys as soon as it
-// starts, keeps the live ones, and stops with its context.
-func TestSweeper(t *testing.T) {
-	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
-		ctx := context.Background()
-		a := dbtest.NewTenant(t, c, "A")
-		now = func() time.Time { return time.Now().Add(-TTL - time.Hour) }
-		err := Record(ctx, c, a.ID, "old", "fp", 1)
-		now = time.Now
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := Record(ctx, c, a.ID, "new", "fp", 2); err != nil {
-			t.Fatal(err)
-		}
-		sctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			Sweeper(sctx, c, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		}()
-		deadline := time.Now().Add(10 * time.Second)
-		for c.IdempotencyKey.Query().CountX(dbtest.Sys) != 1 {
-			if time.Now().After(deadline) {
-				t.Fatal("the sweeper did not delete the expired key")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		stop()
-		<-done
-		if keys := c.IdempotencyKey.Query().AllX(dbtest.Sys); len(keys) != 1 || keys[0].Key != "new" {
-			t.Errorf("keys after the sweep: %v; want only the live one", keys)
 		}
 	})
 }

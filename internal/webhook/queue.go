@@ -83,6 +83,9 @@ type Config struct {
 	// VacuumAfter is how many events a replica dispatches between two
 	// vacuums of the events table on PostgreSQL (0: DefaultVacuumAfter).
 	VacuumAfter int
+	// Retention is how long events and deliveries are kept and how often
+	// the leader removes older ones (zero fields: DefaultRetention's).
+	Retention Retention
 }
 
 // Queue delivers webhooks through River, a job queue in the service's own
@@ -115,6 +118,8 @@ type Queue struct {
 	stopDispatch func()
 	// vacuumAfter is Config.VacuumAfter.
 	vacuumAfter int
+	// retention is Config.Retention, defaults filled in.
+	retention Retention
 	// depth is the number of pending deliveries at the last count
 	// (countDepth), which the metric reports without a query per scrape.
 	depth atomic.Int64
@@ -155,7 +160,10 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 	workers := cmp.Or(cfg.Workers, defaultWorkers)
 	q := &Queue{client: c, db: db, dialect: dialectName, schedule: cfg.Schedule, http: cfg.HTTPClient,
 		vacuumAfter: cmp.Or(cfg.VacuumAfter, DefaultVacuumAfter),
-		log:         cmp.Or(cfg.Log, slog.Default()), stopping: make(chan struct{}),
+		retention: Retention{Events: cmp.Or(cfg.Retention.Events, DefaultRetention.Events),
+			Deliveries: cmp.Or(cfg.Retention.Deliveries, DefaultRetention.Deliveries),
+			Every:      cmp.Or(cfg.Retention.Every, DefaultRetention.Every)},
+		log: cmp.Or(cfg.Log, slog.Default()), stopping: make(chan struct{}),
 		fair: newFair(workers, cmp.Or(cfg.OwnerShare, DefaultOwnerShare(workers)))}
 	if len(q.schedule) == 0 {
 		q.schedule = DefaultSchedule
@@ -168,6 +176,7 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 	river.AddWorker(ws, &worker{q: q})
 	river.AddWorker(ws, &batchWorker{q: q})
 	river.AddWorker(ws, &settleWorker{q: q})
+	river.AddWorker(ws, &retainWorker{q: q})
 	rc, err := river.NewClient(database.QueueDriver(db, dialectName), &river.Config{
 		// A job waiting for its owner's turn holds a worker: twice the
 		// attempts, so that an owner's attempts and waits (its share of
@@ -189,8 +198,9 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 		// A batch job a few dispatches a second leaves a row each: an hour
 		// of them is kept for inspection, not River's default day.
 		CompletedJobRetentionPeriod: time.Hour,
-		PeriodicJobs:                []*river.PeriodicJob{settleJob(cmp.Or(cfg.SettleEvery, time.Minute))},
-		Logger:                      quiet(q.log),
+		PeriodicJobs: []*river.PeriodicJob{settleJob(cmp.Or(cfg.SettleEvery, time.Minute)),
+			retainJob(q.retention.Every)},
+		Logger: quiet(q.log),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webhook queue: %w", err)
@@ -482,6 +492,7 @@ type queueMetrics struct {
 	outcomes *prometheus.CounterVec
 	duration prometheus.Histogram
 	aside    prometheus.Counter
+	removed  *prometheus.CounterVec
 }
 
 // newQueueMetrics registers the series on reg; with none (Config.Metrics
@@ -502,6 +513,10 @@ func newQueueMetrics(reg prometheus.Registerer, q *Queue) *queueMetrics {
 			Name: "webhook_events_set_aside_total",
 			Help: "Events set aside without webhooks because their dispatch kept failing (each logged with its id and error).",
 		}),
+		removed: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "retention_removed_total",
+			Help: "Rows the retention removed, by table: events, webhook_deliveries, idempotency_keys (docs/operations.md, Retention).",
+		}, []string{"table"}),
 	}
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "webhook_queue_depth",
