@@ -42,6 +42,12 @@ const config: CodegenConfig = {
           Time: 'string',
           // Uploads go in a multipart request, which src/graphql.ts does not send.
           Upload: 'Blob',
+          // The federation subgraph's own scalars (docs/federation.md): the
+          // schema serves them for gateways; this client never sends them.
+          FieldSet: 'string',
+          _Any: 'Record<string, unknown>',
+          federation__Policy: 'string',
+          federation__Scope: 'string',
         },
       },
     },
