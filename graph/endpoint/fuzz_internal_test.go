@@ -27,17 +27,25 @@ func FuzzAccept(f *testing.F) {
 			t.Fatalf("negotiate(%q) streams without accepting a stream", h)
 		}
 		n += allocs(func() { mime.ParseMediaType(h) })
-		if limit := uint64(16*len(h) + 4096); n > limit {
+		// 8 KiB of slack: TotalAlloc is the whole process's, and the fuzzing
+		// worker allocates beside the call now and then (allocs takes the
+		// least of three calls for the same reason).
+		if limit := uint64(16*len(h) + 8192); n > limit {
 			t.Errorf("a header of %d bytes allocated %d; want at most %d", len(h), n, limit)
 		}
 	})
 }
 
-// allocs returns the bytes one call of f allocates.
+// allocs returns the bytes one call of f allocates: the fewest of three
+// calls, since TotalAlloc also counts what other goroutines allocate.
 func allocs(f func()) uint64 {
+	least := ^uint64(0)
 	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
+	for range 3 {
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	return least
 }
