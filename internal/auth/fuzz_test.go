@@ -148,8 +148,8 @@ func FuzzToken(f *testing.F) {
 		var ownErr, provErr error
 		var v verified
 		var c caller
-		ownAllocs := allocs(2, func() { v, ownErr = s.verify(token) })
-		provAllocs := allocs(2, func() { c, provErr = p.verify(token) })
+		ownAllocs := allocs(3, func() { v, ownErr = s.verify(token) })
+		provAllocs := allocs(3, func() { c, provErr = p.verify(token) })
 
 		check := func(who string, err error, kinds ...apperr.Kind) {
 			if err == nil {
