@@ -170,7 +170,7 @@ func NewProvider(ctx context.Context, cfg ProviderConfig, log *slog.Logger) (*Pr
 	if cfg.Audience == "" {
 		return nil, errors.New("OIDC_AUDIENCE is required with OIDC_ISSUER")
 	}
-	client := cmp.Or(cfg.Client, &http.Client{Timeout: 10 * time.Second})
+	client := boundClient(cmp.Or(cfg.Client, &http.Client{Timeout: 10 * time.Second}))
 	log = cmp.Or(log, slog.Default())
 	jwksURL, err := discover(ctx, client, cfg.Issuer)
 	if err != nil {
@@ -235,7 +235,7 @@ func discover(ctx context.Context, client *http.Client, issuer string) (string, 
 		Issuer  string `json:"issuer"`
 		JWKSURI string `json:"jwks_uri"`
 	}
-	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&meta); err != nil {
+	if err := json.NewDecoder(res.Body).Decode(&meta); err != nil {
 		return "", fmt.Errorf("OpenID discovery at %s: %w", u, err)
 	}
 	// OpenID Connect Discovery 1.0, 4.3: the issuer must be the one asked.
@@ -454,4 +454,67 @@ func (t *Tokens) createCaller(ctx context.Context, c caller) (*ent.APIToken, err
 		return nil, fmt.Errorf("load provider caller: %w", err)
 	}
 	return rec, nil
+}
+
+// ProviderAnswerLimit bounds each answer of the provider (discovery
+// document, key set) that the service reads: whatever answers at the
+// provider's address cannot make it read and decode more.
+const ProviderAnswerLimit = 1 << 20
+
+// errProviderAnswerTooLarge is what reading past ProviderAnswerLimit
+// returns, so that the failure names the limit.
+var errProviderAnswerTooLarge = fmt.Errorf("the answer is larger than %d MiB", ProviderAnswerLimit>>20)
+
+// boundClient returns a copy of client whose answers' bodies fail once
+// they pass ProviderAnswerLimit: jwkset reads the key set with its own
+// decoder, so the bound sits in the transport.
+func boundClient(client *http.Client) *http.Client {
+	bounded := *client
+	next := cmp.Or[http.RoundTripper](client.Transport, http.DefaultTransport)
+	bounded.Transport = roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		res, err := next.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		if res.ContentLength > ProviderAnswerLimit {
+			res.Body.Close()
+			return nil, errProviderAnswerTooLarge
+		}
+		res.Body = &boundedBody{ReadCloser: res.Body, left: ProviderAnswerLimit}
+		return res, nil
+	})
+	return &bounded
+}
+
+// roundTripFunc makes a function an http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+// RoundTrip calls f.
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// boundedBody fails a read that would pass its limit, rather than
+// truncating silently as io.LimitReader does (a truncated JSON document
+// would fail as "unexpected EOF", naming nothing).
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+// Read reads at most the bytes left, then fails with
+// errProviderAnswerTooLarge if the body goes on.
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		n, err := b.ReadCloser.Read(one[:])
+		if n > 0 {
+			return 0, errProviderAnswerTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
