@@ -19,11 +19,11 @@ if (!GATEWAY_URL || !API_URL || !TOKEN1 || !TOKEN2) {
   process.exit(2);
 }
 
-/** client is Apollo Client 4 on the gateway, as a front-end configures it. */
-function client(token, headers = {}) {
+/** client is Apollo Client 4 on the gateway (or on uri), as a front-end configures it. */
+function client(token, headers = {}, uri = GATEWAY_URL) {
   return new ApolloClient({
     cache: new InMemoryCache(),
-    link: new HttpLink({ uri: GATEWAY_URL, headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...headers } }),
+    link: new HttpLink({ uri, headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...headers } }),
     incrementalHandler: new Defer20220824Handler(),
     defaultOptions: { query: { fetchPolicy: 'no-cache', errorPolicy: 'all' } },
   });
@@ -208,6 +208,26 @@ const cases = {
     } finally {
       for (const s of subs) s.close();
     }
+  },
+
+  async '@defer sent to this service directly: one complete result, the deferred orders in it'() {
+    const q = gql`query Deferred { viewer { configurator { id name
+      ... @defer(label: "orders") { orders(first: 3) { totalCount edges { node { id } } } } } } }`;
+    const seen = [];
+    await new Promise((resolve, reject) => {
+      client(TOKEN1, {}, `${API_URL}/graphql`).watchQuery({ query: q, fetchPolicy: 'no-cache' }).subscribe({
+        next: (r) => {
+          seen.push(r);
+          if (r.dataState === 'complete' || r.error) resolve();
+        },
+        error: reject,
+      });
+      setTimeout(() => reject(new Error(`no complete result: ${JSON.stringify(seen)}`)), 20000);
+    });
+    const results = seen.filter((r) => r.data?.viewer);
+    check(results.length === 1 && !results[0].error, `results ${JSON.stringify(seen)}; want one, complete`);
+    const orders = results[0].data.viewer.configurator.orders;
+    check(orders?.totalCount > 0 && orders.edges.length === Math.min(3, orders.totalCount), `orders ${JSON.stringify(orders)}`);
   },
 
   async '@defer: the configurator first, its orders page deferred'() {
