@@ -7,13 +7,32 @@ export const gatewayConfig = defineConfig({
   supergraph: process.env.SUPERGRAPH,
   host: '127.0.0.1',
   port: Number(process.env.GATEWAY_PORT),
-  // The caller's token and request id reach every subgraph.
+  // The caller's token and request id reach every subgraph: from the
+  // request's headers, or for a client on a WebSocket from its
+  // connection_init payload (connectionParams), which the gateway merges
+  // into the context's headers.
   propagateHeaders: {
-    fromClientToSubgraphs({ request }) {
+    fromClientToSubgraphs({ request, context }) {
+      const header = (name) =>
+        request.headers.get(name) ??
+        Object.entries(context?.headers ?? {}).find(([k]) => k.toLowerCase() === name)?.[1] ??
+        null;
       return {
-        authorization: request.headers.get('authorization'),
-        'x-request-id': request.headers.get('x-request-id'),
+        authorization: header('authorization'),
+        'x-request-id': header('x-request-id'),
       };
+    },
+  },
+  // Subscriptions to this service go over Server-Sent Events (the
+  // gateway's default transport for a subgraph over HTTP) as POST: the
+  // service streams to a POST with Accept: text/event-stream and answers
+  // 406 to a GET that asks for a stream (docs/federation.md,
+  // "Subscriptions").
+  transportEntries: {
+    catalogue: {
+      options: {
+        subscriptions: { kind: 'http', options: { method: 'POST' } },
+      },
     },
   },
   // @defer and @stream for clients, planned over subgraphs that answer

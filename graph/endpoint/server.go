@@ -70,7 +70,7 @@ func NewHandler(res *graph.Resolver, tokens *auth.Tokens, opts HandlerOptions) h
 	srv.AddTransport(websocketTransport{streams})
 	srv.AddTransport(exchange{multipart: transport.MultipartForm{MaxUploadSize: valid.MaxMultipartBody, MaxMemory: 8 << 20}})
 	parsed := lru.New[*ast.QueryDocument](1000)
-	srv.SetQueryCache(parsed)
+	srv.SetQueryCache(undeferred{parsed})
 	srv.SetValidationRulesFn(validationRules)
 	for _, ext := range opts.Extensions {
 		srv.Use(ext)

@@ -8,6 +8,9 @@
 // owner 2, of the demo data).
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { Defer20220824Handler } from '@apollo/client/incremental';
+import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
+import { createClient as wsClient } from 'graphql-ws';
+import WebSocket from 'ws';
 import { rating, review } from './reviews.mjs';
 
 const { GATEWAY_URL, API_URL, TOKEN1, TOKEN2 } = process.env;
@@ -16,14 +19,100 @@ if (!GATEWAY_URL || !API_URL || !TOKEN1 || !TOKEN2) {
   process.exit(2);
 }
 
-/** client is Apollo Client 4 on the gateway, as a front-end configures it. */
-function client(token, headers = {}) {
+/** client is Apollo Client 4 on the gateway (or on uri), as a front-end configures it. */
+function client(token, headers = {}, uri = GATEWAY_URL) {
   return new ApolloClient({
     cache: new InMemoryCache(),
-    link: new HttpLink({ uri: GATEWAY_URL, headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...headers } }),
+    link: new HttpLink({ uri, headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...headers } }),
     incrementalHandler: new Defer20220824Handler(),
     defaultOptions: { query: { fetchPolicy: 'no-cache', errorPolicy: 'all' } },
   });
+}
+
+/**
+ * subscriber is Apollo Client 4 on the gateway's WebSocket
+ * (graphql-transport-ws), with the token in connection_init as a browser
+ * sends it; it returns the client and a function that closes it.
+ */
+function subscriber(token) {
+  const ws = wsClient({
+    url: GATEWAY_URL.replace(/^http/, 'ws'),
+    webSocketImpl: WebSocket,
+    connectionParams: { Authorization: `Bearer ${token}` },
+    retryAttempts: 0,
+  });
+  return { client: new ApolloClient({ cache: new InMemoryCache(), link: new GraphQLWsLink(ws) }), close: () => ws.dispose() };
+}
+
+/**
+ * Inbox holds the orders a subscription received, and how it ended;
+ * until waits for a condition on it (or its end) without a fixed sleep.
+ */
+class Inbox {
+  orders = [];
+  errors = [];
+  ended = undefined;
+  #waiters = [];
+
+  next(r) {
+    const o = r.data?.events?.order;
+    if (o) this.orders.push(o);
+    if (r.error || r.errors?.length) this.errors.push(r.error ?? r.errors);
+    this.#wake();
+  }
+
+  end(how) {
+    this.ended ??= how;
+    this.#wake();
+  }
+
+  #wake() {
+    for (const w of this.#waiters.splice(0)) w();
+  }
+
+  has(id) {
+    return this.orders.some((o) => o.id === id);
+  }
+
+  /** until resolves whether ok() held within ms (false when the subscription ended first). */
+  async until(ok, ms) {
+    const deadline = Date.now() + ms;
+    while (!ok()) {
+      if (this.ended || Date.now() >= deadline) return false;
+      await new Promise((resolve) => {
+        const t = setTimeout(resolve, deadline - Date.now());
+        this.#waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    return true;
+  }
+}
+
+/** createOrder creates an order of the token's configurator through the gateway and returns its id. */
+async function createOrder(token, configuratorID) {
+  const r = await client(token).mutate({
+    mutation: gql`mutation CreateOrder($input: CreateOrderInput!) { createOrder(input: $input) { id } }`,
+    variables: { input: { configuratorID, price: 42.5, customerDetails: { name: 'Ada' }, configuratorSummary: { Size: 'Grand' } } },
+  });
+  check(!r.error, `createOrder: ${r.error?.message}`);
+  return r.data.createOrder.id;
+}
+
+/**
+ * feed creates orders with token until inbox receives one (the service
+ * does not acknowledge a subscription, so the first write may come before
+ * the gateway's stream to it is open) and returns its id.
+ */
+async function feed(inbox, token, configuratorID, what) {
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    const id = await createOrder(token, configuratorID);
+    if (await inbox.until(() => inbox.has(id), 3000)) return id;
+    check(!inbox.ended, `${what}: the subscription ended: ${JSON.stringify(inbox.ended)}`);
+  }
+  throw new Error(`${what}: none of 5 orders reached the subscription (errors ${JSON.stringify(inbox.errors)})`);
 }
 
 /** direct posts a query to this service itself. */
@@ -93,6 +182,54 @@ const cases = {
     check(codes.includes('UNAUTHENTICATED'), `codes ${JSON.stringify(codes)}; want UNAUTHENTICATED`);
   },
 
+  async 'a subscription through the gateway: each owner receives its own writes, with fields of both subgraphs'() {
+    const q = gql`subscription OrderEvents { events(types: ["order.created"]) { type order { id price review { stars } } } }`;
+    const subs = [];
+    try {
+      const [a, b] = [TOKEN1, TOKEN2].map((token) => {
+        const s = subscriber(token);
+        subs.push(s);
+        const inbox = new Inbox();
+        s.client.subscribe({ query: q }).subscribe({ next: (r) => inbox.next(r), error: (e) => inbox.end({ error: String(e) }), complete: () => inbox.end({ complete: true }) });
+        return inbox;
+      });
+      // Each write after the other has been received: had the other
+      // owner's event reached a subscriber, it would have come before
+      // that subscriber's own later one (events are delivered in order).
+      const x = await feed(a, TOKEN1, '1', 'owner 1');
+      const y = await feed(b, TOKEN2, '3', 'owner 2');
+      const z = await feed(a, TOKEN1, '1', 'owner 1 again');
+      check(!a.has(y), `owner 1 received owner 2's order ${y}: ${JSON.stringify(a.orders)}`);
+      check(!b.has(x) && !b.has(z), `owner 2 received owner 1's order: ${JSON.stringify(b.orders)}`);
+      for (const inbox of [a, b]) {
+        check(inbox.errors.length === 0, `errors on the subscription: ${JSON.stringify(inbox.errors)}`);
+        for (const o of inbox.orders) check(o.review?.stars === review(o.id).stars, `order ${o.id}: review ${JSON.stringify(o.review)} (the reviews subgraph)`);
+      }
+    } finally {
+      for (const s of subs) s.close();
+    }
+  },
+
+  async '@defer sent to this service directly: one complete result, the deferred orders in it'() {
+    const q = gql`query Deferred { viewer { configurator { id name
+      ... @defer(label: "orders") { orders(first: 3) { totalCount edges { node { id } } } } } } }`;
+    const seen = [];
+    await new Promise((resolve, reject) => {
+      client(TOKEN1, {}, `${API_URL}/graphql`).watchQuery({ query: q, fetchPolicy: 'no-cache' }).subscribe({
+        next: (r) => {
+          seen.push(r);
+          if (r.dataState === 'complete' || r.error) resolve();
+        },
+        error: reject,
+      });
+      setTimeout(() => reject(new Error(`no complete result: ${JSON.stringify(seen)}`)), 20000);
+    });
+    const results = seen.filter((r) => r.data?.viewer);
+    check(results.length === 1 && !results[0].error, `results ${JSON.stringify(seen)}; want one, complete`);
+    const orders = results[0].data.viewer.configurator.orders;
+    check(orders?.totalCount > 0 && orders.edges.length === Math.min(3, orders.totalCount), `orders ${JSON.stringify(orders)}`);
+  },
+
   async '@defer: the configurator first, its orders page deferred'() {
     const q = gql`query Deferred { viewer { configurator { id name
       ... @defer(label: "orders") { orders(first: 3) { totalCount edges { node { id review { stars } } } } } } } }`;
@@ -118,7 +255,10 @@ const cases = {
 
 let failed = 0;
 const rows = [];
+// ONLY (a regular expression), when set, runs the cases whose names match.
+const only = process.env.ONLY ? new RegExp(process.env.ONLY) : undefined;
 for (const [name, run] of Object.entries(cases)) {
+  if (only && !only.test(name)) continue;
   try {
     await run();
     rows.push(['pass', name, '']);

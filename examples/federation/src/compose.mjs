@@ -8,7 +8,10 @@
 // same text. Then it proves
 // that the check can fail: with the @key of an entity the reviews
 // subgraph uses (Order, Material, Configurator), or its id field, removed
-// from the checked-in schema, composition must fail.
+// from the checked-in schema, composition must fail. Last, a second
+// Relay-style subgraph (src/accounts.graphql) with its own Node, PageInfo
+// and node(id:) composes with both (docs/federation.md, "Node and node in
+// a supergraph").
 //
 // Usage: node src/compose.mjs SUPERGRAPH_FILE (API_URL, TOKEN,
 // REVIEWS_URL in the environment). Exits 1 on a failed check.
@@ -76,6 +79,37 @@ for (const type of ['Order', 'Material', 'Configurator']) {
     if (!result.errors?.length) fail(`${type} without its ${what} still composes: the check would not catch it`);
     else console.log(`ok   ${type} without its ${what} fails to compose: ${result.errors[0].message.split('\n')[0].slice(0, 140)}`);
   }
+}
+
+// A second Relay-style subgraph (src/accounts.graphql) also defines Node,
+// PageInfo and a node(id:) root field: the three compose. It stops
+// composing when its Node becomes an entity interface (@key) or its
+// PageInfo loses @shareable, which shows why each is written as it is.
+const accountsSDL = readFileSync(new URL('accounts.graphql', import.meta.url), 'utf8');
+const withAccounts = (accounts) =>
+  composeServices([
+    { name: 'catalogue', url: `${API_URL}/graphql`, typeDefs: parse(checkedIn) },
+    { name: 'reviews', url: REVIEWS_URL, typeDefs: parse(reviewsSDL) },
+    { name: 'accounts', url: 'http://accounts.invalid/graphql', typeDefs: parse(accounts) },
+  ]);
+const relay = withAccounts(accountsSDL);
+if (relay.errors?.length) {
+  fail('the checked-in SDL does not compose with a second Relay subgraph (src/accounts.graphql):');
+  for (const e of relay.errors) console.log(`  ${e.extensions?.code ?? ''} ${e.message}`);
+} else {
+  console.log('ok   the checked-in SDL composes with a second Relay subgraph defining Node, PageInfo and node(id:)');
+}
+for (const [what, from, to] of [
+  ['its Node an entity interface (@key)', 'interface Node {', 'interface Node @key(fields: "id") {'],
+  ['its PageInfo not @shareable', 'type PageInfo @shareable {', 'type PageInfo {'],
+]) {
+  if (!accountsSDL.includes(from)) {
+    fail(`src/accounts.graphql has no "${from}"`);
+    continue;
+  }
+  const result = withAccounts(accountsSDL.replace(from, to));
+  if (!result.errors?.length) fail(`the Relay subgraph with ${what} still composes`);
+  else console.log(`ok   the Relay subgraph with ${what} fails to compose: ${result.errors[0].extensions?.code} ${result.errors[0].message.split('\n')[0].slice(0, 120)}`);
 }
 
 if (failed) process.exit(1);
