@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -42,6 +43,9 @@ type Options struct {
 	// Limiter, when set, charges every request of a token to its budget
 	// (see charge); GraphQL shares it.
 	Limiter ratelimit.Limiter
+	// IdempotencyTTL is how long the Idempotency-Key of an order creation
+	// is remembered (0: idempotency.TTL), as for GraphQL.
+	IdempotencyTTL time.Duration
 }
 
 // New returns the v1 handler. It routes paths relative to Prefix, so
@@ -49,7 +53,8 @@ type Options struct {
 // answer 404 and known paths with another method 405, both as
 // problem+json.
 func New(res *graph.Resolver, tokens *auth.Tokens, opts Options) http.Handler {
-	h := &handler{res: res.Presenting(graph.V1), tokens: tokens, base: strings.TrimRight(opts.PublicURL, "/") + Prefix, limiter: opts.Limiter}
+	h := &handler{res: res.Presenting(graph.V1), tokens: tokens, base: strings.TrimRight(opts.PublicURL, "/") + Prefix, limiter: opts.Limiter,
+		idempotencyTTL: opts.IdempotencyTTL}
 	r := chi.NewRouter()
 	h.routes(r)
 	r.NotFound(NotFound)
@@ -67,6 +72,8 @@ type handler struct {
 	// returns.
 	base    string
 	limiter ratelimit.Limiter
+	// idempotencyTTL is Options.IdempotencyTTL.
+	idempotencyTTL time.Duration
 }
 
 // routes is the route table of v1, one line per operation of openapi.json
@@ -85,7 +92,7 @@ func (h *handler) routes(r chi.Router) {
 	r.Get("/shared/{key}", h.getShared)
 
 	r.With(token).Get("/orders", serve(h.listOrders))
-	r.With(token, idempotency.Middleware(writeProblem)).Post("/orders", created(h, "/orders", readOrder, h.res.Mutation().CreateOrder, func(o *ent.Order) int { return o.ID }, presentOrder))
+	r.With(token, idempotency.Middleware(writeProblem, h.idempotencyTTL)).Post("/orders", created(h, "/orders", readOrder, h.res.Mutation().CreateOrder, func(o *ent.Order) int { return o.ID }, presentOrder))
 	r.With(token).Get("/orders/{id}", byID(h.res.Query().Order, presentOrder))
 	r.With(token, orderUpdate).Patch("/orders/{id}", updated(readOrderUpdate, h.res.Mutation().UpdateOrder, presentOrder))
 

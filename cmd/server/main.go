@@ -133,6 +133,7 @@ variable, and flags win (the README's Configuration table has the defaults):
   WEBHOOK_MAX_ENDPOINTS    how many webhook endpoints one owner may keep, default 16 (--webhook-max-endpoints)
   WEBHOOK_DELIVERY_RETENTION  how long an ended webhook delivery is kept, default 720h (--webhook-delivery-retention)
   EVENT_RETENTION          how long an event no delivery names is kept, default 720h (--event-retention)
+  IDEMPOTENCY_TTL          how long an order's Idempotency-Key is remembered, default 24h (--idempotency-ttl)
   RETENTION_EVERY          how often the leader removes what is past its retention, default 1h (--retention-every)
   PPROF_ADDR               serve net/http/pprof on this address (--pprof-addr)
   OTEL_EXPORTER_OTLP_ENDPOINT  OTLP/HTTP collector: turns tracing on

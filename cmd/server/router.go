@@ -80,11 +80,11 @@ func newRouter(c *ent.Client, tokens *auth.Tokens, cfg *config.Config, files *st
 		gqlOpts.APQ = apq
 	}
 	gql := endpoint.NewHandler(res, tokens, gqlOpts)
-	gql = endpoint.Outage(idempotency.Middleware(endpoint.Reject)(gql))
+	gql = endpoint.Outage(idempotency.Middleware(endpoint.Reject, cfg.IdempotencyTTL)(gql))
 	r.Method(http.MethodGet, "/graphql", gql)
 	r.Method(http.MethodPost, "/graphql", gql)
 	r.Method(http.MethodOptions, "/graphql", gql)
-	r.Mount(rest.Prefix, rest.New(res, tokens, rest.Options{PublicURL: cfg.PublicURL, Limiter: limiter}))
+	r.Mount(rest.Prefix, rest.New(res, tokens, rest.Options{PublicURL: cfg.PublicURL, Limiter: limiter, IdempotencyTTL: cfg.IdempotencyTTL}))
 	// The REST reference, public like the document it shows; chi routes
 	// these static paths before the mount's catch-all.
 	docs := playground.Docs("Configurator catalogue: REST v1", rest.Prefix+"/openapi.json")

@@ -160,7 +160,7 @@ func TestIdempotentOrder(t *testing.T) {
 // middleware puts it there for a request.
 func idempotencyContext(t *testing.T, ctx context.Context, key string) context.Context {
 	var got context.Context
-	h := idempotency.Middleware(func(_ http.ResponseWriter, _ *http.Request, err error) { t.Fatal(err) })(
+	h := idempotency.Middleware(func(_ http.ResponseWriter, _ *http.Request, err error) { t.Fatal(err) }, 0)(
 		http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = r.Context() }))
 	r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
 	r.Header.Set(idempotency.Header, key)

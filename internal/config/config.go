@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/auth"
+	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/persisted"
 	"github.com/configurator/catalogue/internal/ratelimit"
 	"github.com/configurator/catalogue/internal/storage"
@@ -138,6 +139,10 @@ type Config struct {
 	// WEBHOOK_DELIVERY_RETENTION, RETENTION_EVERY; webhook.Retention), so
 	// that neither table grows without bound.
 	EventRetention, DeliveryRetention, RetentionEvery time.Duration
+	// IdempotencyTTL is how long an order's Idempotency-Key is remembered
+	// (IDEMPOTENCY_TTL; idempotency.TTL by default): a retry inside it
+	// replays, the retention removes the key after it.
+	IdempotencyTTL time.Duration
 	// Trusted holds the documents of PersistedDocuments once Validate
 	// has read and checked them; nil without a manifest.
 	Trusted *persisted.Manifest
@@ -230,6 +235,8 @@ func (c *Config) serveFlags(fs *flag.FlagSet) {
 		"how long a webhook delivery that ended is kept, as far back as the deliveries API reaches, e.g. 720h (env WEBHOOK_DELIVERY_RETENTION)")
 	fs.DurationVar(&c.RetentionEvery, "retention-every", webhook.DefaultRetention.Every,
 		"how often the leader removes the events, deliveries and idempotency keys past their retention (env RETENTION_EVERY)")
+	fs.DurationVar(&c.IdempotencyTTL, "idempotency-ttl", idempotency.TTL,
+		"how long an order's Idempotency-Key is remembered: a retry inside it gets the first answer (env IDEMPOTENCY_TTL)")
 	fs.StringVar(&c.PersistedDocuments, "persisted-documents", "",
 		"manifest of trusted GraphQL documents, {\"<sha256>\": \"<document>\"} as graphql-codegen's client preset writes it (env PERSISTED_DOCUMENTS)")
 	fs.BoolVar(&c.PersistedOnly, "persisted-only", false, "accept only the manifest's documents, except from dashboard tokens (env PERSISTED_ONLY=true)")
@@ -307,6 +314,7 @@ func (c *Config) check() error {
 		positive(c.serving, "--event-retention", c.EventRetention),
 		positive(c.serving, "--webhook-delivery-retention", c.DeliveryRetention),
 		positive(c.serving, "--retention-every", c.RetentionEvery),
+		positive(c.serving, "--idempotency-ttl", c.IdempotencyTTL),
 		errIf(c.PersistedOnly && c.PersistedDocuments == "",
 			"--persisted-only (PERSISTED_ONLY) needs --persisted-documents (PERSISTED_DOCUMENTS), the manifest of the documents it accepts"),
 	} {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/persisted"
 	"github.com/configurator/catalogue/internal/storage"
 	"github.com/configurator/catalogue/internal/webhook"
@@ -112,6 +113,9 @@ func TestServeConfig(t *testing.T) {
 			if tc.want.Retention() == (webhook.Retention{}) {
 				tc.want.EventRetention, tc.want.DeliveryRetention, tc.want.RetentionEvery =
 					webhook.DefaultRetention.Events, webhook.DefaultRetention.Deliveries, webhook.DefaultRetention.Every
+			}
+			if tc.want.IdempotencyTTL == 0 {
+				tc.want.IdempotencyTTL = idempotency.TTL
 			}
 			if err != nil || c != tc.want {
 				t.Fatalf("config = %+v, %v; want %+v", c, err, tc.want)
@@ -278,10 +282,10 @@ func TestBadVariableNamed(t *testing.T) {
 	}
 }
 
-// TestRetentionSettings: EVENT_RETENTION, WEBHOOK_DELIVERY_RETENTION and
-// RETENTION_EVERY are read (flags win), default to 30 days, 30 days and an
-// hour, and a value that is not a positive duration stops the server with
-// an error naming the setting.
+// TestRetentionSettings: EVENT_RETENTION, WEBHOOK_DELIVERY_RETENTION,
+// RETENTION_EVERY and IDEMPOTENCY_TTL are read (flags win), default to 30
+// days, 30 days, an hour and a day, and a value that is not a positive
+// duration stops the server with an error naming the setting.
 func TestRetentionSettings(t *testing.T) {
 	c, err := serveConfig(nil)
 	if want := (webhook.Retention{Events: 720 * time.Hour, Deliveries: 720 * time.Hour, Every: time.Hour}); err != nil || c.Retention() != want {
@@ -292,7 +296,14 @@ func TestRetentionSettings(t *testing.T) {
 	if want := (webhook.Retention{Events: 48 * time.Hour, Deliveries: 2160 * time.Hour, Every: 10 * time.Second}); err != nil || c.Retention() != want {
 		t.Errorf("retention %+v, %v; want %+v", c.Retention(), err, want)
 	}
-	for _, name := range []string{"EVENT_RETENTION", "WEBHOOK_DELIVERY_RETENTION", "RETENTION_EVERY"} {
+	if err != nil || c.IdempotencyTTL != 24*time.Hour {
+		t.Errorf("default IdempotencyTTL %v, %v; want 24h", c.IdempotencyTTL, err)
+	}
+	c, err = serveConfig(map[string]string{"IDEMPOTENCY_TTL": "5s"})
+	if err != nil || c.IdempotencyTTL != 5*time.Second {
+		t.Errorf("IDEMPOTENCY_TTL=5s: %v, %v; want 5s", c.IdempotencyTTL, err)
+	}
+	for _, name := range []string{"EVENT_RETENTION", "WEBHOOK_DELIVERY_RETENTION", "RETENTION_EVERY", "IDEMPOTENCY_TTL"} {
 		flag := "--" + strings.ReplaceAll(strings.ToLower(name), "_", "-")
 		for bad, want := range map[string]string{
 			"30d": name + ` must be a duration such as 30s, 0 or more, not "30d"`,

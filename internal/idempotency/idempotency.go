@@ -41,8 +41,8 @@ const (
 	ReplayedHeader = "Idempotent-Replayed"
 	// MaxKeyLen is the longest key accepted, in bytes.
 	MaxKeyLen = 255
-	// TTL is how long a key is remembered; a retry after it creates a new
-	// order.
+	// TTL is how long a key is remembered by default (IDEMPOTENCY_TTL
+	// names another); a retry after it creates a new order.
 	TTL = 24 * time.Hour
 )
 
@@ -55,14 +55,19 @@ type ctxKey struct{}
 // reports back.
 type request struct {
 	key      string
+	ttl      time.Duration
 	replayed atomic.Bool
 }
 
 // Middleware reads the Idempotency-Key of a request into its context, for
-// the order creation of either transport, and marks the answer of a
-// replay with Idempotent-Replayed: true. A malformed key is refused
-// through reject (an Invalid error) before the request goes further.
-func Middleware(reject func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
+// the order creation of either transport, with ttl, how long a key it
+// records is remembered (0: TTL), and marks the answer of a replay with
+// Idempotent-Replayed: true. A malformed key is refused through reject
+// (an Invalid error) before the request goes further.
+func Middleware(reject func(http.ResponseWriter, *http.Request, error), ttl time.Duration) func(http.Handler) http.Handler {
+	if ttl <= 0 {
+		ttl = TTL
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			raw, ok := r.Header[Header]
@@ -75,7 +80,7 @@ func Middleware(reject func(http.ResponseWriter, *http.Request, error)) func(htt
 				reject(w, r, err)
 				return
 			}
-			req := &request{key: key}
+			req := &request{key: key, ttl: ttl}
 			next.ServeHTTP(marked(w, req), r.WithContext(context.WithValue(r.Context(), ctxKey{}, req)))
 		})
 	}
@@ -193,11 +198,14 @@ func Replay(ctx context.Context, c *ent.Client, ownerID int, key, fingerprint st
 var ErrRace = errors.New("idempotency key recorded by a concurrent request")
 
 // Record remembers that key created orderID, in the transaction tx of the
-// order's creation.
+// order's creation, for the TTL the request's middleware was given.
 func Record(ctx context.Context, tx *ent.Client, ownerID int, key, fingerprint string, orderID int) error {
-	now := now()
+	now, ttl := now(), TTL
+	if r, ok := ctx.Value(ctxKey{}).(*request); ok {
+		ttl = r.ttl
+	}
 	err := tx.IdempotencyKey.Create().SetOwnerID(ownerID).SetKey(key).SetFingerprint(fingerprint).
-		SetOrderID(orderID).SetCreatedAt(now).SetExpiresAt(now.Add(TTL)).
+		SetOrderID(orderID).SetCreatedAt(now).SetExpiresAt(now.Add(ttl)).
 		Exec(privacy.DecisionContext(ctx, privacy.Allow))
 	if ent.IsConstraintError(err) {
 		return ErrRace

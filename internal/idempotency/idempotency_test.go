@@ -3,6 +3,7 @@ package idempotency
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/idempotencykey"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/dbtest"
 )
@@ -58,7 +60,7 @@ func TestMiddleware(t *testing.T) {
 	var seen string
 	h := Middleware(func(w http.ResponseWriter, _ *http.Request, err error) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
-	})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	}, 0)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = Key(r.Context())
 		if r.URL.Query().Get("replay") != "" {
 			markReplayed(r.Context())
@@ -133,6 +135,41 @@ func TestRecordAndReplay(t *testing.T) {
 		}
 		if n := c.IdempotencyKey.Query().CountX(sys); n != 1 {
 			t.Errorf("%d keys after the sweep; want 1", n)
+		}
+	})
+}
+
+// TestRecordTTL: a key lives for the TTL the middleware of its request
+// was given (IDEMPOTENCY_TTL), and for TTL outside a request or with none.
+func TestRecordTTL(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		a := dbtest.NewTenant(t, c, "A")
+		for i, tc := range []struct {
+			ttl, want time.Duration
+			request   bool
+		}{
+			{time.Minute, time.Minute, true},
+			{0, TTL, true},
+			{0, TTL, false},
+		} {
+			ctx := context.Background()
+			if tc.request {
+				Middleware(nil, tc.ttl)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+					ctx = r.Context()
+				})).ServeHTTP(httptest.NewRecorder(), func() *http.Request {
+					req := httptest.NewRequest(http.MethodPost, "/orders", nil)
+					req.Header.Set(Header, "k")
+					return req
+				}())
+			}
+			key := fmt.Sprintf("k%d", i)
+			if err := Record(ctx, c, a.ID, key, "fp", i+1); err != nil {
+				t.Fatal(err)
+			}
+			rec := c.IdempotencyKey.Query().Where(idempotencykey.Key(key)).OnlyX(dbtest.Sys)
+			if got := rec.ExpiresAt.Sub(rec.CreatedAt); got != tc.want {
+				t.Errorf("%+v: the key lives %v; want %v", tc, got, tc.want)
+			}
 		}
 	})
 }

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bufio"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sample is what one look at the server and its database finds.
+type sample struct {
+	at                time.Duration
+	rows, bytes       map[string]int64
+	rssKB             int64
+	goroutines, files int64
+	conns             int64
+	created           int64
+}
+
+func takeSample(o options, db *sql.DB, at time.Duration, w *writer) sample {
+	s := sample{at: at, rows: map[string]int64{}, bytes: map[string]int64{}, created: w.created.Load()}
+	for _, t := range tables {
+		// Counted exactly: the tables judged stay small, and orders'
+		// count is a few ms at this size.
+		var rows, size int64
+		db.QueryRow(fmt.Sprintf("SELECT count(*), pg_total_relation_size('%s') FROM %s", t, t)).Scan(&rows, &size)
+		s.rows[t], s.bytes[t] = rows, size
+	}
+	db.QueryRow("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()").Scan(&s.conns)
+	s.rssKB = procStatus(o.pid, "VmRSS")
+	if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", o.pid)); err == nil {
+		s.files = int64(len(ents))
+	}
+	s.goroutines = metric(o.base, "go_goroutines")
+	return s
+}
+
+// procStatus reads a kB field of /proc/PID/status.
+func procStatus(pid int, field string) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// metric reads one unlabelled gauge of the server's /metrics.
+func metric(base, name string) int64 {
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return int64(f)
+		}
+	}
+	return 0
+}
+
+func printSample(s sample, first bool) {
+	if first {
+		head := "| t | orders created |"
+		line := "|---:|---:|"
+		for _, t := range tables {
+			head += " " + t + " rows | kB |"
+			line += "---:|---:|"
+		}
+		fmt.Println(head + " RSS MB | goroutines | open files | db conns |")
+		fmt.Println(line + "---:|---:|---:|---:|")
+	}
+	row := fmt.Sprintf("| %s | %d |", s.at.Round(time.Second), s.created)
+	for _, t := range tables {
+		row += fmt.Sprintf(" %d | %d |", s.rows[t], s.bytes[t]/1024)
+	}
+	fmt.Printf("%s %.1f | %d | %d | %d |\n", row, float64(s.rssKB)/1024, s.goroutines, s.files, s.conns)
+}
+
+// w2 is one measure of W2: the median of three bursts' p99 and req/s.
+type w2 struct {
+	p99, rps float64
+	errors   int
+}
+
+func (m w2) String() string {
+	return fmt.Sprintf("p99 %.2f ms, %.0f req/s, %d errors (median of three bursts)", m.p99, m.rps, m.errors)
+}
+
+// measureW2 runs three bursts of W2 over REST as ../shared/bench/compare.sh
+// defines it (wrk, one thread, 16 connections, a material by id 1-5000).
+func measureW2(o options) w2 {
+	var p99s, rpss []float64
+	errs := 0
+	for range 3 {
+		cmd := exec.Command("wrk", "-t1", "-c16", fmt.Sprintf("-d%ds", int(o.burst.Seconds())), "--timeout", "5s", "-s", o.wrkLua, o.base)
+		cmd.Env = append(os.Environ(), "BENCH_WL=2", "BENCH_TEMPLATE=/api/open-api/v1/materials/{id}", "BENCH_AUTH="+o.token)
+		out, err := cmd.CombinedOutput()
+		if !strings.Contains(string(out), "RESULT ") {
+			fmt.Printf("wrk gave no result: %v: %s\n", err, out)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			js, ok := strings.CutPrefix(line, "RESULT ")
+			if !ok {
+				continue
+			}
+			var r struct {
+				RPS        float64 `json:"rps"`
+				P99        float64 `json:"p99_ms"`
+				ErrStatus  int     `json:"err_status"`
+				ErrTimeout int     `json:"err_timeout"`
+				ErrConnect int     `json:"err_connect"`
+				ErrRead    int     `json:"err_read"`
+			}
+			json.Unmarshal([]byte(js), &r)
+			p99s, rpss = append(p99s, r.P99), append(rpss, r.RPS)
+			errs += r.ErrStatus + r.ErrTimeout + r.ErrConnect + r.ErrRead
+		}
+	}
+	return w2{p99: median(p99s), rps: median(rpss), errors: errs}
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	sort.Float64s(v)
+	return v[len(v)/2]
+}
