@@ -217,6 +217,8 @@ func (q *Queue) insertDeliveries(ctx context.Context, t *database.Tx, creates []
 		if _, err := q.river.InsertManyTx(ctx, t.SQL, params); err != nil {
 			return fmt.Errorf("dispatch: jobs: %w", err)
 		}
+		// River works them once the dispatch has committed (keepRiver).
+		q.want.Store(true)
 	}
 	return nil
 }
@@ -332,12 +334,15 @@ func (d *dispatcher) failed(ctx context.Context, id int, err error) {
 }
 
 // dispatchLoop dispatches until ctx is done: at once again after a full
-// batch, when woken (Wake), and every DispatchFallback otherwise; after a
+// batch, when woken (Wake), and every fallback otherwise; after a
 // dispatch or an outcome it counts the pending deliveries
 // (webhook_queue_depth), at most every depthEvery, and after every
-// vacuumAfter events it dispatched it vacuums the events table.
+// vacuumAfter events it dispatched it vacuums the events table. It starts
+// River when there are jobs to work and, every fallback, reviews whether
+// River should run (keep.go).
 func (q *Queue) dispatchLoop(ctx context.Context) {
 	var counted time.Time
+	reviewed := time.Now()
 	d := &dispatcher{q: q, failing: map[int]*failure{}}
 	for {
 		if q.changed.Load() && time.Since(counted) >= depthEvery {
@@ -349,10 +354,16 @@ func (q *Queue) dispatchLoop(ctx context.Context) {
 			q.vacuumEvents(ctx)
 			d.dispatched = 0
 		}
-		if d.step(ctx) {
+		more := d.step(ctx)
+		if time.Since(reviewed) >= q.fallback {
+			q.review(ctx)
+			reviewed = time.Now()
+		}
+		q.keepRiver(ctx)
+		if more {
 			continue
 		}
-		wait := q.fallback
+		wait := q.fallback - time.Since(reviewed)
 		if q.changed.Load() || len(d.failing) > 0 {
 			// A count is owed, or a failed event is due again soon.
 			wait = min(wait, depthEvery, retryAlone(1))
@@ -366,8 +377,9 @@ func (q *Queue) dispatchLoop(ctx context.Context) {
 	}
 }
 
-// Wake has the dispatch look for new events now; it never waits. The
-// commit of every write that records an event calls it.
+// Wake has the dispatch look for new events now (and start River if it
+// was asked to, Enqueued); it never waits. The commit of every write that
+// records an event calls it.
 func (q *Queue) Wake() {
 	select {
 	case q.wake <- struct{}{}:

@@ -141,8 +141,17 @@ type Queue struct {
 	changed atomic.Bool
 	// wake wakes the dispatch loop (Wake).
 	wake chan struct{}
-	// fallback is Config.DispatchFallback, the default filled in.
+	// fallback is Config.DispatchFallback, the default filled in: also
+	// how often the dispatch loop reviews whether River should run.
 	fallback time.Duration
+	// settleEvery is Config.SettleEvery, the default filled in.
+	settleEvery time.Duration
+	// working says that this replica's River client runs (keep.go);
+	// want asks the dispatch loop to start it.
+	working, want atomic.Bool
+	// riverStarted is when River last started here, lastLive when a
+	// review last found jobs to do (dispatch loop only).
+	riverStarted, lastLive time.Time
 }
 
 // depthEvery is how often the dispatch loop counts pending deliveries.
@@ -185,7 +194,8 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 			Every:      cmp.Or(cfg.Retention.Every, DefaultRetention.Every)},
 		log: cmp.Or(cfg.Log, slog.Default()), stopping: make(chan struct{}),
 		wake: make(chan struct{}, 1), fallback: cmp.Or(cfg.DispatchFallback, DispatchFallback),
-		fair: newFair(workers, cmp.Or(cfg.OwnerShare, DefaultOwnerShare(workers)))}
+		settleEvery: cmp.Or(cfg.SettleEvery, time.Minute),
+		fair:        newFair(workers, cmp.Or(cfg.OwnerShare, DefaultOwnerShare(workers)))}
 	if len(q.schedule) == 0 {
 		q.schedule = DefaultSchedule
 	}
@@ -246,7 +256,7 @@ func (q *Queue) newRiver(db *sql.DB, dialectName string, cfg Config, ws *river.W
 		// A batch job a few dispatches a second leaves a row each: an hour
 		// of them is kept for inspection, not River's default day.
 		CompletedJobRetentionPeriod: time.Hour,
-		PeriodicJobs: []*river.PeriodicJob{settleJob(cmp.Or(cfg.SettleEvery, time.Minute)),
+		PeriodicJobs: []*river.PeriodicJob{settleJob(q.settleEvery),
 			retainJob(q.retention.Every)},
 		Logger: quiet(q.log),
 	})
@@ -303,9 +313,11 @@ func (h levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.min && h.Handler.Enabled(ctx, l)
 }
 
-// Start dispatches new events and works due deliveries until Stop.
+// Start dispatches new events and works due deliveries until Stop. River
+// runs from the start (the leader settles and removes what the retention
+// allows) and, after that, only while there is work (keep.go).
 func (q *Queue) Start(ctx context.Context) error {
-	if err := q.river.Start(ctx); err != nil {
+	if err := q.startRiver(ctx); err != nil {
 		return err
 	}
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -324,6 +336,7 @@ func (q *Queue) Stop(ctx context.Context) error {
 		q.stopDispatch()
 	}
 	err := q.river.Stop(ctx)
+	q.working.Store(false)
 	if q.listenPool != nil {
 		q.listenPool.Close()
 	}
@@ -573,6 +586,15 @@ func newQueueMetrics(reg prometheus.Registerer, q *Queue) *queueMetrics {
 		Name: "webhook_queue_depth",
 		Help: "Webhook deliveries still pending (due or waiting for a retry), counted every 5 s by the dispatch loop.",
 	}, func() float64 { return float64(q.depth.Load()) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "webhook_queue_working",
+		Help: "1 while this replica's job queue runs (it has webhook jobs to do, or did within a minute), 0 while it is idle (docs/operations.md, An idle replica).",
+	}, func() float64 {
+		if q.working.Load() {
+			return 1
+		}
+		return 0
+	})
 	return m
 }
 
