@@ -61,6 +61,7 @@ func newEvents(c *ent.Client, cfg *config.Config, m *metrics.Metrics, log *slog.
 	if db := database.Pool(c); db != nil {
 		q, err := webhook.NewQueue(c, db, database.Dialect(c), webhook.Config{
 			Guard: p.guard, Schedule: cfg.WebhookSchedule(), Log: log, Metrics: m.Registry(), Retention: cfg.Retention(),
+			ListenURL: cfg.DatabaseURL,
 		})
 		p.queue, p.queueErr = q, err
 	}

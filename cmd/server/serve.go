@@ -162,9 +162,10 @@ func startTokens(ctx context.Context, cfg *config.Config, log *slog.Logger, stop
 }
 
 // startBackground runs the token service's background work (the last-use
-// writes), the hourly sweep of expired Idempotency-Keys and the reclaiming
-// of the order counts' dead versions every few seconds (PostgreSQL,
-// whether or not the server runs autovacuum). They outlive the requests
+// writes) and, on a PostgreSQL server without autovacuum, the reclaiming
+// of the order counts' dead versions a few seconds after orders were
+// written (database.CountsVacuumer). The expired Idempotency-Keys go with
+// the retention (internal/webhook, Retain). They outlive the requests
 // in flight at SIGTERM and stop, writing their last notes, before the
 // database closes.
 func startBackground(ctx context.Context, c *ent.Client, tokens *auth.Tokens, log *slog.Logger, stops *stack) {
@@ -172,7 +173,9 @@ func startBackground(ctx context.Context, c *ent.Client, tokens *auth.Tokens, lo
 	var wg sync.WaitGroup
 	var tokensErr error
 	wg.Go(func() { tokensErr = tokens.Run(bctx, log) })
-	wg.Go(func() { database.CountsVacuumer(bctx, c, database.VacuumCountsEvery, log) })
+	if vacuum := database.CountsVacuumer(ctx, c, log); vacuum != nil {
+		wg.Go(func() { vacuum(bctx, database.VacuumCountsEvery) })
+	}
 	stops.push(func() {
 		stop()
 		wg.Wait()

@@ -57,6 +57,11 @@ func (a *App) emit(ctx context.Context, t *database.Tx, typ string, id int, reso
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)
 	}
+	if q := a.events.Queue; q != nil {
+		// The dispatch of this replica wakes once the event is there to
+		// read, rather than polling the outbox (webhook.DispatchFallback).
+		t.AfterCommit(q.Wake)
+	}
 	if n := a.events.Notify; n != nil {
 		e := events.Event{ID: ev.ID, OwnerID: ev.OwnerID, Type: typ, ResourceID: id, Time: now}
 		if err := n.Notify(ctx, t, e); err != nil {

@@ -210,6 +210,9 @@ func (a *App) RedeliverWebhook(ctx context.Context, id int) error {
 			}
 			return apperr.E(apperr.Conflict, "webhook delivery %d is pending: it is already being delivered", id)
 		}
+		// This replica's River works the job once it is committed (an
+		// idle replica's is stopped).
+		t.AfterCommit(a.events.Queue.Enqueued)
 		return a.events.Queue.Enqueue(ctx, t.SQL, id)
 	})
 }

@@ -99,7 +99,11 @@ func (t *Tokens) Run(ctx context.Context, log *slog.Logger) error {
 	for {
 		select {
 		case <-keysTick.C:
-			t.reloadKeys(ctx, log)
+			// A listening replica hears every key change (Listen), and
+			// reloads when it starts listening again: it need not read.
+			if !t.Listening() {
+				t.reloadKeys(ctx, log)
+			}
 		case <-tick.C:
 			if err := t.flushUsage(ctx); err != nil {
 				log.Warn("could not write token usage; retrying with the next flush", "err", err)

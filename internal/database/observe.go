@@ -6,10 +6,13 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 	"weak"
 
 	"entgo.io/ent/dialect"
 	"github.com/XSAM/otelsql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/configurator/catalogue/ent"
@@ -22,19 +25,40 @@ import (
 // passes every value as a bind parameter ($1, ?), and never the values.
 // Off, the driver is not wrapped at all.
 func openSQL(driver, dsn, dialectName string) (*sql.DB, error) {
-	if !telemetry.Enabled() {
-		return sql.Open(driver, dsn)
-	}
 	system := semconv.DBSystemNamePostgreSQL
 	if dialectName == dialect.SQLite {
 		system = semconv.DBSystemNameSQLite
 	}
-	return otelsql.Open(driver, dsn,
-		otelsql.WithAttributes(system),
-		otelsql.WithSpanNameFormatter(spanName),
-		otelsql.WithSpanOptions(otelsql.SpanOptions{OmitRows: true, OmitConnResetSession: true, DisableErrSkip: true}),
-	)
+	opts := []otelsql.Option{otelsql.WithAttributes(system), otelsql.WithSpanNameFormatter(spanName),
+		otelsql.WithSpanOptions(otelsql.SpanOptions{OmitRows: true, OmitConnResetSession: true, DisableErrSkip: true})}
+	if driver != "pgx" {
+		if !telemetry.Enabled() {
+			return sql.Open(driver, dsn)
+		}
+		return otelsql.Open(driver, dsn, opts...)
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	connector := stdlib.GetConnector(*cfg, stdlib.OptionShouldPing(func(_ context.Context, p stdlib.ShouldPingParams) bool {
+		return p.IdleDuration > pingIdle
+	}))
+	if !telemetry.Enabled() {
+		return sql.OpenDB(connector), nil
+	}
+	return otelsql.OpenDB(connector, opts...), nil
 }
+
+// pingIdle is how long a PostgreSQL connection of the pool may have been
+// idle before it is pinged as it is taken again (pgx pings after a
+// second). Each ping is a transaction: the few statements an idle replica
+// makes (River's leader election and scheduling every 5 s, the fallback
+// polls) each paid one, doubling its transactions (issue 42). A
+// connection lost meanwhile (the server restarted) fails its next
+// statement instead, which database/sql retries on another connection when
+// the driver says nothing was sent.
+const pingIdle = 30 * time.Second
 
 // spanName names a statement's span by its first keyword (SELECT, INSERT,
 // BEGIN, ...), and other calls by otelsql's method name.

@@ -3,7 +3,8 @@
 // token revocations and key changes, internal/auth; the events,
 // internal/events): one loop connects, LISTENs on every part's channels,
 // hands each notification to its part as it arrives, proves with a
-// heartbeat every second that the connection still works, and reconnects
+// heartbeat every second that the connection still works (a round trip
+// that is no transaction), and reconnects
 // with backoff when it does not.
 package pglisten
 
@@ -220,6 +221,25 @@ func (l *Listener) once(ctx context.Context) (bool, error) {
 	return true, l.serve(ctx, conn, since)
 }
 
+// heartbeat proves that conn still works with a round trip that starts no
+// transaction: a bare Sync message, which the server answers with
+// ReadyForQuery. A query, even an empty one (pgx's Ping), is a transaction
+// of its own: a heartbeat a second was an idle replica's one transaction a
+// second (issue 42). Notifications that arrive meanwhile are handled as
+// any other (OnNotification).
+func heartbeat(ctx context.Context, conn *pgconn.PgConn) error {
+	p := conn.StartPipeline(ctx)
+	if err := p.Sync(); err != nil {
+		p.Close()
+		return err
+	}
+	if _, err := p.GetResults(); err != nil {
+		p.Close()
+		return err
+	}
+	return p.Close()
+}
+
 // serve waits for notifications (handled by OnNotification), with a
 // heartbeat every HeartbeatEvery, until the connection fails (its error)
 // or ctx is done (nil).
@@ -235,7 +255,7 @@ func (l *Listener) serve(ctx context.Context, conn *pgx.Conn, beat time.Time) er
 		case pgconn.Timeout(err):
 			beat = time.Now()
 			hctx, cancel := context.WithTimeout(ctx, heartbeatTimeout)
-			err := conn.Ping(hctx)
+			err := heartbeat(hctx, conn.PgConn())
 			cancel()
 			if ctx.Err() != nil {
 				return nil

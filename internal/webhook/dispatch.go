@@ -30,8 +30,14 @@ const dispatchBatch = 500
 // inserted in chunks.
 const maxDeliveries = 1000
 
-// dispatchEvery is how often an idle replica looks for new events.
-const dispatchEvery = 25 * time.Millisecond
+// DispatchFallback is how often an idle replica looks for new events
+// without being woken (Wake): the events of a replica that stopped between
+// a write's commit and its dispatch are dispatched within it. A write's
+// commit wakes the dispatch of its own replica (internal/app, on both
+// databases), which alone dispatches it: waking every replica (through
+// the events' NOTIFY) would only have them race for the same rows, so an
+// idle replica makes no dispatch in between.
+const DispatchFallback = 30 * time.Second
 
 // setAsideAfter is how many dispatches of an event alone may fail before
 // the event is set aside (marked dispatched without deliveries, logged
@@ -211,6 +217,8 @@ func (q *Queue) insertDeliveries(ctx context.Context, t *database.Tx, creates []
 		if _, err := q.river.InsertManyTx(ctx, t.SQL, params); err != nil {
 			return fmt.Errorf("dispatch: jobs: %w", err)
 		}
+		// River works them once the dispatch has committed (keepRiver).
+		q.want.Store(true)
 	}
 	return nil
 }
@@ -269,6 +277,9 @@ func (d *dispatcher) step(ctx context.Context) (more bool) {
 	}
 	ids, more, err := q.dispatch(ctx, sel)
 	if err == nil {
+		if len(ids) > 0 {
+			q.changed.Store(true)
+		}
 		d.dispatched += len(ids)
 		for _, id := range append(ids, sel.only...) {
 			delete(d.failing, id)
@@ -323,14 +334,19 @@ func (d *dispatcher) failed(ctx context.Context, id int, err error) {
 }
 
 // dispatchLoop dispatches until ctx is done: at once again after a full
-// batch, every dispatchEvery otherwise; every depthEvery it also counts
-// the pending deliveries (webhook_queue_depth), and after every
-// vacuumAfter events it dispatched it vacuums the events table.
+// batch, when woken (Wake), and every fallback otherwise; after a
+// dispatch or an outcome it counts the pending deliveries
+// (webhook_queue_depth), at most every depthEvery, and after every
+// vacuumAfter events it dispatched it vacuums the events table. It starts
+// River when there are jobs to work and, every fallback, reviews whether
+// River should run (keep.go).
 func (q *Queue) dispatchLoop(ctx context.Context) {
 	var counted time.Time
+	reviewed := time.Now()
 	d := &dispatcher{q: q, failing: map[int]*failure{}}
 	for {
-		if time.Since(counted) >= depthEvery {
+		if q.changed.Load() && time.Since(counted) >= depthEvery {
+			q.changed.Store(false)
 			q.countDepth(ctx)
 			counted = time.Now()
 		}
@@ -338,14 +354,36 @@ func (q *Queue) dispatchLoop(ctx context.Context) {
 			q.vacuumEvents(ctx)
 			d.dispatched = 0
 		}
-		if d.step(ctx) {
+		more := d.step(ctx)
+		if time.Since(reviewed) >= q.fallback {
+			q.review(ctx)
+			reviewed = time.Now()
+		}
+		q.keepRiver(ctx)
+		if more {
 			continue
+		}
+		wait := q.fallback - time.Since(reviewed)
+		if q.changed.Load() || len(d.failing) > 0 {
+			// A count is owed, or a failed event is due again soon.
+			wait = min(wait, depthEvery, retryAlone(1))
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(dispatchEvery):
+		case <-q.wake:
+		case <-time.After(wait):
 		}
+	}
+}
+
+// Wake has the dispatch look for new events now (and start River if it
+// was asked to, Enqueued); it never waits. The commit of every write that
+// records an event calls it.
+func (q *Queue) Wake() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
 	}
 }
 

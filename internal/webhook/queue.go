@@ -16,7 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/riverqueue/river"
@@ -83,6 +85,15 @@ type Config struct {
 	// VacuumAfter is how many events a replica dispatches between two
 	// vacuums of the events table on PostgreSQL (0: DefaultVacuumAfter).
 	VacuumAfter int
+	// DispatchFallback is how often the dispatch looks for new events
+	// without being woken (0: DispatchFallback, 30 s). Tests set it to
+	// an hour, so that whatever they wait for must wake the dispatch as
+	// production does.
+	DispatchFallback time.Duration
+	// ListenURL, on PostgreSQL, is the database's URL: River then LISTENs
+	// on a connection of its own for the jobs inserted and polls only
+	// every ListenFallback (empty: it polls every PollInterval).
+	ListenURL string
 	// Retention is how long events and deliveries are kept and how often
 	// the leader removes older ones (zero fields: DefaultRetention's).
 	Retention Retention
@@ -120,9 +131,27 @@ type Queue struct {
 	vacuumAfter int
 	// retention is Config.Retention, defaults filled in.
 	retention Retention
+	// listenPool holds River's LISTEN connection (Config.ListenURL).
+	listenPool *pgxpool.Pool
 	// depth is the number of pending deliveries at the last count
 	// (countDepth), which the metric reports without a query per scrape.
 	depth atomic.Int64
+	// changed says that deliveries were made or ended since the last
+	// count, so that an idle replica does not count.
+	changed atomic.Bool
+	// wake wakes the dispatch loop (Wake).
+	wake chan struct{}
+	// fallback is Config.DispatchFallback, the default filled in: also
+	// how often the dispatch loop reviews whether River should run.
+	fallback time.Duration
+	// settleEvery is Config.SettleEvery, the default filled in.
+	settleEvery time.Duration
+	// working says that this replica's River client runs (keep.go);
+	// want asks the dispatch loop to start it.
+	working, want atomic.Bool
+	// riverStarted is when River last started here, lastLive when a
+	// review last found jobs to do (dispatch loop only).
+	riverStarted, lastLive time.Time
 }
 
 // depthEvery is how often the dispatch loop counts pending deliveries.
@@ -164,7 +193,9 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 			Deliveries: cmp.Or(cfg.Retention.Deliveries, DefaultRetention.Deliveries),
 			Every:      cmp.Or(cfg.Retention.Every, DefaultRetention.Every)},
 		log: cmp.Or(cfg.Log, slog.Default()), stopping: make(chan struct{}),
-		fair: newFair(workers, cmp.Or(cfg.OwnerShare, DefaultOwnerShare(workers)))}
+		wake: make(chan struct{}, 1), fallback: cmp.Or(cfg.DispatchFallback, DispatchFallback),
+		settleEvery: cmp.Or(cfg.SettleEvery, time.Minute),
+		fair:        newFair(workers, cmp.Or(cfg.OwnerShare, DefaultOwnerShare(workers)))}
 	if len(q.schedule) == 0 {
 		q.schedule = DefaultSchedule
 	}
@@ -177,14 +208,41 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 	river.AddWorker(ws, &batchWorker{q: q})
 	river.AddWorker(ws, &settleWorker{q: q})
 	river.AddWorker(ws, &retainWorker{q: q})
-	rc, err := river.NewClient(database.QueueDriver(db, dialectName), &river.Config{
+	rc, err := q.newRiver(db, dialectName, cfg, ws, workers)
+	if err != nil {
+		return nil, fmt.Errorf("webhook queue: %w", err)
+	}
+	q.river = rc
+	return q, nil
+}
+
+// ListenFallback is how often River looks for due jobs when it listens
+// (Config.ListenURL): the inserts wake it, so this only finds the jobs
+// whose notification was missed (and the retries that come due, which the
+// leader makes available every few seconds and notifies).
+const ListenFallback = 30 * time.Second
+
+// newRiver makes the River client of q over db: listening on PostgreSQL
+// when cfg names the URL, polling otherwise.
+func (q *Queue) newRiver(db *sql.DB, dialectName string, cfg Config, ws *river.Workers, workers int) (*river.Client[*sql.Tx], error) {
+	driver := database.QueueDriver(db, dialectName)
+	poll := cmp.Or(cfg.PollInterval, 50*time.Millisecond)
+	if cfg.ListenURL != "" && dialectName == dialect.Postgres {
+		pool, err := database.QueueListenPool(context.Background(), cfg.ListenURL)
+		if err != nil {
+			return nil, err
+		}
+		q.listenPool = pool
+		driver, poll = database.ListeningQueueDriver(db, pool), ListenFallback
+	}
+	return river.NewClient(driver, &river.Config{
 		// A job waiting for its owner's turn holds a worker: twice the
 		// attempts, so that an owner's attempts and waits (its share of
 		// each) leave the others room.
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2 * workers}},
 		Workers:           ws,
-		PollOnly:          true,
-		FetchPollInterval: cmp.Or(cfg.PollInterval, 50*time.Millisecond),
+		PollOnly:          q.listenPool == nil,
+		FetchPollInterval: poll,
 		// A fetch as soon as a worker is free (the default waits 100 ms,
 		// which caps one replica at MaxWorkers deliveries per 100 ms).
 		FetchCooldown: 5 * time.Millisecond,
@@ -198,15 +256,10 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 		// A batch job a few dispatches a second leaves a row each: an hour
 		// of them is kept for inspection, not River's default day.
 		CompletedJobRetentionPeriod: time.Hour,
-		PeriodicJobs: []*river.PeriodicJob{settleJob(cmp.Or(cfg.SettleEvery, time.Minute)),
+		PeriodicJobs: []*river.PeriodicJob{settleJob(q.settleEvery),
 			retainJob(q.retention.Every)},
 		Logger: quiet(q.log),
 	})
-	if err != nil {
-		return nil, fmt.Errorf("webhook queue: %w", err)
-	}
-	q.river = rc
-	return q, nil
 }
 
 // MaxAnswerHeader bounds what a receiver's answer may hold before its
@@ -260,9 +313,11 @@ func (h levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.min && h.Handler.Enabled(ctx, l)
 }
 
-// Start dispatches new events and works due deliveries until Stop.
+// Start dispatches new events and works due deliveries until Stop. River
+// runs from the start (the leader settles and removes what the retention
+// allows) and, after that, only while there is work (keep.go).
 func (q *Queue) Start(ctx context.Context) error {
-	if err := q.river.Start(ctx); err != nil {
+	if err := q.startRiver(ctx); err != nil {
 		return err
 	}
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -280,7 +335,12 @@ func (q *Queue) Stop(ctx context.Context) error {
 	if q.stopDispatch != nil {
 		q.stopDispatch()
 	}
-	return q.river.Stop(ctx)
+	err := q.river.Stop(ctx)
+	q.working.Store(false)
+	if q.listenPool != nil {
+		q.listenPool.Close()
+	}
+	return err
 }
 
 // stopped says whether Stop was called.
@@ -304,6 +364,7 @@ func (q *Queue) Enqueue(ctx context.Context, tx *sql.Tx, deliveries ...int) erro
 		params[i] = river.InsertManyParams{Args: deliverArgs{DeliveryID: id}}
 	}
 	_, err := q.river.InsertManyTx(ctx, tx, params)
+	q.changed.Store(true)
 	return err
 }
 
@@ -493,6 +554,8 @@ type queueMetrics struct {
 	duration prometheus.Histogram
 	aside    prometheus.Counter
 	removed  *prometheus.CounterVec
+	// changed is the queue's: an outcome changes the pending count.
+	changed *atomic.Bool
 }
 
 // newQueueMetrics registers the series on reg; with none (Config.Metrics
@@ -500,6 +563,7 @@ type queueMetrics struct {
 func newQueueMetrics(reg prometheus.Registerer, q *Queue) *queueMetrics {
 	f := promauto.With(reg)
 	m := &queueMetrics{
+		changed: &q.changed,
 		outcomes: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "webhook_deliveries_total",
 			Help: "Webhook delivery attempts by outcome: succeeded, retried (failed, another attempt is scheduled) or failed (no attempt left).",
@@ -522,7 +586,19 @@ func newQueueMetrics(reg prometheus.Registerer, q *Queue) *queueMetrics {
 		Name: "webhook_queue_depth",
 		Help: "Webhook deliveries still pending (due or waiting for a retry), counted every 5 s by the dispatch loop.",
 	}, func() float64 { return float64(q.depth.Load()) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "webhook_queue_working",
+		Help: "1 while this replica's job queue runs (it has webhook jobs to do, or did within a minute), 0 while it is idle (docs/operations.md, An idle replica).",
+	}, func() float64 {
+		if q.working.Load() {
+			return 1
+		}
+		return 0
+	})
 	return m
 }
 
-func (m *queueMetrics) outcome(o string) { m.outcomes.WithLabelValues(o).Inc() }
+func (m *queueMetrics) outcome(o string) {
+	m.outcomes.WithLabelValues(o).Inc()
+	m.changed.Store(true)
+}

@@ -77,10 +77,15 @@ func queue(t *testing.T, c *ent.Client, schedule ...time.Duration) *webhook.Queu
 }
 
 // queueWith is a delivery queue over c configured by cfg, polling every
-// 20 ms.
+// 20 ms for jobs; its dispatch looks for new events unwoken only every
+// hour, so that the events a test waits for must wake it (Wake) as in
+// production.
 func queueWith(t *testing.T, c *ent.Client, cfg webhook.Config) *webhook.Queue {
 	t.Helper()
 	cfg.PollInterval = 20 * time.Millisecond
+	if cfg.DispatchFallback == 0 {
+		cfg.DispatchFallback = time.Hour
+	}
 	q, err := webhook.NewQueue(c, database.Pool(c), database.Dialect(c), cfg)
 	if err != nil {
 		t.Fatal(err)
