@@ -21,19 +21,33 @@ import (
 // connection is a span; a statement's span holds its text, in which ent
 // passes every value as a bind parameter ($1, ?), and never the values.
 // Off, the driver is not wrapped at all.
+//
+// PostgreSQL's connections mark the errors of their sockets (MarkLink),
+// which is how Unavailable knows an outage from any other io.EOF.
 func openSQL(driver, dsn, dialectName string) (*sql.DB, error) {
-	if !telemetry.Enabled() {
-		return sql.Open(driver, dsn)
-	}
 	system := semconv.DBSystemNamePostgreSQL
 	if dialectName == dialect.SQLite {
 		system = semconv.DBSystemNameSQLite
 	}
-	return otelsql.Open(driver, dsn,
+	opts := []otelsql.Option{
 		otelsql.WithAttributes(system),
 		otelsql.WithSpanNameFormatter(spanName),
 		otelsql.WithSpanOptions(otelsql.SpanOptions{OmitRows: true, OmitConnResetSession: true, DisableErrSkip: true}),
-	)
+	}
+	if dialectName != dialect.Postgres {
+		if !telemetry.Enabled() {
+			return sql.Open(driver, dsn)
+		}
+		return otelsql.Open(driver, dsn, opts...)
+	}
+	connector, err := pgConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if !telemetry.Enabled() {
+		return sql.OpenDB(connector), nil
+	}
+	return otelsql.OpenDB(connector, opts...), nil
 }
 
 // spanName names a statement's span by its first keyword (SELECT, INSERT,
