@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -20,33 +21,40 @@ import (
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/problem"
 )
 
 // TestClassifyOutage: the database down, restarting, cut off or too slow
 // is UNAVAILABLE, with a message that holds no driver text; other
-// database errors stay INTERNAL.
+// database errors stay INTERNAL, and so does an io.EOF or a network
+// error that the driver did not report (internal/database's
+// TestUnavailableOnlyFromTheDriver cuts a real connection).
 func TestClassifyOutage(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
 		kind apperr.Kind
 	}{
-		{fmt.Errorf("load token 1: failed to connect to 10.0.0.7: %w", syscall.ECONNREFUSED), apperr.Unavailable},
+		{fmt.Errorf("load token 1: %w", dbtest.Refused(t)), apperr.Unavailable},
 		{fmt.Errorf("create order: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}), apperr.Unavailable},
 		{&pgconn.PgError{Code: "57P03", Message: "the database system is starting up"}, apperr.Unavailable},
 		{&pgconn.PgError{Code: "53300", Message: "too many connections"}, apperr.Unavailable},
-		{fmt.Errorf("commit: %w", io.ErrUnexpectedEOF), apperr.Unavailable},
+		{fmt.Errorf("commit: %w", &database.LinkError{Err: io.ErrUnexpectedEOF}), apperr.Unavailable},
 		{&pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"}, apperr.Unavailable},
 		{fmt.Errorf("list: %w", context.DeadlineExceeded), apperr.Unavailable},
 		{&pgconn.PgError{Code: "42P01", Message: `relation "orders" does not exist`}, apperr.Internal},
 		{errors.New("something else"), apperr.Internal},
+		// The same errors from anything but the driver are no outage.
+		{fmt.Errorf("commit: %w", io.ErrUnexpectedEOF), apperr.Internal},
+		{fmt.Errorf("decode: %w", io.EOF), apperr.Internal},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, apperr.Internal},
 	} {
 		got := problem.Classify(tc.err)
 		if got.Kind != tc.kind {
 			t.Errorf("Classify(%v) = %s; want %s", tc.err, got.Kind, tc.kind)
 		}
-		if msg := got.Error(); strings.Contains(msg, "10.0.0.7") || strings.Contains(msg, "SQLSTATE") || strings.Contains(msg, "terminating") {
+		if msg := got.Error(); strings.Contains(msg, "127.0.0.1") || strings.Contains(msg, "SQLSTATE") || strings.Contains(msg, "terminating") {
 			t.Errorf("Classify(%v) message %q shows driver text", tc.err, msg)
 		}
 	}
@@ -126,7 +134,7 @@ func TestReject(t *testing.T) {
 	}{
 		{apperr.E(apperr.Unauthenticated, "invalid token"), http.StatusUnauthorized, apperr.Unauthenticated, "WWW-Authenticate"},
 		{apperr.E(apperr.Invalid, "the Idempotency-Key header must be 1 to 255 characters, got 300"), http.StatusBadRequest, apperr.Invalid, ""},
-		{fmt.Errorf("load token 1: %w", syscall.ECONNREFUSED), http.StatusServiceUnavailable, apperr.Unavailable, "Retry-After"},
+		{fmt.Errorf("load token 1: %w", dbtest.Refused(t)), http.StatusServiceUnavailable, apperr.Unavailable, "Retry-After"},
 		{errors.New("disk on fire"), http.StatusInternalServerError, apperr.Internal, ""},
 	} {
 		rec := httptest.NewRecorder()
@@ -144,7 +152,7 @@ func TestReject(t *testing.T) {
 		if tc.header != "" && rec.Header().Get(tc.header) == "" {
 			t.Errorf("Reject(%v) has no %s", tc.err, tc.header)
 		}
-		if strings.Contains(rec.Body.String(), "disk") || strings.Contains(rec.Body.String(), "ECONNREFUSED") {
+		if strings.Contains(rec.Body.String(), "disk") || strings.Contains(rec.Body.String(), "refused") {
 			t.Errorf("Reject(%v) shows the cause: %s", tc.err, rec.Body)
 		}
 	}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/database"
+	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/problem"
 )
 
@@ -75,11 +77,16 @@ func TestWriteProblem(t *testing.T) {
 		{name: "key reused", err: apperr.E(apperr.KeyReused, "used"), status: 422, code: apperr.KeyReused, detail: "used"},
 		// The database down, restarting or too slow: 503 with
 		// Retry-After, and no driver text.
-		{name: "database down", err: fmt.Errorf("load token 1: failed to connect to 10.0.0.7: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}),
+		{name: "database down", err: fmt.Errorf("load token 1: %w", dbtest.Refused(t)),
 			status: 503, code: apperr.Unavailable, detail: unavailable, retryAfter: apperr.RetryAfter},
 		{name: "database shutting down", err: fmt.Errorf("create order: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}),
 			status: 503, code: apperr.Unavailable, detail: unavailable, retryAfter: apperr.RetryAfter},
-		{name: "connection cut", err: fmt.Errorf("commit: %w", io.ErrUnexpectedEOF), status: 503, code: apperr.Unavailable, detail: unavailable, retryAfter: apperr.RetryAfter},
+		{name: "connection cut", err: fmt.Errorf("commit: %w", &database.LinkError{Err: io.ErrUnexpectedEOF}), status: 503, code: apperr.Unavailable, detail: unavailable, retryAfter: apperr.RetryAfter},
+		// The same errors from anything but the database driver are no
+		// outage: a bug if they reach here (decoders answer 400 first).
+		{name: "bare EOF", err: fmt.Errorf("read part: %w", io.ErrUnexpectedEOF), status: 500, code: apperr.Internal, detail: problem.InternalMessage},
+		{name: "bare network error", err: fmt.Errorf("fetch: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}),
+			status: 500, code: apperr.Internal, detail: problem.InternalMessage},
 		{name: "statement timeout", err: &pgconn.PgError{Code: "57014", Message: "canceling statement due to statement timeout"},
 			status: 503, code: apperr.Unavailable, detail: late, retryAfter: apperr.RetryAfter},
 		{name: "request deadline", err: fmt.Errorf("list orders: %w", context.DeadlineExceeded), status: 503, code: apperr.Unavailable, detail: late, retryAfter: apperr.RetryAfter},
@@ -128,7 +135,7 @@ func TestWriteEnvelopeError(t *testing.T) {
 	}{
 		{"no token", apperr.ErrNoToken, 401, apperr.ErrNoToken.Error()},
 		{"internal", errors.New("disk on fire"), 500, problem.InternalMessage},
-		{"database down", fmt.Errorf("dial: %w", syscall.ECONNREFUSED), 503, unavailable},
+		{"database down", fmt.Errorf("dial: %w", dbtest.Refused(t)), 503, unavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := httptest.NewRecorder()

@@ -5,12 +5,9 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"io"
-	"net"
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -24,6 +21,14 @@ import (
 // transports answer it 503 with Retry-After, and a retry is safe (an
 // order creation rolls back, and its Idempotency-Key makes the retry
 // exact).
+//
+// Only the database driver's own reports count: PostgreSQL's SQLSTATEs,
+// pgx's connect and timeout errors, a failure of the connection's socket
+// (marked LinkError where it left the socket, since pgx returns io.EOF
+// and net errors bare), database/sql's broken connections, and SQLite's
+// busy lock. A bare io.EOF, io.ErrUnexpectedEOF or net error is someone
+// else's (a decoder of the client's input, another service) and is no
+// database outage.
 func Unavailable(err error) bool {
 	if err == nil {
 		return false
@@ -33,13 +38,11 @@ func Unavailable(err error) bool {
 		return unavailableState(pgErr.Code)
 	}
 	var connectErr *pgconn.ConnectError
-	var netErr net.Error
+	var linkErr *LinkError
 	var sqliteErr *sqlite.Error
 	switch {
-	case errors.As(err, &connectErr), errors.As(err, &netErr),
-		errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+	case errors.As(err, &connectErr), errors.As(err, &linkErr),
+		errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone), errors.Is(err, pgconn.ErrConnClosed),
 		pgconn.SafeToRetry(err), pgconn.Timeout(err):
 		return true
 	case errors.As(err, &sqliteErr):

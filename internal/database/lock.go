@@ -31,10 +31,11 @@ func lockMigrations(ctx context.Context, rawURL string) (unlock func(), err erro
 	if dialectOf(rawURL) != dialect.Postgres {
 		return lockFile(strings.TrimPrefix(rawURL, "sqlite://"))
 	}
-	db, err := sql.Open("pgx", rawURL)
+	connector, err := pgConnector(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("open the migration lock's connection: %w", err)
 	}
+	db := sql.OpenDB(connector)
 	db.SetMaxOpenConns(1)
 	conn, err := db.Conn(ctx)
 	if err != nil {

@@ -11,8 +11,6 @@ import (
 
 	"entgo.io/ent/dialect"
 	"github.com/XSAM/otelsql"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/configurator/catalogue/ent"
@@ -24,26 +22,29 @@ import (
 // connection is a span; a statement's span holds its text, in which ent
 // passes every value as a bind parameter ($1, ?), and never the values.
 // Off, the driver is not wrapped at all.
+//
+// PostgreSQL's connections mark the errors of their sockets (MarkLink),
+// which is how Unavailable knows an outage from any other io.EOF.
 func openSQL(driver, dsn, dialectName string) (*sql.DB, error) {
 	system := semconv.DBSystemNamePostgreSQL
 	if dialectName == dialect.SQLite {
 		system = semconv.DBSystemNameSQLite
 	}
-	opts := []otelsql.Option{otelsql.WithAttributes(system), otelsql.WithSpanNameFormatter(spanName),
-		otelsql.WithSpanOptions(otelsql.SpanOptions{OmitRows: true, OmitConnResetSession: true, DisableErrSkip: true})}
-	if driver != "pgx" {
+	opts := []otelsql.Option{
+		otelsql.WithAttributes(system),
+		otelsql.WithSpanNameFormatter(spanName),
+		otelsql.WithSpanOptions(otelsql.SpanOptions{OmitRows: true, OmitConnResetSession: true, DisableErrSkip: true}),
+	}
+	if dialectName != dialect.Postgres {
 		if !telemetry.Enabled() {
 			return sql.Open(driver, dsn)
 		}
 		return otelsql.Open(driver, dsn, opts...)
 	}
-	cfg, err := pgx.ParseConfig(dsn)
+	connector, err := pgConnector(dsn)
 	if err != nil {
 		return nil, err
 	}
-	connector := stdlib.GetConnector(*cfg, stdlib.OptionShouldPing(func(_ context.Context, p stdlib.ShouldPingParams) bool {
-		return p.IdleDuration > pingIdle
-	}))
 	if !telemetry.Enabled() {
 		return sql.OpenDB(connector), nil
 	}

@@ -22,6 +22,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/configurator/catalogue/internal/database"
 )
 
 // The listener's timing.
@@ -106,6 +108,7 @@ func New(databaseURL string, log *slog.Logger) (*Listener, error) {
 		return nil, fmt.Errorf("database url for the listener: %w", err)
 	}
 	cfg.RuntimeParams["application_name"] = cmp.Or(cfg.RuntimeParams["application_name"], "catalogue") + " listener"
+	database.MarkLink(&cfg.Config) // its losses are outages like the pool's
 	return &Listener{cfg: cfg, log: log, Dial: pgx.ConnectConfig}, nil
 }
 
