@@ -85,8 +85,8 @@ node src/cases.mjs || { echo "-- the gateway's log (last 40 lines):"; tail -n 40
 log "through the gateway with PERSISTED_ONLY=true and the gateway's recorded documents"
 node -e 'const m=require(process.argv[1]); console.log(Object.keys(m).length + " documents recorded"); if (!Object.keys(m).length) process.exit(1)' "$RECORD_DOCUMENTS"
 cp "$RECORD_DOCUMENTS" "$work/trusted.json"
-ADDR=${API_URL#http://} server_stop_server
-ADDR=${API_URL#http://} start_server PERSISTED_DOCUMENTS="$work/trusted.json" PERSISTED_ONLY=true
+server_stop_server
+SERVER_ADDR=${API_URL#http://} start_server PERSISTED_DOCUMENTS="$work/trusted.json" PERSISTED_ONLY=true
 ONLY='both subgraphs|tenancy holds|error codes|subscription through|@defer: the configurator first' node src/cases.mjs ||
   { echo "-- the gateway's log (last 40 lines):"; tail -n 40 "$work/gateway.log"; exit 1; }
 
