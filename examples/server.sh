@@ -9,7 +9,9 @@
 # SQLite URL), server (the binary, once build_server ran) and, while a
 # server runs, pid and API_URL. Extra environment for the server, such as
 # PERSISTED_DOCUMENTS, goes as arguments to start_server; JWT_SECRET, when
-# exported, reaches the server and the CLI alike.
+# exported, reaches the server and the CLI alike. SERVER_ADDR, when set, is the
+# address the server listens on (default: a port the kernel picks), for a
+# restart that others know the address of.
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=$(mktemp -d)
@@ -55,7 +57,7 @@ build_server() {
 # environment given as arguments, and sets API_URL once it answers.
 start_server() {
   : >"$work/server.log"
-  env "$@" "$server" serve --addr 127.0.0.1:0 --database-url "$db" \
+  env "$@" "$server" serve --addr "${SERVER_ADDR:-127.0.0.1:0}" --database-url "$db" \
     --storage-url "file://$work/uploads" --demo true >/dev/null 2>>"$work/server.log" &
   pid=$!
   local addr=

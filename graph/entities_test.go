@@ -13,9 +13,11 @@ import (
 	"testing"
 
 	"github.com/configurator/catalogue/ent"
+	"github.com/configurator/catalogue/ent/order"
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/graph/endpoint"
 	"github.com/configurator/catalogue/internal/dbtest"
+	"github.com/configurator/catalogue/internal/persisted"
 	"github.com/configurator/catalogue/internal/query"
 	"github.com/configurator/catalogue/internal/ratelimit"
 )
@@ -319,5 +321,47 @@ func TestServiceSDL(t *testing.T) {
 				t.Errorf("%s: code %q, %d bytes of SDL; want code %q and graph/subgraph.graphql (%d bytes)", tc.name, r.code(), len(data.Service.SDL), tc.code, len(want))
 			}
 		}
+	})
+}
+
+// TestEntitiesTrustedOnly: under PERSISTED_ONLY a gateway's documents are
+// held to the manifest like any client's, since the gateway forwards its
+// caller's Open API token: an `_entities` document of the manifest is
+// answered (by its text, as a gateway sends it, or by its hash) under the
+// caller's tenancy; one the operator did not register, or `_service`, is
+// refused with PERSISTED_QUERY_ONLY before it runs. A dashboard token
+// (an operator reading the SDL) sends any document.
+func TestEntitiesTrustedOnly(t *testing.T) {
+	dbtest.Run(t, func(t *testing.T, c *ent.Client) {
+		w := newWorld(t, c)
+		// As Hive Gateway prints its fetches to this subgraph.
+		const registered = `query($representations:[_Any!]!){_entities(representations:$representations){__typename ...on Order{id price}}}`
+		const unregistered = `query($representations:[_Any!]!){_entities(representations:$representations){__typename ...on Order{id status}}}`
+		raw, _ := json.Marshal(map[string]string{persisted.Hash(registered): registered})
+		manifest, err := persisted.ParseManifest(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := w.persistedHandler(endpoint.HandlerOptions{Trusted: manifest, TrustedOnly: true})
+		mine := c.Order.Query().Where(order.OwnerID(w.a.ID)).FirstIDX(dbtest.Sys)
+		theirs := c.Order.Query().Where(order.OwnerID(w.b.ID)).FirstIDX(dbtest.Sys)
+		vars := map[string]any{"representations": []map[string]any{rep("Order", strconv.Itoa(mine)), rep("Order", strconv.Itoa(theirs))}}
+		for name, req := range map[string]map[string]any{
+			"registered, by its text": {"query": registered, "variables": vars},
+			"registered, by its hash": {"documentId": persisted.Hash(registered), "variables": vars},
+		} {
+			r := send(t, h, http.MethodPost, w.tokA, req)
+			want := fmt.Sprintf(`{"_entities":[{"__typename":"Order","id":"%d","price":`, mine)
+			if r.Status != http.StatusOK || !strings.HasPrefix(string(r.Data), want) || !strings.HasSuffix(string(r.Data), "},null]}") || r.code() != "NOT_FOUND" {
+				t.Errorf("%s: %d %s %+v; want own order, and null with NOT_FOUND for the other owner's", name, r.Status, r.Data, r.Errors)
+			}
+		}
+		for name, doc := range map[string]string{"unregistered _entities": unregistered, "_service": `{ _service { sdl } }`} {
+			r := send(t, h, http.MethodPost, w.tokA, map[string]any{"query": doc, "variables": vars})
+			wantError(t, name, r, http.StatusBadRequest, "PERSISTED_QUERY_ONLY")
+		}
+		own := map[string]any{"representations": []map[string]any{rep("Order", strconv.Itoa(mine))}}
+		wantData(t, "a dashboard token's unregistered _entities", send(t, h, http.MethodPost, w.dashA, map[string]any{"query": unregistered, "variables": own}))
+		wantData(t, "a dashboard token's _service", send(t, h, http.MethodPost, w.dashA, map[string]any{"query": `{ _service { sdl } }`}))
 	})
 }

@@ -4,7 +4,9 @@
 # starts the server, composes its SDL (served, and checked in) with the
 # reviews subgraph and proves the check catches a removed key
 # (src/compose.mjs), starts Hive Gateway over the supergraph, and runs the
-# Apollo Client 4 cases through it (src/cases.mjs). Fails on any failed
+# Apollo Client 4 cases through it (src/cases.mjs); then it restarts the
+# server with PERSISTED_ONLY=true and the documents the gateway sent as its
+# manifest, and runs them again. Fails on any failed
 # step or case. Needs go, node (20.19 or later) and npm.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -60,6 +62,9 @@ TOKEN="$TOKEN1" node src/compose.mjs "$SUPERGRAPH"
 log "start Hive Gateway"
 GATEWAY_PORT=$(node -e 'const s=require("node:net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 export GATEWAY_PORT
+# The documents the gateway sends to this service are recorded as a
+# manifest (gateway.config.mjs), for the trusted-documents run below.
+export RECORD_DOCUMENTS="$work/gateway-documents.json"
 node_modules/.bin/hive-gateway supergraph "$SUPERGRAPH" >"$work/gateway.log" 2>&1 &
 gateway_pid=$!
 export GATEWAY_URL="http://127.0.0.1:$GATEWAY_PORT/graphql"
@@ -71,5 +76,18 @@ done
 
 log "Apollo Client 4 through the gateway"
 node src/cases.mjs || { echo "-- the gateway's log (last 40 lines):"; tail -n 40 "$work/gateway.log"; exit 1; }
+
+# Trusted documents apply to the gateway's documents like any other
+# (docs/federation.md): this service restarted, at the same address, with
+# PERSISTED_ONLY=true and the documents the gateway sent above as its
+# manifest, answers the same cases through the gateway (those that send no
+# document of their own to it directly).
+log "through the gateway with PERSISTED_ONLY=true and the gateway's recorded documents"
+node -e 'const m=require(process.argv[1]); console.log(Object.keys(m).length + " documents recorded"); if (!Object.keys(m).length) process.exit(1)' "$RECORD_DOCUMENTS"
+cp "$RECORD_DOCUMENTS" "$work/trusted.json"
+server_stop_server
+SERVER_ADDR=${API_URL#http://} start_server PERSISTED_DOCUMENTS="$work/trusted.json" PERSISTED_ONLY=true
+ONLY='both subgraphs|tenancy holds|error codes|subscription through|@defer: the configurator first' node src/cases.mjs ||
+  { echo "-- the gateway's log (last 40 lines):"; tail -n 40 "$work/gateway.log"; exit 1; }
 
 log "passed in $((SECONDS - started)) s"

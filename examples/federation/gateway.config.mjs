@@ -1,7 +1,31 @@
 // Hive Gateway's configuration for the federation cases (ci.sh): the
 // supergraph compose.mjs wrote, and the headers this service needs from
 // each caller (docs/federation.md, "What a gateway must forward").
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { defineConfig } from '@graphql-hive/gateway';
+
+/**
+ * recordDocuments keeps every document the gateway sends to the subgraph
+ * at url, as it goes on the wire, in file as a PERSISTED_DOCUMENTS
+ * manifest ({"<sha256>": "<document>"}): how an operator collects the
+ * gateway's documents for a subgraph run with PERSISTED_ONLY=true
+ * (docs/federation.md, "What a gateway must forward").
+ */
+function recordDocuments(file, url) {
+  const manifest = {};
+  return {
+    onFetch({ url: to, options }) {
+      if (!String(to).startsWith(url) || typeof options.body !== 'string') return;
+      const { query } = JSON.parse(options.body);
+      const hash = query && createHash('sha256').update(query).digest('hex');
+      if (hash && !manifest[hash]) {
+        manifest[hash] = query;
+        writeFileSync(file, JSON.stringify(manifest, null, 2));
+      }
+    },
+  };
+}
 
 export const gatewayConfig = defineConfig({
   supergraph: process.env.SUPERGRAPH,
@@ -40,4 +64,7 @@ export const gatewayConfig = defineConfig({
   deferStream: true,
   // Subgraph errors reach the client with their codes.
   maskedErrors: false,
+  // RECORD_DOCUMENTS=FILE (ci.sh): the documents sent to this service,
+  // at API_URL, recorded as a manifest.
+  plugins: () => (process.env.RECORD_DOCUMENTS ? [recordDocuments(process.env.RECORD_DOCUMENTS, process.env.API_URL)] : []),
 });
