@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"strings"
@@ -531,5 +532,41 @@ func TestVacuumCounts(t *testing.T) {
 				t.Errorf("order_counts vacuumed %d times; want 1", vacuums)
 			}
 		})
+	}
+}
+
+// TestCountsVacuumerOnlyWithoutAutovacuum: on a PostgreSQL server with
+// autovacuum on (a cluster of the test's own, PostgreSQL's default) the
+// service runs no VACUUM of the counts (CountsVacuumer is nil: the
+// migration's per-table settings leave it to PostgreSQL,
+// docs/operations.md, Maintenance); with autovacuum off it does.
+func TestCountsVacuumerOnlyWithoutAutovacuum(t *testing.T) {
+	cl := dbtest.NewCluster(t)
+	ctx := dbtest.Sys
+	c := dbtest.Open(t, cl.URL)
+	log := slog.New(slog.DiscardHandler)
+	if database.CountsVacuumer(ctx, c, log) != nil {
+		t.Error("autovacuum on: the service vacuums the counts itself; want it left to PostgreSQL")
+	}
+	db := database.Pool(c)
+	for _, s := range []string{"ALTER SYSTEM SET autovacuum = off", "SELECT pg_reload_conf()"} {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var on string
+		if err := db.QueryRowContext(ctx, "SHOW autovacuum").Scan(&on); err != nil {
+			t.Fatal(err)
+		}
+		if on == "off" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not take autovacuum = off")
+		}
+	}
+	if database.CountsVacuumer(ctx, c, log) == nil {
+		t.Error("autovacuum off: nothing vacuums the counts; want the service to")
 	}
 }

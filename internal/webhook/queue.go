@@ -217,10 +217,12 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 }
 
 // ListenFallback is how often River looks for due jobs when it listens
-// (Config.ListenURL): the inserts wake it, so this only finds the jobs
-// whose notification was missed (and the retries that come due, which the
-// leader makes available every few seconds and notifies).
-const ListenFallback = 30 * time.Second
+// (Config.ListenURL): the inserts wake it, so this finds the jobs whose
+// notification was missed or held back (River sends at most one per
+// FetchCooldown: a job committed just after the fetch that the previous
+// one caused waits for the next). River runs only while there is work
+// (keep.go), so this costs an idle replica nothing.
+const ListenFallback = time.Second
 
 // newRiver makes the River client of q over db: listening on PostgreSQL
 // when cfg names the URL, polling otherwise.
