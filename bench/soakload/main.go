@@ -111,6 +111,7 @@ func run(o options, db *sql.DB) int {
 	defer tick.Stop()
 	// The last W2 is measured while the writes still run, as the first.
 	endW2 := time.After(o.dur - 3*o.burst - 2*time.Second)
+sampling:
 	for {
 		s := takeSample(o, db, time.Since(start), w)
 		samples = append(samples, s)
@@ -126,12 +127,16 @@ func run(o options, db *sql.DB) int {
 		case <-tick.C:
 		case <-ctx.Done():
 		case <-endW2:
-			w2End, endW2 = measureW2(o), nil
+			// The last sample comes before the last W2, whose
+			// connections and load it would otherwise count; the
+			// writes stop after it.
+			s := takeSample(o, db, time.Since(start), w)
+			samples = append(samples, s)
+			printSample(s, false)
+			w2End = measureW2(o)
 			fmt.Printf("W2 at the end: %s\n", w2End)
-			select {
-			case <-tick.C:
-			case <-ctx.Done():
-			}
+			cancel()
+			break sampling
 		}
 	}
 	w.wait()
