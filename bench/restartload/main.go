@@ -40,6 +40,7 @@ type options struct {
 	base, token, dash, dbURL, restart string
 	before, after, wait               time.Duration
 	clients                           int
+	idle                              bool
 }
 
 func main() {
@@ -52,6 +53,7 @@ func main() {
 	flag.DurationVar(&o.before, "before", 5*time.Second, "load before the restart")
 	flag.DurationVar(&o.after, "after", 10*time.Second, "load after the restart command returned")
 	flag.DurationVar(&o.wait, "wait", 60*time.Second, "how long to wait for the webhooks at the end")
+	flag.BoolVar(&o.idle, "idle", true, "then restart PostgreSQL with no load, and send a few requests 2 s after its return")
 	flag.IntVar(&o.clients, "c", 8, "clients (a quarter each: REST reads, REST creations, GraphQL queries, GraphQL creations)")
 	flag.Parse()
 	os.Exit(run(o))
@@ -118,7 +120,11 @@ func run(o options) int {
 	cancel()
 	wg.Wait()
 	pcancel()
-	return report(o, rec, pr, rcv, cmdStart, cmdEnd)
+	status := report(o, rec, pr, rcv, cmdStart, cmdEnd)
+	if o.idle {
+		status = max(status, idleRestart(o, client))
+	}
+	return status
 }
 
 // clientLoop sends one kind of request after another until ctx ends.
@@ -369,6 +375,51 @@ func judge(o options, codes map[string]int, rec *recorder, rcv *receiver) int {
 	}
 	if bad > 0 || lost > 0 {
 		fmt.Printf("FAIL: %d answers that were not 503 with Retry-After, %d webhooks lost\n", bad, lost)
+		return 1
+	}
+	return 0
+}
+
+// idleRestart restarts PostgreSQL while no request runs, waits until it
+// accepts connections and 2 s more (the pool's connections, broken by
+// the restart, are then idle for longer than a second), and sends three
+// requests of each kind one after the other: each should be answered 2xx
+// at once, the restart having cost nothing once it is over.
+func idleRestart(o options, client *http.Client) int {
+	time.Sleep(2 * time.Second)
+	if out, err := exec.Command("sh", "-c", o.restart).CombinedOutput(); err != nil {
+		log.Printf("restart command: %v: %s", err, out)
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if db, err := sql.Open("pgx", o.dbURL); err == nil {
+			err = db.Ping()
+			db.Close()
+			if err == nil {
+				break
+			}
+		}
+	}
+	time.Sleep(2 * time.Second)
+	var bad []string
+	n := 0
+	for i := range 3 {
+		for _, e := range []event{
+			send(client, "REST read", get(o, "/api/open-api/v1/orders?per_page=5")),
+			send(client, "GraphQL query", gql(o, `query { ordersPage(page: 1, perPage: 5) { data { id } } }`, nil)),
+			func() event {
+				req := restOrder(o, fmt.Sprintf("idle-%d-%d", os.Getpid(), i))
+				req.Header.Set("Idempotency-Key", fmt.Sprintf("idle-%d-%d", os.Getpid(), i))
+				return send(client, "REST create", req)
+			}(),
+		} {
+			n++
+			if !e.ok() {
+				bad = append(bad, fmt.Sprintf("%s %d", e.kind, e.status))
+			}
+		}
+	}
+	fmt.Printf("idle restart: %d of %d requests 2 s after PostgreSQL's return answered 2xx; errors: %v\n", n-len(bad), n, bad)
+	if len(bad) > 0 {
 		return 1
 	}
 	return 0

@@ -109,6 +109,9 @@ func run(o options, db *sql.DB) int {
 	var w2Start, w2End w2
 	tick := time.NewTicker(o.every)
 	defer tick.Stop()
+	// The last W2 is measured while the writes still run, as the first.
+	endW2 := time.After(o.dur - 3*o.burst - 2*time.Second)
+sampling:
 	for {
 		s := takeSample(o, db, time.Since(start), w)
 		samples = append(samples, s)
@@ -123,13 +126,20 @@ func run(o options, db *sql.DB) int {
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			w2End = measureW2(o) // while the last writes drain
+		case <-endW2:
+			// The last sample comes before the last W2, whose
+			// connections and load it would otherwise count; the
+			// writes stop after it.
+			s := takeSample(o, db, time.Since(start), w)
+			samples = append(samples, s)
+			printSample(s, false)
+			w2End = measureW2(o)
+			fmt.Printf("W2 at the end: %s\n", w2End)
+			cancel()
+			break sampling
 		}
 	}
 	w.wait()
-	fmt.Printf("W2 at the end: %s\n", w2End)
 	fmt.Printf("\nwrites: %d creations (%d replays checked), %d updates; answers %v\n",
 		w.created.Load(), w.replays.Load(), w.updated.Load(), w.codesSeen())
 	fmt.Printf("webhooks: fast receiver %d, flaky receiver %d (%d answered 500)\n", fast.got.Load(), flaky.got.Load(), flaky.failed.Load())

@@ -94,21 +94,42 @@ func printSample(s sample, first bool) {
 	fmt.Printf("%s %.1f | %d | %d | %d |\n", row, float64(s.rssKB)/1024, s.goroutines, s.files, s.conns)
 }
 
-// w2 is one measure of W2: the median of three bursts' p99 and req/s.
+// w2 is one measure of W2: the median of three bursts' p99 and req/s,
+// and the server's CPU time per request over the three (which a busy
+// machine changes less than latency: it tells the service's own cost).
 type w2 struct {
-	p99, rps float64
-	errors   int
+	p99, rps, cpuMs float64
+	errors          int
 }
 
 func (m w2) String() string {
-	return fmt.Sprintf("p99 %.2f ms, %.0f req/s, %d errors (median of three bursts)", m.p99, m.rps, m.errors)
+	return fmt.Sprintf("p99 %.2f ms, %.0f req/s, %d errors (median of three bursts), server CPU %.3f ms a request (writes included)",
+		m.p99, m.rps, m.errors, m.cpuMs)
+}
+
+// cpuTicks is the user and system CPU time of process pid, in clock
+// ticks (1/100 s).
+func cpuTicks(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's closing parenthesis: utime and
+	// stime are the 12th and 13th.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s
 }
 
 // measureW2 runs three bursts of W2 over REST as ../shared/bench/compare.sh
 // defines it (wrk, one thread, 16 connections, a material by id 1-5000).
 func measureW2(o options) w2 {
 	var p99s, rpss []float64
-	errs := 0
+	errs, reqs, cpu0 := 0, 0.0, cpuTicks(o.pid)
 	for range 3 {
 		cmd := exec.Command("wrk", "-t1", "-c16", fmt.Sprintf("-d%ds", int(o.burst.Seconds())), "--timeout", "5s", "-s", o.wrkLua, o.base)
 		cmd.Env = append(os.Environ(), "BENCH_WL=2", "BENCH_TEMPLATE=/api/open-api/v1/materials/{id}", "BENCH_AUTH="+o.token)
@@ -131,10 +152,15 @@ func measureW2(o options) w2 {
 			}
 			json.Unmarshal([]byte(js), &r)
 			p99s, rpss = append(p99s, r.P99), append(rpss, r.RPS)
+			reqs += r.RPS * o.burst.Seconds()
 			errs += r.ErrStatus + r.ErrTimeout + r.ErrConnect + r.ErrRead
 		}
 	}
-	return w2{p99: median(p99s), rps: median(rpss), errors: errs}
+	m := w2{p99: median(p99s), rps: median(rpss), errors: errs}
+	if reqs > 0 {
+		m.cpuMs = float64(cpuTicks(o.pid)-cpu0) * 10 / reqs
+	}
+	return m
 }
 
 func median(v []float64) float64 {

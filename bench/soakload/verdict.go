@@ -45,7 +45,8 @@ func verdict(o options, samples []sample, start, end w2, w *writer) int {
 	check(float64(fin.files) <= files+10, "open files %d at the end; at most %.0f after the warm-up (tolerance 10)", fin.files, files)
 	check(float64(fin.conns) <= conns+2, "database connections %d at the end; at most %.0f after the warm-up (tolerance 2)", fin.conns, conns)
 	check(start.p99 > 0 && end.p99 <= 1.2*start.p99 && end.errors == 0,
-		"W2 p99 %.2f ms at the end, %.2f ms after the warm-up (%.2fx; at most 1.2x), %d errors", end.p99, start.p99, end.p99/start.p99, end.errors)
+		"W2 p99 %.2f ms at the end, %.2f ms after the warm-up (%.2fx; at most 1.2x), %d errors; server CPU a request %.3f and %.3f ms",
+		end.p99, start.p99, end.p99/start.p99, end.errors, end.cpuMs, start.cpuMs)
 	bad := 0
 	for k, v := range w.codes {
 		if strings.Contains(k, " 5") || strings.Contains(k, " 0") || strings.HasPrefix(k, "replay of") {
