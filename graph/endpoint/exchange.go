@@ -185,6 +185,11 @@ func (x exchange) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 		writeErrors(w, r, apperr.E(apperr.Invalid, "an upgrade to %q is not served: subscriptions use a WebSocket (graphql-transport-ws) or Server-Sent Events (POST with Accept: text/event-stream)", clip(up)))
 		return
 	}
+	if err := valid.MediaHeaders(r.Header); err != nil {
+		// Answered in JSON: the Accept may be what is refused.
+		writeFailure(w, r, mediaJSON, http.StatusBadRequest, &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}})
+		return
+	}
 	ans := negotiate(r.Header.Get("Accept"))
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch {

@@ -2,13 +2,18 @@ package endpoint
 
 import (
 	"mime"
+	"net/http"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/valid"
 )
 
 // FuzzAccept: whatever a client sends as Accept or Content-Type is
-// negotiated or parsed without a panic, allocating in proportion to the
+// refused over its bounds (valid.MediaHeaders) as a BAD_REQUEST and
+// passes within them, and is negotiated or parsed without a panic, allocating in proportion to the
 // header (which the server bounds, maxHeaderBytes), and negotiation only
 // ever answers one of the media types the endpoint offers.
 func FuzzAccept(f *testing.F) {
@@ -18,6 +23,21 @@ func FuzzAccept(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, h string) {
+		// The bounds checked before either is parsed: a coded 400, and
+		// nothing over them passes.
+		for _, name := range []string{"Accept", "Content-Type"} {
+			err := valid.MediaHeaders(http.Header{name: {h}})
+			if err != nil && apperr.KindOf(err) != apperr.Invalid {
+				t.Fatalf("MediaHeaders(%s: %q) = %v; want a BAD_REQUEST", name, h, err)
+			}
+			over := len(h) > valid.MaxAcceptBytes || strings.Count(h, ",") >= valid.MaxAcceptRanges
+			if name == "Content-Type" {
+				over = len(h) > valid.MaxContentTypeBytes || strings.Count(h, ";") > valid.MaxContentTypeParams
+			}
+			if (err == nil) == over {
+				t.Fatalf("MediaHeaders(%s of %d bytes) = %v", name, len(h), err)
+			}
+		}
 		var a answer
 		n := allocs(func() { a = negotiate(h) })
 		if a.media != "" && a.media != mediaJSON && a.media != mediaGraphQLResponse {
