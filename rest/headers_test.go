@@ -14,9 +14,10 @@ import (
 	"github.com/configurator/catalogue/internal/valid"
 )
 
-// TestMediaHeaderBounds: an Accept or a Content-Type over its bound
-// (valid.MediaHeaders) is a 400 BAD_REQUEST naming the header on both
-// transports, before anything parses it; one at its bound is served.
+// TestMediaHeaderBounds: an Accept over its bound (valid.MediaHeaders) is
+// a 400 BAD_REQUEST, a Content-Type over its bound a 415
+// UNSUPPORTED_MEDIA_TYPE, naming the header on both transports, before
+// anything parses it; one at its bound is served.
 func TestMediaHeaderBounds(t *testing.T) {
 	ranges := func(n int) string { return strings.Repeat("application/json;q=0.5,", n-1) + "application/json" }
 	long := "application/json;q=0.5, " + strings.Repeat("x", valid.MaxAcceptBytes)
@@ -59,9 +60,10 @@ func checkREST(t *testing.T, f *fixture, header, value string, refused bool) {
 		}
 		return
 	}
-	p := problemOf(t, "REST "+header, status, h, body, http.StatusBadRequest)
-	if p.Code != "BAD_REQUEST" || len(p.Errors) != 1 || p.Errors[0].Name != header || !strings.Contains(p.Detail, header) {
-		t.Errorf("REST: %+v; want BAD_REQUEST naming %s", p, header)
+	wantStatus, wantCode := headerRefusal(header)
+	p := problemOf(t, "REST "+header, status, h, body, wantStatus)
+	if string(p.Code) != wantCode || len(p.Errors) != 1 || p.Errors[0].Name != header || !strings.Contains(p.Detail, header) {
+		t.Errorf("REST: %+v; want %s naming %s", p, wantCode, header)
 	}
 }
 
@@ -87,8 +89,17 @@ func checkGraphQL(t *testing.T, f *fixture, header, value string, refused bool) 
 		}
 		return
 	}
-	if rec.Code != http.StatusBadRequest || len(resp.Errors) != 1 || resp.Errors[0].Extensions.Code != "BAD_REQUEST" ||
+	wantStatus, wantCode := headerRefusal(header)
+	if rec.Code != wantStatus || len(resp.Errors) != 1 || resp.Errors[0].Extensions.Code != wantCode ||
 		!strings.Contains(resp.Errors[0].Message, header) {
-		t.Errorf("GraphQL: %d %.300s; want 400 BAD_REQUEST naming %s", rec.Code, rec.Body, header)
+		t.Errorf("GraphQL: %d %.300s; want %d %s naming %s", rec.Code, rec.Body, wantStatus, wantCode, header)
 	}
+}
+
+// headerRefusal is the answer to a header over its bound.
+func headerRefusal(header string) (int, string) {
+	if header == "Content-Type" {
+		return http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE"
+	}
+	return http.StatusBadRequest, "BAD_REQUEST"
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/edge"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -187,7 +188,7 @@ func (x exchange) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	}
 	if err := valid.MediaHeaders(r.Header); err != nil {
 		// Answered in JSON: the Accept may be what is refused.
-		writeFailure(w, r, mediaJSON, http.StatusBadRequest, &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}})
+		writeFailure(w, r, mediaJSON, problem.Status(apperr.KindOf(err)), &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}})
 		return
 	}
 	ans := negotiate(r.Header.Get("Accept"))

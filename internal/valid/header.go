@@ -24,9 +24,10 @@ const (
 	MaxContentTypeParams = 4
 )
 
-// MediaHeaders refuses an Accept or a Content-Type over its bounds, as a
-// 400 naming the header, before either is parsed; both transports call it
-// first thing.
+// MediaHeaders refuses an Accept over its bounds as a 400 naming it, and
+// a Content-Type over its bounds as an unsupported media type (415)
+// naming it, before either is parsed; both transports call it first
+// thing.
 func MediaHeaders(h http.Header) error {
 	accept := h.Values("Accept")
 	n, ranges := 0, 0
@@ -43,13 +44,13 @@ func MediaHeaders(h http.Header) error {
 	ct := h.Values("Content-Type")
 	switch {
 	case len(ct) > 1:
-		return apperr.E(apperr.Invalid, "the Content-Type header is sent %d times; send it once", len(ct)).At("Content-Type")
+		return apperr.E(apperr.Unsupported, "the Content-Type header is sent %d times; send it once", len(ct)).At("Content-Type")
 	case len(ct) == 0:
 		return nil
 	case len(ct[0]) > MaxContentTypeBytes:
-		return apperr.E(apperr.Invalid, "the Content-Type header is %d bytes; at most %d are read", len(ct[0]), MaxContentTypeBytes).At("Content-Type")
+		return apperr.E(apperr.Unsupported, "the Content-Type header is %d bytes; at most %d are read", len(ct[0]), MaxContentTypeBytes).At("Content-Type")
 	case strings.Count(ct[0], ";") > MaxContentTypeParams:
-		return apperr.E(apperr.Invalid, "the Content-Type header has %d parameters; at most %d are read", strings.Count(ct[0], ";"), MaxContentTypeParams).At("Content-Type")
+		return apperr.E(apperr.Unsupported, "the Content-Type header has %d parameters; at most %d are read", strings.Count(ct[0], ";"), MaxContentTypeParams).At("Content-Type")
 	}
 	return nil
 }
