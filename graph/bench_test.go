@@ -3,6 +3,7 @@ package graph_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -57,4 +58,49 @@ func BenchmarkGraphQL(b *testing.B) {
 			b.ReportMetric(float64(testkit.CPUTime(b)-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// BenchmarkMalformedCursor is bench/cursor.sh's request in one process:
+// an `after:` cursor of a msgpack value nested as deep as a 1 MiB body
+// allows, sent as a variable to the orders connection, which the
+// endpoint must refuse (400, BAD_REQUEST naming the variable) at a cost that
+// does not grow with what the client sent beyond reading it.
+func BenchmarkMalformedCursor(b *testing.B) {
+	c := dbtest.Open(b, dbtest.Backends()[0].URL(b))
+	if _, err := demo.Seed(context.Background(), c); err != nil {
+		b.Fatal(err)
+	}
+	tokens := dbtest.Tokens(c)
+	token, _ := dbtest.OpenAPI(b, tokens, 1)
+	h := endpoint.NewHandler(graph.NewResolver(c), tokens, endpoint.HandlerOptions{})
+	body := malformedCursorBody(1 << 20)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	start := testkit.CPUTime(b)
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if !bytes.Contains(w.Body.Bytes(), []byte(`"BAD_REQUEST"`)) {
+			b.Fatalf("%d: %.300s", w.Code, w.Body)
+		}
+	}
+	b.ReportMetric(float64(testkit.CPUTime(b)-start)/float64(b.N), "cpu-ns/op")
+}
+
+// malformedCursorBody is bench/cursor.sh's body of size bytes at most:
+// {"query": ..., "variables": {"c": CURSOR}}, CURSOR the unpadded base64
+// of a cursor whose sort key is one-element arrays nested to the end.
+func malformedCursorBody(size int) []byte {
+	const q = "query($c: Cursor) { orders(first: 5, after: $c) { edges { cursor node { id } } } }"
+	empty, _ := json.Marshal(map[string]any{"query": q, "variables": map[string]string{"c": ""}})
+	room := size - len(empty) - 16
+	raw := append([]byte{0x82, 0xa1, 'i', 0x01, 0xa1, 'v'}, bytes.Repeat([]byte{0x91}, room*3/4)...)
+	cursor := base64.RawStdEncoding.EncodeToString(raw)
+	cursor = cursor[:min(len(cursor), room)]
+	cursor = cursor[:len(cursor)-len(cursor)%4]
+	body, _ := json.Marshal(map[string]any{"query": q, "variables": map[string]string{"c": cursor}})
+	return body
 }

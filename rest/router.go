@@ -243,6 +243,12 @@ func (h *handler) authenticate(fail auth.Reject) func(http.Handler) http.Handler
 	resolve := auth.Middleware(h.tokens, fail)
 	return func(next http.Handler) http.Handler {
 		return resolve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// Accept and Content-Type within their bounds before any
+			// reader of the operation parses them.
+			if err := valid.MediaHeaders(r.Header); err != nil {
+				fail(w, r, err)
+				return
+			}
 			v := viewer.FromContext(r.Context())
 			if v == nil {
 				fail(w, r, apperr.ErrNoToken)

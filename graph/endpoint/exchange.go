@@ -19,6 +19,7 @@ import (
 	"github.com/configurator/catalogue/graph"
 	"github.com/configurator/catalogue/internal/apperr"
 	"github.com/configurator/catalogue/internal/edge"
+	"github.com/configurator/catalogue/internal/problem"
 	"github.com/configurator/catalogue/internal/valid"
 )
 
@@ -183,6 +184,11 @@ func (exchange) Supports(*http.Request) bool { return true }
 func (x exchange) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if up := r.Header.Get("Upgrade"); up != "" {
 		writeErrors(w, r, apperr.E(apperr.Invalid, "an upgrade to %q is not served: subscriptions use a WebSocket (graphql-transport-ws) or Server-Sent Events (POST with Accept: text/event-stream)", clip(up)))
+		return
+	}
+	if err := valid.MediaHeaders(r.Header); err != nil {
+		// Answered in JSON: the Accept may be what is refused.
+		writeFailure(w, r, mediaJSON, problem.Status(apperr.KindOf(err)), &graphql.Response{Errors: gqlerror.List{asGraphQLError(err)}})
 		return
 	}
 	ans := negotiate(r.Header.Get("Accept"))

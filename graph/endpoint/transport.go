@@ -58,6 +58,9 @@ func readParams(r *http.Request) (*graphql.RawParams, error) {
 		} else if err != nil {
 			return nil, apperr.E(apperr.Invalid, "the request body cannot be read")
 		}
+		if name, ok := overlong(raw, MaxStringBytes); ok {
+			return nil, apperr.E(apperr.Invalid, "the request carries a string longer than %d bytes (the value of %q); no query or variable is so long", MaxStringBytes, name)
+		}
 		if err := decodeJSON(bytes.NewReader(raw), &body); err != nil {
 			return nil, apperr.E(apperr.Invalid, "the body must be a JSON object with query or documentId (strings), and optionally operationName (a string), variables and extensions (objects)")
 		}
@@ -292,4 +295,57 @@ func writeJSON(w http.ResponseWriter, status int, media string, v any) {
 		b = []byte(`{"errors":[{"message":"internal server error","extensions":{"code":"INTERNAL"}}]}`)
 	}
 	problem.WriteJSON(w, nil, status, media, b)
+}
+
+// MaxStringBytes bounds every string of a GraphQL JSON request: twice
+// the longest a request may carry, the query (MaxDocumentBytes) or a
+// JSON object's text (valid.MaxJSONBytes), so that a string just over
+// those is still refused by their own checks, which name them. A longer
+// one (a cursor of a megabyte) is refused by overlong before the body is
+// decoded, which would copy it twice.
+const MaxStringBytes = 2 * max(MaxDocumentBytes, valid.MaxJSONBytes)
+
+// overlong finds the first string of the JSON text raw whose decoded
+// text is longer than limit bytes, and the member name before it ("" for
+// none). It finds the strings with a byte search and decodes nothing; a
+// string's decoded length is counted as its raw bytes less its escapes,
+// each of which decodes to one byte at least, so that no string within
+// limit is taken for one over it. Malformed JSON is left to the decoder.
+func overlong(raw []byte, limit int) (key string, found bool) {
+	var last []byte // the last member name
+	for i := 0; i < len(raw); {
+		q := bytes.IndexByte(raw[i:], '"')
+		if q < 0 {
+			return "", false
+		}
+		start := i + q + 1
+		end, n := start, 0
+		for {
+			j := bytes.IndexAny(raw[end:], "\"\\")
+			if j < 0 {
+				return "", false
+			}
+			n, end = n+j, end+j
+			if raw[end] == '"' {
+				break
+			}
+			if end+1 < len(raw) && raw[end+1] == 'u' {
+				end += 6
+			} else {
+				end += 2
+			}
+			n++
+			if end >= len(raw) {
+				return "", false
+			}
+		}
+		if n > limit {
+			return clip(string(last)), true
+		}
+		if rest := bytes.TrimLeft(raw[end+1:], " \t\r\n"); len(rest) > 0 && rest[0] == ':' {
+			last = raw[start:end]
+		}
+		i = end + 1
+	}
+	return "", false
 }
