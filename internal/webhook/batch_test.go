@@ -14,6 +14,7 @@ import (
 
 	"entgo.io/ent/dialect"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/configurator/catalogue/ent"
 	"github.com/configurator/catalogue/ent/event"
@@ -302,7 +303,7 @@ func TestDispatchSetsAsideAnEvent(t *testing.T) {
 		if len(asideLines) != 1 || !strings.Contains(asideLines[0], fmt.Sprintf("event_id=%d", bad)) || !strings.Contains(asideLines[0], "refused by the test") {
 			t.Errorf("log lines about setting aside: %q; want one naming event %d and its error", asideLines, bad)
 		}
-		if n := counter(t, reg, "webhook_events_set_aside_total"); n != 1 {
+		if n := metric(t, reg, "webhook_events_set_aside_total").GetCounter().GetValue(); n != 1 {
 			t.Errorf("webhook_events_set_aside_total = %v; want 1", n)
 		}
 		// The events after it go through as usual.
@@ -311,8 +312,9 @@ func TestDispatchSetsAsideAnEvent(t *testing.T) {
 	})
 }
 
-// counter returns the value of the counter name in reg.
-func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
+// metric returns the one sample of the metric name in reg (a counter's
+// or a gauge's), failing the test when there is none.
+func metric(t *testing.T, reg *prometheus.Registry, name string) *dto.Metric {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -320,11 +322,11 @@ func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	for _, mf := range mfs {
 		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetCounter().GetValue()
+			return mf.GetMetric()[0]
 		}
 	}
-	t.Fatalf("no counter %s", name)
-	return 0
+	t.Fatalf("no metric %s", name)
+	return nil
 }
 
 // TestRedeliverOnce: parallel redeliveries of one failed delivery make one

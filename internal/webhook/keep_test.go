@@ -12,22 +12,6 @@ import (
 	"github.com/configurator/catalogue/internal/webhook"
 )
 
-// gauge returns the value of the gauge name in reg.
-func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	t.Fatalf("no gauge %s", name)
-	return 0
-}
-
 // TestQueueRunsOnlyWithWork: a replica's job queue (River, whose loops
 // query the database every few seconds) stops once it has had no job to
 // do for SettleEvery (webhook_queue_working 0); a write with a webhook
@@ -50,7 +34,7 @@ func TestQueueRunsOnlyWithWork(t *testing.T) {
 				t.Fatal(err)
 			}
 			start(t, q1)
-			idle := func() bool { return gauge(t, reg, "webhook_queue_working") == 0 }
+			idle := func() bool { return metric(t, reg, "webhook_queue_working").GetGauge().GetValue() == 0 }
 			waitFor(t, "the queue of an idle replica to stop", idle)
 			createMaterial(t, w, a, "Oak")
 			waitFor(t, "the webhook of a write to an idle replica", func() bool { return len(rcv.requests()) == 1 })
