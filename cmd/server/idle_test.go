@@ -32,6 +32,9 @@ const (
 // made about 56; the dispatch woken by commits with River always running,
 // 1.1 to 1.7.
 func TestIdleTransactions(t *testing.T) {
+	// It mostly waits (for the queue to stop, then a minute), on a cluster
+	// of its own that no other test touches: it waits beside the others.
+	t.Parallel()
 	cl := dbtest.NewCluster(t)
 	dbURL := createDatabase(t, cl.URL, "idle")
 	p := startBinary(t, map[string]string{"DATABASE_URL": dbURL, "DEMO": "true"})
