@@ -311,7 +311,12 @@ const MaxStringBytes = 2 * max(MaxDocumentBytes, valid.MaxJSONBytes)
 // string's decoded length is counted as its raw bytes less its escapes,
 // each of which decodes to one byte at least, so that no string within
 // limit is taken for one over it. Malformed JSON is left to the decoder.
+// A text no longer than limit holds no such string, so the requests of
+// every day (a few hundred bytes) are not scanned at all.
 func overlong(raw []byte, limit int) (key string, found bool) {
+	if len(raw) <= limit {
+		return "", false
+	}
 	var last []byte // the last member name
 	for i := 0; i < len(raw); {
 		q := bytes.IndexByte(raw[i:], '"')
