@@ -92,7 +92,11 @@ func parseForm(w http.ResponseWriter, r *http.Request, urlencoded bool) (*form, 
 		return nil, err
 	}
 	if mt == "multipart/form-data" {
+		parts := valid.BoundParts(r)
 		if err := r.ParseMultipartForm(maxFormMemory); err != nil {
+			if bound := parts.Err(); bound != nil {
+				return nil, bound
+			}
 			return nil, readErr(err, valid.MaxMultipartBody)
 		}
 		return &form{values: r.MultipartForm.Value, files: r.MultipartForm.File}, nil

@@ -260,9 +260,14 @@ func (x exchange) serveMultipart(w http.ResponseWriter, r *http.Request, exec gr
 	}
 	body := &bodyReader{ReadCloser: r.Body}
 	r.Body = body
+	parts := valid.BoundParts(r)
 	cw := &captureWriter{header: w.Header(), keep: true}
 	ex := &exchangeExecutor{GraphExecutor: exec, capture: true}
 	x.multipart.Do(cw, r, ex)
+	if err := parts.Err(); err != nil {
+		writeErrors(w, r, err)
+		return
+	}
 	if body.tooLarge != nil {
 		writeErrors(w, r, valid.TooLarge(body.tooLarge.Limit))
 		return

@@ -1,8 +1,11 @@
 package endpoint
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"runtime"
 	"strings"
@@ -101,4 +104,83 @@ func FuzzOverlong(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzParts: whatever a multipart body holds around a run of parts
+// (prefix, then count parts whose headers carry pad bytes, then suffix),
+// reading it as the multipart transport does (every part's headers, its
+// body drained) under valid.BoundParts either ends in a coded 400 or 413
+// or gives parts within the bounds, and allocates a bounded amount
+// however long the headers the body holds (without the bound, Go's reader
+// holds up to 10 MiB of them a part).
+func FuzzParts(f *testing.F) {
+	f.Add([]byte("--B\r\nContent-Disposition: form-data; name=\"operations\"\r\n\r\n{}\r\n"), uint16(10), uint16(3), []byte("--B--\r\n"))
+	f.Add([]byte(""), uint16(9000), uint16(1), []byte("--B--"))
+	f.Add([]byte("preamble\n"), uint16(8000), uint16(40), []byte("\n--B--\n"))
+	f.Add([]byte("--B\n\n"), uint16(0), uint16(1001), []byte(""))
+	f.Add([]byte("--B \t\r\nX: 1\r\n\r\n\r\n--Bx\r\n--B-x"), uint16(60000), uint16(2), []byte("--B--"))
+	f.Fuzz(func(t *testing.T, prefix []byte, pad, count uint16, suffix []byte) {
+		unit := "--B\r\nContent-Disposition: form-data; name=\"f\"\r\nX-Pad: " + strings.Repeat("x", int(pad%(20<<10))) + "\r\n\r\nv\r\n"
+		n := int(count % 1100)
+		var err error
+		var got []int
+		used := allocs(func() {
+			r, _ := http.NewRequest(http.MethodPost, "/graphql", io.MultiReader(bytes.NewReader(prefix),
+				&repeated{unit: unit, n: n}, bytes.NewReader(suffix)))
+			r.Header.Set("Content-Type", "multipart/form-data; boundary=B")
+			parts := valid.BoundParts(r)
+			got = got[:0]
+			mr := multipart.NewReader(r.Body, "B")
+			for {
+				p, perr := mr.NextPart()
+				if perr != nil {
+					break
+				}
+				size := 0
+				for k, vs := range p.Header {
+					for _, v := range vs {
+						size += len(k) + len(v)
+					}
+				}
+				got = append(got, size)
+				io.Copy(io.Discard, p)
+			}
+			err = parts.Err()
+		})
+		if k := apperr.KindOf(err); err != nil && k != apperr.Invalid && k != apperr.TooLarge {
+			t.Fatalf("Parts.Err() = %v; want a BAD_REQUEST or PAYLOAD_TOO_LARGE", err)
+		}
+		total := 0
+		for _, size := range got {
+			total += size
+			if size > valid.MaxPartHeaderBytes {
+				t.Fatalf("a part's headers of %d bytes were read; the bound is %d", size, valid.MaxPartHeaderBytes)
+			}
+		}
+		if len(got) > valid.MaxParts || total > valid.MaxPartHeadersTotal {
+			t.Fatalf("%d parts with %d bytes of headers were read", len(got), total)
+		}
+		// The headers read, each part's reader and header map, and the
+		// reader's buffers; the body's length does not count.
+		if limit := uint64(4<<20 + 16*(len(prefix)+len(suffix))); used > limit {
+			t.Errorf("%d parts of %d header bytes allocated %d; want at most %d", n, len(unit), used, limit)
+		}
+	})
+}
+
+// repeated reads unit n times without holding them all.
+type repeated struct {
+	unit   string
+	n, off int
+}
+
+func (r *repeated) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	c := copy(p, r.unit[r.off:])
+	if r.off += c; r.off == len(r.unit) {
+		r.off, r.n = 0, r.n-1
+	}
+	return c, nil
 }
