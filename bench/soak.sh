@@ -37,10 +37,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 # The compressed windows: an event or an ended delivery is kept 10 s, a
-# key 10 s, the leader removes every 5 s; a failing delivery is retried
-# after 1, 2 and 4 s, then ends FAILED.
+# key 10 s, River's completed jobs 10 s (its cleaner runs every 30 s), the
+# leader removes every 5 s; a failing delivery is retried after 1, 2 and
+# 4 s, then ends FAILED.
 export EVENT_RETENTION=${EVENT_RETENTION:-10s} WEBHOOK_DELIVERY_RETENTION=${WEBHOOK_DELIVERY_RETENTION:-10s}
-export IDEMPOTENCY_TTL=${IDEMPOTENCY_TTL:-10s} RETENTION_EVERY=${RETENTION_EVERY:-5s}
+export IDEMPOTENCY_TTL=${IDEMPOTENCY_TTL:-10s} RETENTION_EVERY=${RETENTION_EVERY:-5s} JOB_RETENTION=${JOB_RETENTION:-10s}
 export WEBHOOK_RETRY_SCHEDULE=${WEBHOOK_RETRY_SCHEDULE:-1s,2s,4s}
 work=$(mktemp -d); pids=(); DB=bench_soak_$$ PGP=5432
 bin=$(pg_config --bindir)
@@ -83,7 +84,7 @@ server=$!; pids+=("$server")
 for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
 echo "soak: $DUR of writes ($CREATES creations and $UPDATES updates a second), samples every $EVERY;" \
   "EVENT_RETENTION=$EVENT_RETENTION WEBHOOK_DELIVERY_RETENTION=$WEBHOOK_DELIVERY_RETENTION IDEMPOTENCY_TTL=$IDEMPOTENCY_TTL" \
-  "RETENTION_EVERY=$RETENTION_EVERY WEBHOOK_RETRY_SCHEDULE=$WEBHOOK_RETRY_SCHEDULE;" \
+  "RETENTION_EVERY=$RETENTION_EVERY JOB_RETENTION=$JOB_RETENTION WEBHOOK_RETRY_SCHEDULE=$WEBHOOK_RETRY_SCHEDULE;" \
   "PostgreSQL at port $PGP, autovacuum $(sql -p "$PGP" -d "$DB" -c 'SHOW autovacuum'); machine load $(cut -d' ' -f1-3 /proc/loadavg)"
 status=0
 "$work/load" -base "http://127.0.0.1:$port" -token "$open" -dashboard "$dash" -db "$url" -pid "$server" \

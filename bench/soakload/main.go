@@ -48,7 +48,6 @@ type options struct {
 	dur, every, warm, burst          time.Duration
 	creates, updates                 float64
 	tolPlateau, tolRSS               float64
-	skipRiver                        bool
 	// autovacuum is the database's setting: without it no size plateaus.
 	autovacuum bool
 }
@@ -69,14 +68,9 @@ func main() {
 	flag.Float64Var(&o.updates, "updates", 10, "order updates a second")
 	flag.Float64Var(&o.tolPlateau, "plateau", 0.10, "a table's last samples may exceed its post-warm-up max by this share")
 	flag.Float64Var(&o.tolRSS, "rss", 0.25, "RSS at the end may exceed its post-warm-up value by this share")
-	flag.BoolVar(&o.skipRiver, "river-informative", true,
-		"show river_job without judging it: River keeps completed jobs an hour (CompletedJobRetentionPeriod), longer than a short soak")
 	flag.Parse()
 	if o.warm == 0 {
 		o.warm = o.dur / 4
-	}
-	if o.skipRiver {
-		delete(judged, "river_job")
 	}
 	db, err := sql.Open("pgx", o.dbURL)
 	if err != nil {

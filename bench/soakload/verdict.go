@@ -75,7 +75,7 @@ func why(t string) string {
 	if t == "orders" {
 		return "every order stays, by design"
 	}
-	return "River removes completed jobs after an hour (CompletedJobRetentionPeriod), not compressed here; -river-informative=false judges it"
+	return "not a table of the retention"
 }
 
 // judgeTables judges each table's plateau: rows, and the size too where

@@ -139,6 +139,10 @@ type Config struct {
 	// WEBHOOK_DELIVERY_RETENTION, RETENTION_EVERY; webhook.Retention), so
 	// that neither table grows without bound.
 	EventRetention, DeliveryRetention, RetentionEvery time.Duration
+	// JobRetention is how long the webhook queue keeps a completed job
+	// (JOB_RETENTION; webhook.Retention.Jobs), so that River's table too
+	// reaches a plateau under writes.
+	JobRetention time.Duration
 	// IdempotencyTTL is how long an order's Idempotency-Key is remembered
 	// (IDEMPOTENCY_TTL; idempotency.TTL by default): a retry inside it
 	// replays, the retention removes the key after it.
@@ -235,6 +239,8 @@ func (c *Config) serveFlags(fs *flag.FlagSet) {
 		"how long a webhook delivery that ended is kept, as far back as the deliveries API reaches, e.g. 720h (env WEBHOOK_DELIVERY_RETENTION)")
 	fs.DurationVar(&c.RetentionEvery, "retention-every", webhook.DefaultRetention.Every,
 		"how often the leader removes the events, deliveries and idempotency keys past their retention (env RETENTION_EVERY)")
+	fs.DurationVar(&c.JobRetention, "job-retention", webhook.DefaultRetention.Jobs,
+		"how long the webhook queue keeps a completed job, e.g. 1h (env JOB_RETENTION)")
 	fs.DurationVar(&c.IdempotencyTTL, "idempotency-ttl", idempotency.TTL,
 		"how long an order's Idempotency-Key is remembered: a retry inside it gets the first answer (env IDEMPOTENCY_TTL)")
 	fs.StringVar(&c.PersistedDocuments, "persisted-documents", "",
@@ -314,6 +320,7 @@ func (c *Config) check() error {
 		positive(c.serving, "--event-retention", c.EventRetention),
 		positive(c.serving, "--webhook-delivery-retention", c.DeliveryRetention),
 		positive(c.serving, "--retention-every", c.RetentionEvery),
+		positive(c.serving, "--job-retention", c.JobRetention),
 		positive(c.serving, "--idempotency-ttl", c.IdempotencyTTL),
 		errIf(c.PersistedOnly && c.PersistedDocuments == "",
 			"--persisted-only (PERSISTED_ONLY) needs --persisted-documents (PERSISTED_DOCUMENTS), the manifest of the documents it accepts"),
@@ -391,7 +398,7 @@ func positive(registered bool, flag string, d time.Duration) error {
 
 // Retention is the retention the settings name (webhook.Retention).
 func (c *Config) Retention() webhook.Retention {
-	return webhook.Retention{Events: c.EventRetention, Deliveries: c.DeliveryRetention, Every: c.RetentionEvery}
+	return webhook.Retention{Events: c.EventRetention, Deliveries: c.DeliveryRetention, Every: c.RetentionEvery, Jobs: c.JobRetention}
 }
 
 // hostPort checks that v, when set, is a listen address such as :8080.

@@ -111,8 +111,8 @@ func TestServeConfig(t *testing.T) {
 			// So is the retention (TestRetentionSettings).
 			tc.want.serving = true
 			if tc.want.Retention() == (webhook.Retention{}) {
-				tc.want.EventRetention, tc.want.DeliveryRetention, tc.want.RetentionEvery =
-					webhook.DefaultRetention.Events, webhook.DefaultRetention.Deliveries, webhook.DefaultRetention.Every
+				tc.want.EventRetention, tc.want.DeliveryRetention, tc.want.RetentionEvery, tc.want.JobRetention =
+					webhook.DefaultRetention.Events, webhook.DefaultRetention.Deliveries, webhook.DefaultRetention.Every, webhook.DefaultRetention.Jobs
 			}
 			if tc.want.IdempotencyTTL == 0 {
 				tc.want.IdempotencyTTL = idempotency.TTL
@@ -288,12 +288,12 @@ func TestBadVariableNamed(t *testing.T) {
 // duration stops the server with an error naming the setting.
 func TestRetentionSettings(t *testing.T) {
 	c, err := serveConfig(nil)
-	if want := (webhook.Retention{Events: 720 * time.Hour, Deliveries: 720 * time.Hour, Every: time.Hour}); err != nil || c.Retention() != want {
+	if want := (webhook.Retention{Events: 720 * time.Hour, Deliveries: 720 * time.Hour, Every: time.Hour, Jobs: time.Hour}); err != nil || c.Retention() != want {
 		t.Errorf("default retention %+v, %v; want %+v", c.Retention(), err, want)
 	}
-	c, err = serveConfig(map[string]string{"EVENT_RETENTION": "48h", "WEBHOOK_DELIVERY_RETENTION": "2160h", "RETENTION_EVERY": "5s"},
-		"--retention-every", "10s")
-	if want := (webhook.Retention{Events: 48 * time.Hour, Deliveries: 2160 * time.Hour, Every: 10 * time.Second}); err != nil || c.Retention() != want {
+	c, err = serveConfig(map[string]string{"EVENT_RETENTION": "48h", "WEBHOOK_DELIVERY_RETENTION": "2160h", "RETENTION_EVERY": "5s",
+		"JOB_RETENTION": "10m"}, "--retention-every", "10s")
+	if want := (webhook.Retention{Events: 48 * time.Hour, Deliveries: 2160 * time.Hour, Every: 10 * time.Second, Jobs: 10 * time.Minute}); err != nil || c.Retention() != want {
 		t.Errorf("retention %+v, %v; want %+v", c.Retention(), err, want)
 	}
 	if err != nil || c.IdempotencyTTL != 24*time.Hour {
@@ -303,7 +303,7 @@ func TestRetentionSettings(t *testing.T) {
 	if err != nil || c.IdempotencyTTL != 5*time.Second {
 		t.Errorf("IDEMPOTENCY_TTL=5s: %v, %v; want 5s", c.IdempotencyTTL, err)
 	}
-	for _, name := range []string{"EVENT_RETENTION", "WEBHOOK_DELIVERY_RETENTION", "RETENTION_EVERY", "IDEMPOTENCY_TTL"} {
+	for _, name := range []string{"EVENT_RETENTION", "WEBHOOK_DELIVERY_RETENTION", "RETENTION_EVERY", "IDEMPOTENCY_TTL", "JOB_RETENTION"} {
 		flag := "--" + strings.ReplaceAll(strings.ToLower(name), "_", "-")
 		for bad, want := range map[string]string{
 			"30d": name + ` must be a duration such as 30s, 0 or more, not "30d"`,

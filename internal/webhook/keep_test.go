@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/configurator/catalogue/internal/app"
+	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/webhook"
 )
@@ -46,6 +48,64 @@ func TestQueueRunsOnlyWithWork(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitFor(t, "the redelivery another replica inserted", func() bool { return len(rcv.requests()) == 2 })
+		})
+	}
+}
+
+// TestCompletedJobsRemoved: River's completed jobs (every dispatch and
+// delivery leaves one) are removed once older than Retention.Jobs
+// (JOB_RETENTION), so River's table too reaches a plateau under writes:
+// the jobs of a first write are gone once the queue has run again after
+// their retention; a queue that runs only with work removes them when
+// it next starts.
+func TestCompletedJobsRemoved(t *testing.T) {
+	for _, b := range dbtest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			c := dbtest.Open(t, b.URL(t))
+			w := newWorld(t, c)
+			rcv := newReceiver(t, http.StatusOK)
+			reg := prometheus.NewRegistry()
+			q := queueWith(t, c, webhook.Config{Guard: &webhook.Guard{AllowPrivate: true}, Schedule: []time.Duration{time.Second},
+				// The queue stays 2 s after its work, long enough for River's
+				// cleaner to start (River staggers its maintenance's start);
+				// its review, every 300 ms, seldom sees the settle job (every
+				// 2 s, done at once) as work.
+				Metrics: reg, DispatchFallback: 300 * time.Millisecond, SettleEvery: 2 * time.Second,
+				Retention: webhook.Retention{Jobs: time.Second}})
+			a := operations(c, q)
+			if _, err := a.CreateWebhookEndpoint(w.ctx, app.CreateWebhookEndpoint{URL: rcv.URL}); err != nil {
+				t.Fatal(err)
+			}
+			start(t, q)
+			createMaterial(t, w, a, "Oak")
+			waitFor(t, "the first webhook", func() bool { return len(rcv.requests()) == 1 })
+			completed := func() []int64 {
+				rows, err := database.Pool(c).Query(`SELECT id FROM river_job WHERE state = 'completed' AND kind IN ('webhook_delivery', 'webhook_batch') ORDER BY id`)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rows.Close()
+				var ids []int64
+				for rows.Next() {
+					var id int64
+					if err := rows.Scan(&id); err != nil {
+						t.Fatal(err)
+					}
+					ids = append(ids, id)
+				}
+				return ids
+			}
+			var first []int64
+			waitFor(t, "the first write's jobs to complete", func() bool { first = completed(); return len(first) > 0 })
+			idle := func() bool { return metric(t, reg, "webhook_queue_working").GetGauge().GetValue() == 0 }
+			waitFor(t, "the queue to stop", idle)
+			time.Sleep(1100 * time.Millisecond) // past their retention
+			createMaterial(t, w, a, "Ash")
+			waitFor(t, "the second webhook", func() bool { return len(rcv.requests()) == 2 })
+			waitFor(t, fmt.Sprintf("the completed jobs %v past their retention to be removed", first), func() bool {
+				left := completed()
+				return len(left) == 0 || left[0] > first[len(first)-1]
+			})
 		})
 	}
 }

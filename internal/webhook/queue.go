@@ -191,7 +191,8 @@ func NewQueue(c *ent.Client, db *sql.DB, dialectName string, cfg Config) (*Queue
 		vacuumAfter: cmp.Or(cfg.VacuumAfter, DefaultVacuumAfter),
 		retention: Retention{Events: cmp.Or(cfg.Retention.Events, DefaultRetention.Events),
 			Deliveries: cmp.Or(cfg.Retention.Deliveries, DefaultRetention.Deliveries),
-			Every:      cmp.Or(cfg.Retention.Every, DefaultRetention.Every)},
+			Every:      cmp.Or(cfg.Retention.Every, DefaultRetention.Every),
+			Jobs:       cmp.Or(cfg.Retention.Jobs, DefaultRetention.Jobs)},
 		log: cmp.Or(cfg.Log, slog.Default()), stopping: make(chan struct{}),
 		wake: make(chan struct{}, 1), fallback: cmp.Or(cfg.DispatchFallback, DispatchFallback),
 		settleEvery: cmp.Or(cfg.SettleEvery, time.Minute),
@@ -255,9 +256,9 @@ func (q *Queue) newRiver(db *sql.DB, dialectName string, cfg Config, ws *river.W
 		// A delivery job's bound: the request and the bookkeeping around it.
 		JobTimeout:  AttemptTimeout + 5*time.Second,
 		MaxAttempts: len(q.schedule) + 1,
-		// A batch job a few dispatches a second leaves a row each: an hour
-		// of them is kept for inspection, not River's default day.
-		CompletedJobRetentionPeriod: time.Hour,
+		// Every dispatch and delivery leaves a completed job: kept for
+		// Retention.Jobs (an hour by default, not River's day).
+		CompletedJobRetentionPeriod: q.retention.Jobs,
 		PeriodicJobs: []*river.PeriodicJob{settleJob(q.settleEvery),
 			retainJob(q.retention.Every)},
 		Logger: quiet(q.log),

@@ -32,11 +32,18 @@ type Retention struct {
 	Deliveries time.Duration
 	// Every is how often the leader removes (RETENTION_EVERY).
 	Every time.Duration
+	// Jobs is how long River keeps a completed job (JOB_RETENTION): every
+	// dispatch and delivery leaves one, so this bounds River's table under
+	// writes. River's cleaner (on the leader, every 30 s while the queue
+	// runs) removes them; cancelled and discarded jobs keep River's day
+	// and week, since the settle job reads the discarded ones.
+	Jobs time.Duration
 }
 
 // DefaultRetention is the retention of a configuration that names none:
-// thirty days of events and deliveries, removed hourly.
-var DefaultRetention = Retention{Events: 30 * 24 * time.Hour, Deliveries: 30 * 24 * time.Hour, Every: time.Hour}
+// thirty days of events and deliveries, removed hourly, and an hour of
+// River's completed jobs (kept for inspection, not River's default day).
+var DefaultRetention = Retention{Events: 30 * 24 * time.Hour, Deliveries: 30 * 24 * time.Hour, Every: time.Hour, Jobs: time.Hour}
 
 // RetainBatch is how many rows one statement of the retention removes.
 const RetainBatch = 1000
