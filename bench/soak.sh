@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 # The compressed windows: an event or an ended delivery is kept 10 s, a
-# key 10 s, River's completed jobs 10 s (its cleaner runs every 30 s), the
+# key 10 s, River's finished jobs 10 s (its cleaner runs every 30 s; a discarded one 2 min), the
 # leader removes every 5 s; a failing delivery is retried after 1, 2 and
 # 4 s, then ends FAILED.
 export EVENT_RETENTION=${EVENT_RETENTION:-10s} WEBHOOK_DELIVERY_RETENTION=${WEBHOOK_DELIVERY_RETENTION:-10s}

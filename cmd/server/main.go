@@ -135,7 +135,7 @@ variable, and flags win (the README's Configuration table has the defaults):
   EVENT_RETENTION          how long an event no delivery names is kept, default 720h (--event-retention)
   IDEMPOTENCY_TTL          how long an order's Idempotency-Key is remembered, default 24h (--idempotency-ttl)
   RETENTION_EVERY          how often the leader removes what is past its retention, default 1h (--retention-every)
-  JOB_RETENTION            how long the webhook queue keeps a completed job, default 1h (--job-retention)
+  JOB_RETENTION            how long the webhook queue keeps a finished job, default 1h (--job-retention)
   PPROF_ADDR               serve net/http/pprof on this address (--pprof-addr)
   OTEL_EXPORTER_OTLP_ENDPOINT  OTLP/HTTP collector: turns tracing on
   GOGC, GOMEMLIMIT         Go's garbage collector settings (serve tunes them when both are unset)

@@ -139,7 +139,7 @@ type Config struct {
 	// WEBHOOK_DELIVERY_RETENTION, RETENTION_EVERY; webhook.Retention), so
 	// that neither table grows without bound.
 	EventRetention, DeliveryRetention, RetentionEvery time.Duration
-	// JobRetention is how long the webhook queue keeps a completed job
+	// JobRetention is how long the webhook queue keeps a finished job
 	// (JOB_RETENTION; webhook.Retention.Jobs), so that River's table too
 	// reaches a plateau under writes.
 	JobRetention time.Duration
@@ -240,7 +240,7 @@ func (c *Config) serveFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.RetentionEvery, "retention-every", webhook.DefaultRetention.Every,
 		"how often the leader removes the events, deliveries and idempotency keys past their retention (env RETENTION_EVERY)")
 	fs.DurationVar(&c.JobRetention, "job-retention", webhook.DefaultRetention.Jobs,
-		"how long the webhook queue keeps a completed job, e.g. 1h (env JOB_RETENTION)")
+		"how long the webhook queue keeps a finished (completed or discarded) job, e.g. 1h (env JOB_RETENTION)")
 	fs.DurationVar(&c.IdempotencyTTL, "idempotency-ttl", idempotency.TTL,
 		"how long an order's Idempotency-Key is remembered: a retry inside it gets the first answer (env IDEMPOTENCY_TTL)")
 	fs.StringVar(&c.PersistedDocuments, "persisted-documents", "",

@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -52,59 +53,73 @@ func TestQueueRunsOnlyWithWork(t *testing.T) {
 	}
 }
 
-// TestCompletedJobsRemoved: River's completed jobs (every dispatch and
-// delivery leaves one) are removed once older than Retention.Jobs
-// (JOB_RETENTION), so River's table too reaches a plateau under writes:
-// the jobs of a first write are gone once the queue has run again after
-// their retention; a queue that runs only with work removes them when
-// it next starts.
-func TestCompletedJobsRemoved(t *testing.T) {
+// TestFinishedJobsRemoved: River's finished jobs (every dispatch and
+// delivery leaves a completed one, every delivery that ends FAILED a
+// discarded one) are removed once older than Retention.Jobs
+// (JOB_RETENTION), a discarded one no sooner than two SettleEvery
+// periods (the settle job reads them), so that River's table too reaches
+// a plateau under writes: the jobs of a first write, to a receiver that
+// answers and one that fails, are gone once the queue has run again after
+// their retention (a queue that runs only with work removes them when it
+// next starts).
+func TestFinishedJobsRemoved(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			c := dbtest.Open(t, b.URL(t))
 			w := newWorld(t, c)
-			rcv := newReceiver(t, http.StatusOK)
+			ok, failing := newReceiver(t, http.StatusOK), newReceiver(t, http.StatusInternalServerError)
 			reg := prometheus.NewRegistry()
-			q := queueWith(t, c, webhook.Config{Guard: &webhook.Guard{AllowPrivate: true}, Schedule: []time.Duration{time.Second},
+			const settle = 2 * time.Second
+			q := queueWith(t, c, webhook.Config{Guard: &webhook.Guard{AllowPrivate: true}, Schedule: []time.Duration{100 * time.Millisecond},
 				// The queue stays 2 s after its work, long enough for River's
 				// cleaner to start (River staggers its maintenance's start);
 				// its review, every 300 ms, seldom sees the settle job (every
 				// 2 s, done at once) as work.
-				Metrics: reg, DispatchFallback: 300 * time.Millisecond, SettleEvery: 2 * time.Second,
+				Metrics: reg, DispatchFallback: 300 * time.Millisecond, SettleEvery: settle,
 				Retention: webhook.Retention{Jobs: time.Second}})
 			a := operations(c, q)
-			if _, err := a.CreateWebhookEndpoint(w.ctx, app.CreateWebhookEndpoint{URL: rcv.URL}); err != nil {
-				t.Fatal(err)
+			for _, r := range []*receiver{ok, failing} {
+				if _, err := a.CreateWebhookEndpoint(w.ctx, app.CreateWebhookEndpoint{URL: r.URL}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			start(t, q)
 			createMaterial(t, w, a, "Oak")
-			waitFor(t, "the first webhook", func() bool { return len(rcv.requests()) == 1 })
-			completed := func() []int64 {
-				rows, err := database.Pool(c).Query(`SELECT id FROM river_job WHERE state = 'completed' AND kind IN ('webhook_delivery', 'webhook_batch') ORDER BY id`)
+			finished := func() map[string][]int64 {
+				rows, err := database.Pool(c).Query(`SELECT state, id FROM river_job WHERE state IN ('completed', 'discarded') AND kind IN ('webhook_delivery', 'webhook_batch') ORDER BY id`)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer rows.Close()
-				var ids []int64
+				ids := map[string][]int64{}
 				for rows.Next() {
+					var state string
 					var id int64
-					if err := rows.Scan(&id); err != nil {
+					if err := rows.Scan(&state, &id); err != nil {
 						t.Fatal(err)
 					}
-					ids = append(ids, id)
+					ids[state] = append(ids[state], id)
 				}
 				return ids
 			}
-			var first []int64
-			waitFor(t, "the first write's jobs to complete", func() bool { first = completed(); return len(first) > 0 })
+			var first map[string][]int64
+			waitFor(t, "the first write's jobs to finish, one discarded", func() bool {
+				first = finished()
+				return len(ok.requests()) == 1 && len(failing.requests()) == 2 && len(first["discarded"]) > 0
+			})
+			last := slices.Max(slices.Concat(first["completed"], first["discarded"]))
 			idle := func() bool { return metric(t, reg, "webhook_queue_working").GetGauge().GetValue() == 0 }
 			waitFor(t, "the queue to stop", idle)
-			time.Sleep(1100 * time.Millisecond) // past their retention
+			time.Sleep(2*settle + 100*time.Millisecond) // past the retention of both
 			createMaterial(t, w, a, "Ash")
-			waitFor(t, "the second webhook", func() bool { return len(rcv.requests()) == 2 })
-			waitFor(t, fmt.Sprintf("the completed jobs %v past their retention to be removed", first), func() bool {
-				left := completed()
-				return len(left) == 0 || left[0] > first[len(first)-1]
+			waitFor(t, "the second webhook", func() bool { return len(ok.requests()) == 2 })
+			waitFor(t, fmt.Sprintf("the finished jobs %v past their retention to be removed", first), func() bool {
+				for _, ids := range finished() {
+					if ids[0] <= last {
+						return false
+					}
+				}
+				return true
 			})
 		})
 	}

@@ -256,9 +256,16 @@ func (q *Queue) newRiver(db *sql.DB, dialectName string, cfg Config, ws *river.W
 		// A delivery job's bound: the request and the bookkeeping around it.
 		JobTimeout:  AttemptTimeout + 5*time.Second,
 		MaxAttempts: len(q.schedule) + 1,
-		// Every dispatch and delivery leaves a completed job: kept for
-		// Retention.Jobs (an hour by default, not River's day).
+		// Every dispatch and delivery leaves a completed job, every
+		// delivery that ends FAILED a discarded one: kept for
+		// Retention.Jobs (an hour by default, not River's day and week).
+		// A discarded or cancelled job is what names a delivery whose
+		// outcome was lost, which the settle job (every settleEvery, and
+		// before River stops: keep.go) reads: those stay two of its
+		// periods at least.
 		CompletedJobRetentionPeriod: q.retention.Jobs,
+		DiscardedJobRetentionPeriod: max(q.retention.Jobs, 2*q.settleEvery),
+		CancelledJobRetentionPeriod: max(q.retention.Jobs, 2*q.settleEvery),
 		PeriodicJobs: []*river.PeriodicJob{settleJob(q.settleEvery),
 			retainJob(q.retention.Every)},
 		Logger: quiet(q.log),

@@ -32,11 +32,13 @@ type Retention struct {
 	Deliveries time.Duration
 	// Every is how often the leader removes (RETENTION_EVERY).
 	Every time.Duration
-	// Jobs is how long River keeps a completed job (JOB_RETENTION): every
-	// dispatch and delivery leaves one, so this bounds River's table under
+	// Jobs is how long River keeps a finished job (JOB_RETENTION): every
+	// dispatch and delivery leaves a completed one, every delivery that
+	// ends FAILED a discarded one, so this bounds River's table under
 	// writes. River's cleaner (on the leader, every 30 s while the queue
-	// runs) removes them; cancelled and discarded jobs keep River's day
-	// and week, since the settle job reads the discarded ones.
+	// runs) removes them; discarded and cancelled ones stay at least two
+	// SettleEvery periods, for the settle job that reads them. The
+	// deliveries table, not River's, is the record of what was sent.
 	Jobs time.Duration
 }
 

@@ -20,8 +20,9 @@ import (
 // be recorded (the database failed, the replica stopped), and a batch job
 // after its last run, would leave their deliveries PENDING with no job to
 // take them further. Every such delivery is named by a discarded (or
-// cancelled) job of River's, which River keeps for a week; the leader
-// looks for them every SettleEvery (a periodic job of River's, which
+// cancelled) job of River's, which River keeps for Retention.Jobs and
+// at least two SettleEvery periods (queue.go); the leader looks for them
+// every SettleEvery (a periodic job of River's, which
 // another comes after if one is lost) and settles them.
 
 // settleArgs is the periodic job that settles the deliveries whose job
@@ -145,8 +146,8 @@ func (q *Queue) lost(sys context.Context, t *database.Tx) (failed, again []int, 
 // name and no live job does: id, owner, attempts and 1 when a delivery
 // job named it. The jobs' arguments are read as River stores them (jsonb
 // on PostgreSQL, JSONB blobs on SQLite); the live jobs are the few that
-// wait or run, the discarded ones those of the last week (River's
-// cleaner removes older ones).
+// wait or run, the discarded ones those kept (River's cleaner removes
+// them after Retention.Jobs, two SettleEvery periods at least).
 func lostSQL(dialectName string) string {
 	const (
 		gone = `'discarded', 'cancelled'`
