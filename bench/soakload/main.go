@@ -173,7 +173,7 @@ type writer struct {
 	o                         options
 	client                    *http.Client
 	created, updated, replays atomic.Int64
-	lastID                    atomic.Int64
+	firstID, lastID           atomic.Int64
 	mu                        sync.Mutex
 	codes                     map[string]int
 	wg                        sync.WaitGroup
@@ -240,6 +240,7 @@ func (w *writer) create() {
 		return
 	}
 	w.created.Add(1)
+	w.firstID.CompareAndSwap(0, int64(id))
 	w.lastID.Store(int64(id))
 	if n%10 != 0 {
 		return
@@ -275,9 +276,15 @@ func (w *writer) postOrder(key string, n int64) (id, code int, replayed bool) {
 	return o.ID, res.StatusCode, res.Header.Get("Idempotent-Replayed") == "true"
 }
 
-// update moves one of the recent orders to another status.
+// update moves one of the recent orders to another status (one of the
+// last 50 this run created: before the first creation there is none, and
+// an id before the first was not this owner's, answered 404).
 func (w *writer) update() {
-	id := w.lastID.Load() - rand.Int64N(50)
+	last := w.lastID.Load()
+	if last == 0 {
+		return
+	}
+	id := max(last-rand.Int64N(50), w.firstID.Load())
 	body := fmt.Sprintf(`{"status":"step-%d"}`, rand.IntN(1000))
 	req, _ := http.NewRequest(http.MethodPatch, fmt.Sprintf("%s/api/open-api/v1/orders/%d", w.o.base, id), strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
