@@ -103,13 +103,16 @@ func (c *orderClient) place(key string, seq int, pause time.Duration, giveUp tim
 // the outage is answered only with 503 (Retry-After, UNAVAILABLE, no
 // driver text) and never slower than the request deadline, /readyz says
 // 503 meanwhile, and the service, its revocation listener included,
-// recovers within 5 s of the database's return. Two faults: a crash and
+// recovers once the database is back (within recoverWithin: a bound
+// for a loaded CI machine, not a measure; bench/restart.sh measures how
+// soon, about as soon as the database). Two faults: a crash and
 // restart (connections cut and refused), and a hang longer than the
 // request deadline (nothing answers), which the deadline turns into 503s.
 // A token revoked while the listener is still away is refused at once:
 // the cache does not answer from entries it may have missed a revocation
 // of.
 func TestDatabaseRestart(t *testing.T) {
+	const recoverWithin = 30 * time.Second
 	cl := dbtest.NewCluster(t)
 	const app = "fault_test"
 	dbURL := withParam(cl.URL, "application_name", app)
@@ -183,7 +186,7 @@ func TestDatabaseRestart(t *testing.T) {
 		t.Fatalf("token revoke: exit %d: %s", code, stderr)
 	}
 	s := viewerStatus(t, p.base, token2)
-	for s == http.StatusServiceUnavailable && time.Since(crash.back) < 5*time.Second {
+	for s == http.StatusServiceUnavailable && time.Since(crash.back) < recoverWithin {
 		time.Sleep(50 * time.Millisecond)
 		s = viewerStatus(t, p.base, token2)
 	}
@@ -245,7 +248,7 @@ func TestDatabaseRestart(t *testing.T) {
 		}
 		var in *fault
 		for _, f := range faults {
-			if a.outage() && a.end.After(f.stop) && a.start.Before(f.back.Add(5*time.Second)) {
+			if a.outage() && a.end.After(f.stop) && a.start.Before(f.back.Add(recoverWithin)) {
 				in = f
 			}
 		}
@@ -303,11 +306,11 @@ func TestDatabaseRestart(t *testing.T) {
 		if f.readyDown == 0 {
 			t.Errorf("%s: /readyz never answered 503 with Retry-After", f.name)
 		}
-		if f.firstAfter.IsZero() || f.recovery() >= 5*time.Second {
-			t.Errorf("%s: the service recovered %s after the database; want under 5s", f.name, f.recovery())
+		if f.firstAfter.IsZero() || f.recovery() >= recoverWithin {
+			t.Errorf("%s: the service recovered %s after the database; want under %s", f.name, f.recovery(), recoverWithin)
 		}
-		if f.listener >= 5*time.Second {
-			t.Errorf("%s: the revocation listener was back %s after the database; want under 5s", f.name, f.listener)
+		if f.listener >= recoverWithin {
+			t.Errorf("%s: the revocation listener was back %s after the database; want under %s", f.name, f.listener, recoverWithin)
 		}
 	}
 
