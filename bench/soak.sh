@@ -28,7 +28,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 here=../shared/bench
 [ -d "$here" ] || here=/work/shared/bench
-DUR=20m EVERY=30s WARM=0s CREATES=20 UPDATES=10 OWN=
+# Samples every 17 s: a period prime to River's cleaner (30 s), so that the
+# samples meet river_job at every phase of it, its peak (just before a
+# clean) included; every 30 s they met it at one phase, and a drift of
+# that phase read as growth.
+DUR=20m EVERY=17s WARM=0s CREATES=20 UPDATES=10 OWN=
 while [ $# -gt 0 ]; do
   case "$1" in
     -d) DUR=$2; shift 2;; -every) EVERY=$2; shift 2;; -warm) WARM=$2; shift 2;;
