@@ -358,3 +358,42 @@ func mustRequest(method, url string) *http.Request {
 	}
 	return req
 }
+
+// TestIdleRestart: PostgreSQL restarted while a replica is idle costs
+// its clients nothing once the database is back (docs/operations.md, A
+// PostgreSQL restart): the pool's connections, all cut by the restart
+// and idle for less than the ping interval, are pinged before their next
+// use, since the listener saw its own connection go (NoteBroken), and the
+// dead ones replaced, instead of each failing one client's statement.
+func TestIdleRestart(t *testing.T) {
+	t.Parallel()
+	cl := dbtest.NewCluster(t)
+	const app = "idle_restart_test"
+	dbURL := withParam(cl.URL, "application_name", app)
+	p := startBinary(t, map[string]string{"DATABASE_URL": dbURL, "DEMO": "true"})
+	waitListening(t, dbURL, app)
+	// A read of the database (the token is cached; the orders are not).
+	read := func() answer {
+		return send(t, http.DefaultClient, withAuth(mustRequest(http.MethodGet, p.base+"/api/open-api/v1/orders?per_page=5"), p.token, ""))
+	}
+	// Fill the pool: requests at once, each holding a connection.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() { read() })
+	}
+	wg.Wait()
+
+	cl.Stop("fast")
+	cl.Start()
+	waitListening(t, dbURL, app)
+	time.Sleep(2 * time.Second) // the pool's connections idle for more than pgx's second
+	var failed []string
+	for range 12 {
+		if a := read(); a.status != http.StatusOK {
+			failed = append(failed, fmt.Sprintf("%d %.120s", a.status, a.body))
+		}
+	}
+	if len(failed) > 0 {
+		t.Errorf("after PostgreSQL's restart, %d of 12 reads answered %q; want every one 200", len(failed), failed)
+	}
+}
