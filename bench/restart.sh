@@ -29,6 +29,8 @@ pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
   as_pg "$bin/pg_ctl" stop -m immediate -D "$work/data" >/dev/null 2>&1 || true
+  # KEEP_LOG=FILE keeps the server's log (for a failure to read).
+  if [ -n "${KEEP_LOG:-}" ]; then cp "$work/server.log" "$KEEP_LOG" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
