@@ -362,9 +362,11 @@ func mustRequest(method, url string) *http.Request {
 // TestIdleRestart: PostgreSQL restarted while a replica is idle costs
 // its clients nothing once the database is back (docs/operations.md, A
 // PostgreSQL restart): the pool's connections, all cut by the restart
-// and idle for less than the ping interval, are pinged before their next
-// use, since the listener saw its own connection go (NoteBroken), and the
-// dead ones replaced, instead of each failing one client's statement.
+// and idle for less than the ping interval, would each answer its next
+// statement with the server's goodbye (57P01); since the listener saw its
+// own connection go (database.NoteBroken), they are pinged before their
+// next use and the dead ones replaced. The reads are sent 2 s after the
+// database is back, as a client would, not after the listener is.
 func TestIdleRestart(t *testing.T) {
 	t.Parallel()
 	cl := dbtest.NewCluster(t)
@@ -378,14 +380,13 @@ func TestIdleRestart(t *testing.T) {
 	}
 	// Fill the pool: requests at once, each holding a connection.
 	var wg sync.WaitGroup
-	for range 8 {
+	for range 20 {
 		wg.Go(func() { read() })
 	}
 	wg.Wait()
 
 	cl.Stop("fast")
 	cl.Start()
-	waitListening(t, dbURL, app)
 	time.Sleep(2 * time.Second) // the pool's connections idle for more than pgx's second
 	var failed []string
 	for range 12 {
@@ -394,6 +395,6 @@ func TestIdleRestart(t *testing.T) {
 		}
 	}
 	if len(failed) > 0 {
-		t.Errorf("after PostgreSQL's restart, %d of 12 reads answered %q; want every one 200", len(failed), failed)
+		t.Errorf("2 s after PostgreSQL's restart, %d of 12 reads answered %q; want every one 200", len(failed), failed)
 	}
 }
