@@ -122,8 +122,8 @@ func newFlakyReceiver(t *testing.T) *flakyReceiver {
 
 // finishedJobs inserts River jobs that ended long ago, as River's own
 // would be, and returns the ids of those River's cleaner must remove and
-// of those it must keep (CompletedJobRetentionPeriod an hour, River's
-// defaults of a day for cancelled jobs and a week for discarded ones).
+// of those it must keep (JOB_RETENTION, an hour by default, for
+// completed, cancelled and discarded jobs alike).
 func finishedJobs(t *testing.T, dbURL string) (gone, kept []int64) {
 	db, dialect, err := database.OpenSQL(dbURL)
 	if err != nil {
@@ -138,9 +138,10 @@ func finishedJobs(t *testing.T, dbURL string) (gone, kept []int64) {
 	}{
 		{rivertype.JobStateCompleted, 2 * time.Hour, true},
 		{rivertype.JobStateCompleted, 10 * time.Minute, false},
-		{rivertype.JobStateCancelled, 25 * time.Hour, true},
-		{rivertype.JobStateDiscarded, 48 * time.Hour, false},
-		{rivertype.JobStateDiscarded, 8 * 24 * time.Hour, true},
+		{rivertype.JobStateCancelled, 2 * time.Hour, true},
+		{rivertype.JobStateCancelled, 10 * time.Minute, false},
+		{rivertype.JobStateDiscarded, 2 * time.Hour, true},
+		{rivertype.JobStateDiscarded, 10 * time.Minute, false},
 	} {
 		at := time.Now().Add(-j.age)
 		row, err := exec.JobInsertFull(context.Background(), &riverdriver.JobInsertFullParams{
