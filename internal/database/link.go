@@ -6,8 +6,6 @@ import (
 	"errors"
 	"net"
 	"os"
-	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -56,34 +54,7 @@ func mark(err error) error {
 	if err == nil {
 		return nil
 	}
-	var ne net.Error
-	if !errors.As(err, &ne) || !ne.Timeout() {
-		// A deadline (a cancelled statement) leaves the server as it was;
-		// anything else may be the server's going.
-		NoteBroken()
-	}
 	return &LinkError{Err: err}
-}
-
-// broken is when a connection to PostgreSQL was last seen lost (Unix
-// nanoseconds; 0: never).
-var broken atomic.Int64
-
-// NoteBroken records that a connection to PostgreSQL was lost just now
-// (its socket failed, or the server ended its session): whatever cut it
-// (a restart, a failover) likely cut every connection of the pool, each
-// of which would answer its next statement with the server's goodbye
-// (57P01) instead of running it. So each connection idle since then is
-// pinged before its next use, and one found dead replaced (database/sql
-// takes another), instead of failing a client's request. The listener
-// calls it when its connection drops, which it notices at once.
-func NoteBroken() { broken.Store(time.Now().UnixNano()) }
-
-// idleSinceBreak is whether a connection idle for idle was last used
-// before the last connection was seen lost.
-func idleSinceBreak(idle time.Duration) bool {
-	b := broken.Load()
-	return b != 0 && time.Since(time.Unix(0, b)) <= idle
 }
 
 // MarkLink has every connection cfg opens mark its socket's errors
@@ -105,8 +76,7 @@ func MarkLink(cfg *pgconn.Config) {
 
 // pgConnector connects to PostgreSQL through pgx's database/sql driver,
 // each connection's socket errors marked (MarkLink), and pinged before
-// reuse only after pingIdle idle, or when it has been idle since a
-// connection was seen lost (NoteBroken).
+// reuse only after pingIdle idle.
 func pgConnector(dsn string) (driver.Connector, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
@@ -114,6 +84,6 @@ func pgConnector(dsn string) (driver.Connector, error) {
 	}
 	MarkLink(&cfg.Config)
 	return stdlib.GetConnector(*cfg, stdlib.OptionShouldPing(func(_ context.Context, p stdlib.ShouldPingParams) bool {
-		return p.IdleDuration > pingIdle || idleSinceBreak(p.IdleDuration)
+		return p.IdleDuration > pingIdle
 	})), nil
 }

@@ -56,9 +56,9 @@ func openSQL(driver, dsn, dialectName string) (*sql.DB, error) {
 // second). Each ping is a transaction: the few statements an idle replica
 // makes (River's leader election and scheduling every 5 s, the fallback
 // polls) each paid one, doubling its transactions (issue 42). A
-// connection lost meanwhile (the server restarted) is pinged all the same
-// once any connection was seen lost (NoteBroken: the listener sees it at
-// once), so that it does not fail a client's statement.
+// connection lost meanwhile (the server restarted) fails its next
+// statement instead, which database/sql retries on another connection when
+// the driver says nothing was sent.
 const pingIdle = 30 * time.Second
 
 // spanName names a statement's span by its first keyword (SELECT, INSERT,

@@ -150,10 +150,6 @@ func (l *Listener) run(ctx context.Context) {
 	for {
 		connected, err := l.once(ctx)
 		l.pid.Store(0)
-		if ctx.Err() == nil {
-			// The pool's connections were likely cut with this one.
-			database.NoteBroken()
-		}
 		for _, p := range l.parts {
 			if p.Lost != nil {
 				p.Lost()
