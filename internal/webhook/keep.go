@@ -20,7 +20,10 @@ import (
 // job is left to do and none was for SettleEvery, so that the settling of
 // a delivery whose last job River gave up on has run (it runs as River
 // starts on the leader, and every SettleEvery). The leader is elected
-// among the replicas whose River runs; one that stops resigns.
+// among the replicas whose River runs; one that stops resigns. River's
+// maintenance (its cleaner of finished jobs among it) starts on the
+// leader one service after the other, each after a random pause of up to
+// a second, so up to 7 s after River: SettleEvery (a minute) outlasts it.
 
 // liveJobs is whether River's table holds a job still to do, by any
 // replica: due, waiting for its time (a retry, a snoozed job), or running.

@@ -60,8 +60,8 @@ func TestQueueRunsOnlyWithWork(t *testing.T) {
 // periods (the settle job reads them), so that River's table too reaches
 // a plateau under writes: the jobs of a first write, to a receiver that
 // answers and one that fails, are gone once the queue has run again after
-// their retention (a queue that runs only with work removes them when it
-// next starts).
+// their retention (a queue that runs only with work removes them once it
+// has run for as long as River's cleaner takes to start).
 func TestFinishedJobsRemoved(t *testing.T) {
 	for _, b := range dbtest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
@@ -113,9 +113,21 @@ func TestFinishedJobsRemoved(t *testing.T) {
 			time.Sleep(2*settle + 100*time.Millisecond) // past the retention of both
 			createMaterial(t, w, a, "Ash")
 			waitFor(t, "the second webhook", func() bool { return len(ok.requests()) == 2 })
+			// River's maintenance services start one after the other, each
+			// after a random pause of up to a second, the cleaner among the
+			// last: up to 7 s, longer than this queue's 2 s of settling
+			// (a minute in production). A write every half second keeps
+			// the queue working until the cleaner has run.
+			writes := 0
+			next := time.Now()
 			waitFor(t, fmt.Sprintf("the finished jobs %v past their retention to be removed", first), func() bool {
 				for _, ids := range finished() {
 					if ids[0] <= last {
+						if time.Now().After(next) {
+							writes++
+							createMaterial(t, w, a, fmt.Sprintf("Ash %d", writes))
+							next = time.Now().Add(500 * time.Millisecond)
+						}
 						return false
 					}
 				}
