@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/configurator/catalogue/internal/apperr"
+	"github.com/configurator/catalogue/internal/database"
 	"github.com/configurator/catalogue/internal/dbtest"
 	"github.com/configurator/catalogue/internal/idempotency"
 	"github.com/configurator/catalogue/internal/testkit"
@@ -364,9 +365,10 @@ func mustRequest(method, url string) *http.Request {
 // PostgreSQL restart): the pool's connections, all cut by the restart
 // and idle for less than the ping interval, would each answer its next
 // statement with the server's goodbye (57P01); since the listener saw its
-// own connection go (database.NoteBroken), they are pinged before their
-// next use and the dead ones replaced. The reads are sent 2 s after the
-// database is back, as a client would, not after the listener is.
+// own connection go (database.NoteLost), they are pinged before their
+// next use and the dead ones replaced. The reads are sent as soon as the
+// database accepts connections again, before the listener is back (so the
+// token cache is off and each read loads its token too).
 func TestIdleRestart(t *testing.T) {
 	t.Parallel()
 	cl := dbtest.NewCluster(t)
@@ -378,16 +380,37 @@ func TestIdleRestart(t *testing.T) {
 	read := func() answer {
 		return send(t, http.DefaultClient, withAuth(mustRequest(http.MethodGet, p.base+"/api/open-api/v1/orders?per_page=5"), p.token, ""))
 	}
-	// Fill the pool: requests at once, each holding a connection.
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Go(func() { read() })
+	// Fill the pool: reads at once, until it holds at least 6 connections
+	// (background work uses a few of the cut ones before the reads come).
+	db, _, err := database.OpenSQL(cl.URL)
+	if err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
+	defer db.Close()
+	pooled := func() (n int) {
+		if err := db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for deadline := time.Now().Add(30 * time.Second); pooled() < 6; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's pool holds %d connections after 30 s of reads at once; want 6", pooled())
+		}
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				for range 10 {
+					read()
+				}
+			})
+		}
+		wg.Wait()
+	}
+	db.Close()
 
 	cl.Stop("fast")
 	cl.Start()
-	time.Sleep(2 * time.Second) // the pool's connections idle for more than pgx's second
 	var failed []string
 	for range 12 {
 		if a := read(); a.status != http.StatusOK {
@@ -395,6 +418,6 @@ func TestIdleRestart(t *testing.T) {
 		}
 	}
 	if len(failed) > 0 {
-		t.Errorf("2 s after PostgreSQL's restart, %d of 12 reads answered %q; want every one 200", len(failed), failed)
+		t.Errorf("after PostgreSQL's restart, %d of 12 reads answered %q; want every one 200", len(failed), failed)
 	}
 }

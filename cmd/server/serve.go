@@ -245,6 +245,9 @@ func startHandler(ctx context.Context, c *ent.Client, tokens *auth.Tokens, cfg *
 		return nil, err
 	}
 	tokens.Listen(lis, log)
+	// The listener sees the database go at once (its heartbeat, every
+	// second); the pool's idle connections were likely cut with it.
+	lis.Add(pglisten.Part{Lost: func() { database.NoteLost(c) }})
 	stopEvents, err := handler.events.start(ctx, lis, log)
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)

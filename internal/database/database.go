@@ -27,7 +27,7 @@ import (
 // sqlite://PATH. A SQLite file and its directory are created when missing.
 // opts are passed to ent (tests use ent.Log to count queries).
 func Open(ctx context.Context, rawURL string, opts ...ent.Option) (*ent.Client, error) {
-	drv, err := openDriver(rawURL)
+	drv, lost, err := openDriver(rawURL)
 	if err != nil {
 		return nil, err
 	}
@@ -38,51 +38,51 @@ func Open(ctx context.Context, rawURL string, opts ...ent.Option) (*ent.Client, 
 		return nil, fmt.Errorf("connect to %s: %w", Redact(rawURL), err)
 	}
 	c := ent.NewClient(append([]ent.Option{ent.Driver(typedDriver{drv})}, opts...)...)
-	remember(c, drv.DB(), drv.Dialect())
+	remember(c, drv.DB(), drv.Dialect(), lost)
 	return c, nil
 }
 
 // OpenSQL opens the database/sql handle of url and names its ent dialect;
 // Open builds on it, and tests use it for raw SQL.
 func OpenSQL(rawURL string) (*sql.DB, string, error) {
-	drv, err := openDriver(rawURL)
+	drv, _, err := openDriver(rawURL)
 	if err != nil {
 		return nil, "", err
 	}
 	return drv.DB(), drv.Dialect(), nil
 }
 
-func openDriver(rawURL string) (*entsql.Driver, error) {
+func openDriver(rawURL string) (*entsql.Driver, *lostMark, error) {
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		db, err := openSQL("pgx", genericPlans(rawURL), dialect.Postgres)
+		db, lost, err := openSQL("pgx", genericPlans(rawURL), dialect.Postgres)
 		if err != nil {
-			return nil, fmt.Errorf("open postgres: %w", err)
+			return nil, nil, fmt.Errorf("open postgres: %w", err)
 		}
 		db.SetMaxOpenConns(20)
 		db.SetMaxIdleConns(20)
 		db.SetConnMaxIdleTime(5 * time.Minute)
-		return entsql.OpenDB(dialect.Postgres, db), nil
+		return entsql.OpenDB(dialect.Postgres, db), lost, nil
 	case strings.HasPrefix(rawURL, "sqlite://"):
 		path := strings.TrimPrefix(rawURL, "sqlite://")
 		if path == "" {
-			return nil, fmt.Errorf("database url %q: sqlite:// needs a file path, for example sqlite://./data/configurator.db", rawURL)
+			return nil, nil, fmt.Errorf("database url %q: sqlite:// needs a file path, for example sqlite://./data/configurator.db", rawURL)
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, fmt.Errorf("create database directory: %w", err)
+			return nil, nil, fmt.Errorf("create database directory: %w", err)
 		}
 		// WAL lets readers run beside the single writer; busy_timeout makes
 		// concurrent writers wait instead of failing; foreign keys are off by
 		// default in SQLite.
 		dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-		db, err := openSQL("sqlite", dsn, dialect.SQLite)
+		db, _, err := openSQL("sqlite", dsn, dialect.SQLite)
 		if err != nil {
-			return nil, fmt.Errorf("open sqlite: %w", err)
+			return nil, nil, fmt.Errorf("open sqlite: %w", err)
 		}
 		db.SetMaxOpenConns(8)
-		return entsql.OpenDB(dialect.SQLite, db), nil
+		return entsql.OpenDB(dialect.SQLite, db), nil, nil
 	default:
-		return nil, fmt.Errorf("database url %q: want postgres://... or sqlite://PATH", Redact(rawURL))
+		return nil, nil, fmt.Errorf("database url %q: want postgres://... or sqlite://PATH", Redact(rawURL))
 	}
 }
 

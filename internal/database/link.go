@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net"
 	"os"
+	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -74,16 +76,41 @@ func MarkLink(cfg *pgconn.Config) {
 	}
 }
 
+// lostMark is when a pool's database was last seen out of reach (Unix
+// nanoseconds; 0: never): NoteLost sets it.
+type lostMark struct{ at atomic.Int64 }
+
+// idleSince is whether a connection idle for idle was last used before
+// the mark, so that the outage may have cut it.
+func (m *lostMark) idleSince(idle time.Duration) bool {
+	at := m.at.Load()
+	return at != 0 && time.Since(time.Unix(0, at)) <= idle
+}
+
+// mark records that the pool's database was seen out of reach just now.
+func (m *lostMark) mark() { m.at.Store(time.Now().UnixNano()) }
+
 // pgConnector connects to PostgreSQL through pgx's database/sql driver,
 // each connection's socket errors marked (MarkLink), and pinged before
-// reuse only after pingIdle idle.
-func pgConnector(dsn string) (driver.Connector, error) {
+// reuse only after pingIdle idle, or when it has been idle since lost
+// (not nil) was marked: by NoteLost, or by a connection of the pool that
+// received the server's goodbye (57P01 an administrator's shutdown or
+// restart, 57P02 a crash), which every other one received too.
+func pgConnector(dsn string, lost *lostMark) (driver.Connector, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
 	MarkLink(&cfg.Config)
+	if onErr := cfg.OnPgError; lost != nil {
+		cfg.OnPgError = func(c *pgconn.PgConn, e *pgconn.PgError) bool {
+			if e.Code == "57P01" || e.Code == "57P02" {
+				lost.mark()
+			}
+			return onErr == nil || onErr(c, e)
+		}
+	}
 	return stdlib.GetConnector(*cfg, stdlib.OptionShouldPing(func(_ context.Context, p stdlib.ShouldPingParams) bool {
-		return p.IdleDuration > pingIdle
+		return p.IdleDuration > pingIdle || lost != nil && lost.idleSince(p.IdleDuration)
 	})), nil
 }

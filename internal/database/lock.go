@@ -31,7 +31,7 @@ func lockMigrations(ctx context.Context, rawURL string) (unlock func(), err erro
 	if dialectOf(rawURL) != dialect.Postgres {
 		return lockFile(strings.TrimPrefix(rawURL, "sqlite://"))
 	}
-	connector, err := pgConnector(rawURL)
+	connector, err := pgConnector(rawURL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("open the migration lock's connection: %w", err)
 	}

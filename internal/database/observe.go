@@ -24,8 +24,9 @@ import (
 // Off, the driver is not wrapped at all.
 //
 // PostgreSQL's connections mark the errors of their sockets (MarkLink),
-// which is how Unavailable knows an outage from any other io.EOF.
-func openSQL(driver, dsn, dialectName string) (*sql.DB, error) {
+// which is how Unavailable knows an outage from any other io.EOF; the
+// lostMark (nil for SQLite) is the pool's, for NoteLost.
+func openSQL(driver, dsn, dialectName string) (*sql.DB, *lostMark, error) {
 	system := semconv.DBSystemNamePostgreSQL
 	if dialectName == dialect.SQLite {
 		system = semconv.DBSystemNameSQLite
@@ -37,18 +38,21 @@ func openSQL(driver, dsn, dialectName string) (*sql.DB, error) {
 	}
 	if dialectName != dialect.Postgres {
 		if !telemetry.Enabled() {
-			return sql.Open(driver, dsn)
+			db, err := sql.Open(driver, dsn)
+			return db, nil, err
 		}
-		return otelsql.Open(driver, dsn, opts...)
+		db, err := otelsql.Open(driver, dsn, opts...)
+		return db, nil, err
 	}
-	connector, err := pgConnector(dsn)
+	lost := new(lostMark)
+	connector, err := pgConnector(dsn, lost)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !telemetry.Enabled() {
-		return sql.OpenDB(connector), nil
+		return sql.OpenDB(connector), lost, nil
 	}
-	return otelsql.OpenDB(connector, opts...), nil
+	return otelsql.OpenDB(connector, opts...), lost, nil
 }
 
 // pingIdle is how long a PostgreSQL connection of the pool may have been
@@ -56,9 +60,11 @@ func openSQL(driver, dsn, dialectName string) (*sql.DB, error) {
 // second). Each ping is a transaction: the few statements an idle replica
 // makes (River's leader election and scheduling every 5 s, the fallback
 // polls) each paid one, doubling its transactions (issue 42). A
-// connection lost meanwhile (the server restarted) fails its next
-// statement instead, which database/sql retries on another connection when
-// the driver says nothing was sent.
+// connection cut meanwhile (the server restarted) would answer its next
+// statement with the server's goodbye (57P01), which database/sql cannot
+// retry once the statement is sent: so once the listener has seen the
+// database go (NoteLost), a connection idle since then is pinged all the
+// same, and a dead one replaced, before a client's statement uses it.
 const pingIdle = 30 * time.Second
 
 // spanName names a statement's span by its first keyword (SELECT, INSERT,
@@ -79,15 +85,17 @@ func spanName(_ context.Context, method otelsql.Method, query string) string {
 // does not expose it, and the metrics read its statistics (Pool).
 var pools sync.Map // weak.Pointer[ent.Client] -> handle
 
-// handle is what Open remembers of a client: its pool and dialect.
+// handle is what Open remembers of a client: its pool and dialect, and
+// the pool's lostMark (PostgreSQL).
 type handle struct {
 	db      *sql.DB
 	dialect string
+	lost    *lostMark
 }
 
-func remember(c *ent.Client, db *sql.DB, dialect string) {
+func remember(c *ent.Client, db *sql.DB, dialect string, lost *lostMark) {
 	k := weak.Make(c)
-	pools.Store(k, handle{db, dialect})
+	pools.Store(k, handle{db, dialect, lost})
 	runtime.AddCleanup(c, func(k weak.Pointer[ent.Client]) { pools.Delete(k) }, k)
 }
 
@@ -105,4 +113,19 @@ func Dialect(c *ent.Client) string {
 	h, _ := pools.Load(weak.Make(c))
 	hd, _ := h.(handle)
 	return hd.dialect
+}
+
+// NoteLost records that c's database was just seen out of reach: the
+// listener lost its connection, or could not connect again. Whatever cut
+// it (a restart, a failover) likely cut the pool's idle connections too,
+// each of which would fail a client's next statement with the server's
+// goodbye (57P01) instead of running it; so each connection idle since
+// then is pinged before its next use (pingIdle). It does nothing for
+// SQLite or a client Open did not make. Only the pool of c is affected,
+// so that one deployment's outage costs another in the process nothing.
+func NoteLost(c *ent.Client) {
+	h, _ := pools.Load(weak.Make(c))
+	if hd, _ := h.(handle); hd.lost != nil {
+		hd.lost.mark()
+	}
 }

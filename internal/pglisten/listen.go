@@ -54,7 +54,8 @@ type Part struct {
 	// Table names a table of the part; the schema in which the
 	// connection's search_path finds it is handed to Channels' functions,
 	// so that a part ignores the notifications of other deployments (or
-	// tests) sharing the database in other schemas.
+	// tests) sharing the database in other schemas. A part without
+	// channels (one that only hears Lost, say) may leave it empty.
 	Table string
 	// Channels handle the payloads of the part's channels.
 	Channels map[string]func(ctx context.Context, schema, payload string)
@@ -202,6 +203,9 @@ func (l *Listener) once(ctx context.Context) (bool, error) {
 		conn.Close(cctx)
 	}()
 	for i, p := range l.parts {
+		if p.Table == "" {
+			continue
+		}
 		const scopeSQL = `SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = $1::text::regclass`
 		if err := conn.QueryRow(cctx, scopeSQL, p.Table).Scan(&schemas[i]); err != nil {
 			return false, fmt.Errorf("find the %s table: %w", p.Table, err)
