@@ -20,6 +20,11 @@
 # + pg_ctl on a free port, `pg_config --bindir`, PostgreSQL's defaults:
 # autovacuum on), which still copies the dataset from 5432's bench.
 #
+# With PPROF_ADDR set (say 127.0.0.1:6061) the server's CPU profile over
+# each W2 measure (after the warm-up, at the end, and once the writes
+# stopped) is saved in SOAK_PROFILES (default /tmp/soak-profiles) as
+# w2-start.pb.gz, w2-end.pb.gz and w2-after.pb.gz.
+#
 # -d 3m is a short run to check the script; the verdict needs the full
 # 20 minutes. The windows (RETENTION_* below) are seconds, so the tables
 # plateau within a minute; the warm-up (default a quarter of -d) is left
@@ -90,8 +95,15 @@ echo "soak: $DUR of writes ($CREATES creations and $UPDATES updates a second), s
   "EVENT_RETENTION=$EVENT_RETENTION WEBHOOK_DELIVERY_RETENTION=$WEBHOOK_DELIVERY_RETENTION IDEMPOTENCY_TTL=$IDEMPOTENCY_TTL" \
   "RETENTION_EVERY=$RETENTION_EVERY JOB_RETENTION=$JOB_RETENTION WEBHOOK_RETRY_SCHEDULE=$WEBHOOK_RETRY_SCHEDULE;" \
   "PostgreSQL at port $PGP, autovacuum $(sql -p "$PGP" -d "$DB" -c 'SHOW autovacuum'); machine load $(cut -d' ' -f1-3 /proc/loadavg)"
+# W2's measures count PostgreSQL's CPU too when it runs here (its
+# postmaster's pid), and save the server's CPU profile over them when it
+# serves its profiles (PPROF_ADDR) in SOAK_PROFILES.
+if [ -n "$OWN" ]; then pgpid=$(head -n1 "$work/data/postmaster.pid")
+else pgpid=$(head -n1 "$(sql -d postgres -c 'SHOW data_directory')/postmaster.pid" 2>/dev/null || echo 0); fi
+profiles=${SOAK_PROFILES:-/tmp/soak-profiles}; mkdir -p "$profiles"
 status=0
 "$work/load" -base "http://127.0.0.1:$port" -token "$open" -dashboard "$dash" -db "$url" -pid "$server" \
+  -pg-pid "$pgpid" -pprof "${PPROF_ADDR:-}" -profiles "$profiles" \
   -wrk-lua "$here/workloads/wrk.lua" -d "$DUR" -every "$EVERY" -warm "$WARM" -creates "$CREATES" -updates "$UPDATES" || status=$?
 echo "machine load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $status

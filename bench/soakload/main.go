@@ -45,9 +45,15 @@ var judged = map[string]bool{"events": true, "webhook_deliveries": true, "idempo
 type options struct {
 	base, token, dash, dbURL, wrkLua string
 	pid                              int
-	dur, every, warm, burst          time.Duration
-	creates, updates                 float64
-	tolPlateau, tolRSS               float64
+	// pgPID is PostgreSQL's postmaster (0: not on this machine): W2's
+	// measures then count its backends' CPU too.
+	pgPID int
+	// pprof is the server's PPROF_ADDR (empty: none) and profiles the
+	// folder where each W2 measure's CPU profile is saved.
+	pprof, profiles         string
+	dur, every, warm, burst time.Duration
+	creates, updates        float64
+	tolPlateau, tolRSS      float64
 	// autovacuum is the database's setting: without it no size plateaus.
 	autovacuum bool
 }
@@ -60,6 +66,9 @@ func main() {
 	flag.StringVar(&o.dbURL, "db", "", "the server's database (postgres://...)")
 	flag.StringVar(&o.wrkLua, "wrk-lua", "../shared/bench/workloads/wrk.lua", "the shared wrk driver")
 	flag.IntVar(&o.pid, "pid", 0, "the server's process id")
+	flag.IntVar(&o.pgPID, "pg-pid", 0, "PostgreSQL's postmaster process id, when it runs on this machine")
+	flag.StringVar(&o.pprof, "pprof", "", "the server's PPROF_ADDR: a CPU profile of each W2 measure is saved in -profiles")
+	flag.StringVar(&o.profiles, "profiles", ".", "folder of the W2 profiles (w2-start.pb.gz, w2-end.pb.gz, w2-after.pb.gz)")
 	flag.DurationVar(&o.dur, "d", 20*time.Minute, "how long the writes run")
 	flag.DurationVar(&o.every, "every", 30*time.Second, "time between samples")
 	flag.DurationVar(&o.warm, "warm", 0, "warm-up, excluded from the judgement (default: a quarter of -d)")
@@ -111,7 +120,7 @@ sampling:
 		samples = append(samples, s)
 		printSample(s, len(samples) == 1)
 		if w2Start.p99 == 0 && s.at >= o.warm {
-			w2Start = measureW2(o)
+			w2Start = measureW2(o, "start")
 			fmt.Printf("W2 after the warm-up: %s\n", w2Start)
 		}
 		if ctx.Err() != nil {
@@ -127,13 +136,17 @@ sampling:
 			s := takeSample(o, db, time.Since(start), w)
 			samples = append(samples, s)
 			printSample(s, false)
-			w2End = measureW2(o)
+			w2End = measureW2(o, "end")
 			fmt.Printf("W2 at the end: %s\n", w2End)
 			cancel()
 			break sampling
 		}
 	}
 	w.wait()
+	// Not judged: W2 once the writes have stopped, which tells what
+	// the end's state costs W2 from what the writes beside it cost.
+	time.Sleep(5 * time.Second)
+	fmt.Printf("W2 after the writes stopped (not judged): %s\n", measureW2(o, "after"))
 	fmt.Printf("\nwrites: %d creations (%d replays checked), %d updates; answers %v\n",
 		w.created.Load(), w.replays.Load(), w.updated.Load(), w.codesSeen())
 	fmt.Printf("webhooks: fast receiver %d, flaky receiver %d (%d answered 500)\n", fast.got.Load(), flaky.got.Load(), flaky.failed.Load())

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -98,13 +100,71 @@ func printSample(s sample, first bool) {
 // and the server's CPU time per request over the three (which a busy
 // machine changes less than latency: it tells the service's own cost).
 type w2 struct {
-	p99, rps, cpuMs float64
-	errors          int
+	p99, rps, cpuMs, pgMs float64
+	errors                int
 }
 
 func (m w2) String() string {
-	return fmt.Sprintf("p99 %.2f ms, %.0f req/s, %d errors (median of three bursts), server CPU %.3f ms a request (writes included)",
+	s := fmt.Sprintf("p99 %.2f ms, %.0f req/s, %d errors (median of three bursts), server CPU %.3f ms a request (writes included)",
 		m.p99, m.rps, m.errors, m.cpuMs)
+	if m.pgMs > 0 {
+		s += fmt.Sprintf(", PostgreSQL CPU %.3f ms a request", m.pgMs)
+	}
+	return s
+}
+
+// treeTicks is the CPU time (clock ticks) of process pid and its children:
+// PostgreSQL's postmaster and its backends and workers. A backend that
+// ended meanwhile is not counted, so it is a measure of the busy
+// connections (the server's pool keeps its connections).
+func treeTicks(pid int) int64 {
+	if pid == 0 {
+		return 0
+	}
+	total := cpuTicks(pid)
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			total += cpuTicks(child)
+		}
+	}
+	return total
+}
+
+// profileW2 saves the server's CPU profile over the next d as name in
+// o.profiles, when the server serves its profiles (o.pprof); the
+// returned function waits for it.
+func profileW2(o options, name string, d time.Duration) func() {
+	if o.pprof == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", o.pprof, int(d.Seconds())))
+		if err != nil {
+			fmt.Printf("profile %s: %v\n", name, err)
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(o.profiles, "w2-"+name+".pb.gz"), b, 0o644)
+		}
+		if err != nil {
+			fmt.Printf("profile %s: %v\n", name, err)
+		}
+	}()
+	return func() { <-done }
 }
 
 // cpuTicks is the user and system CPU time of process pid, in clock
@@ -126,10 +186,13 @@ func cpuTicks(pid int) int64 {
 }
 
 // measureW2 runs three bursts of W2 over REST as ../shared/bench/compare.sh
-// defines it (wrk, one thread, 16 connections, a material by id 1-5000).
-func measureW2(o options) w2 {
+// defines it (wrk, one thread, 16 connections, a material by id 1-5000),
+// with a CPU profile of the server over them named name (profileW2).
+func measureW2(o options, name string) w2 {
 	var p99s, rpss []float64
-	errs, reqs, cpu0 := 0, 0.0, cpuTicks(o.pid)
+	profiled := profileW2(o, name, 3*o.burst)
+	defer profiled()
+	errs, reqs, cpu0, pg0 := 0, 0.0, cpuTicks(o.pid), treeTicks(o.pgPID)
 	for range 3 {
 		cmd := exec.Command("wrk", "-t1", "-c16", fmt.Sprintf("-d%ds", int(o.burst.Seconds())), "--timeout", "5s", "-s", o.wrkLua, o.base)
 		cmd.Env = append(os.Environ(), "BENCH_WL=2", "BENCH_TEMPLATE=/api/open-api/v1/materials/{id}", "BENCH_AUTH="+o.token)
@@ -159,6 +222,7 @@ func measureW2(o options) w2 {
 	m := w2{p99: median(p99s), rps: median(rpss), errors: errs}
 	if reqs > 0 {
 		m.cpuMs = float64(cpuTicks(o.pid)-cpu0) * 10 / reqs
+		m.pgMs = float64(treeTicks(o.pgPID)-pg0) * 10 / reqs
 	}
 	return m
 }
