@@ -116,17 +116,19 @@ func TestPartHeaderBounds(t *testing.T) {
 		sizes := func(n, size int) []int { return slices.Repeat([]int{size}, n) }
 		for _, tc := range []struct {
 			name   string
+			prefix string
 			sizes  []int
 			status int
 			detail string
 		}{
-			{"headers at the bound", []int{valid.MaxPartHeaderBytes}, 0, ""},
-			{"headers over the bound", []int{150, valid.MaxPartHeaderBytes + 1}, 400, "are longer than 8192 bytes"},
-			{"too many parts", sizes(valid.MaxParts+1, 150), 413, "more than 1000 parts"},
-			{"headers too long together", sizes(valid.MaxPartHeadersTotal/8000+1, 8000), 413, "longer than 262144 bytes together"},
+			{"headers at the bound", "", []int{valid.MaxPartHeaderBytes}, 0, ""},
+			{"headers over the bound", "", []int{150, valid.MaxPartHeaderBytes + 1}, 400, "are longer than 8192 bytes"},
+			{"too many parts", "", sizes(valid.MaxParts+1, 150), 413, "more than 1000 parts"},
+			{"too many parts after a final-looking preamble line", "--B--x\r\n", sizes(valid.MaxParts+1, 150), 413, "more than 1000 parts"},
+			{"headers too long together", "", sizes(valid.MaxPartHeadersTotal/8000+1, 8000), 413, "longer than 262144 bytes together"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				req := f.request(t, http.MethodPost, "/textures", f.dash1, strings.NewReader(multipartBody("", tc.sizes)))
+				req := f.request(t, http.MethodPost, "/textures", f.dash1, strings.NewReader(tc.prefix+multipartBody("", tc.sizes)))
 				req.Header.Set("Content-Type", "multipart/form-data; boundary=B")
 				status, h, body := f.do(t, req)
 				if tc.status == 0 {
@@ -138,7 +140,7 @@ func TestPartHeaderBounds(t *testing.T) {
 				}
 
 				ops := `{"query":"mutation($f: Upload!) { createTexture(input: {name: \"t\", file: $f}) { id } }","variables":{"f":null}}`
-				greq := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(multipartBody(ops, tc.sizes)))
+				greq := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(tc.prefix+multipartBody(ops, tc.sizes)))
 				greq.Header.Set("Content-Type", "multipart/form-data; boundary=B")
 				greq.Header.Set("Authorization", "Bearer "+f.dash1)
 				rec := httptest.NewRecorder()

@@ -119,6 +119,10 @@ func FuzzParts(f *testing.F) {
 	f.Add([]byte("preamble\n"), uint16(8000), uint16(40), []byte("\n--B--\n"))
 	f.Add([]byte("--B\n\n"), uint16(0), uint16(1001), []byte(""))
 	f.Add([]byte("--B \t\r\nX: 1\r\n\r\n\r\n--Bx\r\n--B-x"), uint16(60000), uint16(2), []byte("--B--"))
+	// A line Go's reader skips in the preamble, and a final delimiter
+	// after a lone LF in a CRLF form, which it reads as data.
+	f.Add([]byte("--B--x\r\n"), uint16(10), uint16(1017), []byte(""))
+	f.Add([]byte("--B\r\n\r\nv\n--B--\r\n"), uint16(10), uint16(1017), []byte(""))
 	f.Fuzz(func(t *testing.T, prefix []byte, pad, count uint16, suffix []byte) {
 		unit := "--B\r\nContent-Disposition: form-data; name=\"f\"\r\nX-Pad: " + strings.Repeat("x", int(pad%(20<<10))) + "\r\n\r\nv\r\n"
 		n := int(count % 1100)

@@ -46,7 +46,6 @@ const (
 	afterDelim                  // just after "\n--boundary": padding, CRLF or "--"
 	afterDash                   // one '-' after the delimiter
 	inHeaders
-	epilogue // after the final delimiter
 )
 
 // BoundParts installs Parts over r.Body when r is a multipart body with
@@ -107,17 +106,18 @@ func (p *Parts) scan(b []byte) bool {
 		case afterDelim:
 			p.afterDelimiter(c)
 		case afterDash:
-			if c == '-' {
-				p.state = epilogue
-			} else {
-				p.bodyAgain(c)
-			}
+			// "--boundary--" is the final delimiter only where Go's
+			// reader takes it as one: not in the preamble when more than
+			// blanks follow it, not after a lone LF when the form's lines
+			// end in CRLF. Rather than follow that, the watch goes on
+			// looking for delimiters: an epilogue the parser never reads
+			// costs nothing, and a "final" delimiter the parser reads past
+			// cannot hide the parts after it.
+			p.bodyAgain(c)
 		case inHeaders:
 			if p.headerByte(c) {
 				return true
 			}
-		case epilogue:
-			return false
 		}
 	}
 	return false
