@@ -72,7 +72,7 @@ func main() {
 	flag.DurationVar(&o.dur, "d", 20*time.Minute, "how long the writes run")
 	flag.DurationVar(&o.every, "every", 30*time.Second, "time between samples")
 	flag.DurationVar(&o.warm, "warm", 0, "warm-up, excluded from the judgement (default: a quarter of -d)")
-	flag.DurationVar(&o.burst, "burst", 5*time.Second, "length of one W2 burst (three make a measure)")
+	flag.DurationVar(&o.burst, "burst", 5*time.Second, "length of one W2 burst (w2Bursts make a measure)")
 	flag.Float64Var(&o.creates, "creates", 20, "order creations a second")
 	flag.Float64Var(&o.updates, "updates", 10, "order updates a second")
 	flag.Float64Var(&o.tolPlateau, "plateau", 0.10, "a table's last samples may exceed its post-warm-up max by this share")
@@ -113,7 +113,7 @@ func run(o options, db *sql.DB) int {
 	tick := time.NewTicker(o.every)
 	defer tick.Stop()
 	// The last W2 is measured while the writes still run, as the first.
-	endW2 := time.After(o.dur - 3*o.burst - 2*time.Second)
+	endW2 := time.After(o.dur - w2Bursts*o.burst - 2*time.Second)
 sampling:
 	for {
 		s := takeSample(o, db, time.Since(start), w)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,32 +97,47 @@ func printSample(s sample, first bool) {
 	fmt.Printf("%s %.1f | %d | %d | %d |\n", row, float64(s.rssKB)/1024, s.goroutines, s.files, s.conns)
 }
 
-// w2 is one measure of W2: the median of three bursts' p99 and req/s,
-// and the server's CPU time per request over the three (which a busy
+// w2Bursts is how many bursts make a W2 measure: one burst's p99 meets
+// whatever else the machine runs in those seconds, so the measure is
+// their median, and every burst's p99 is printed beside it to show the
+// spread.
+const w2Bursts = 5
+
+// w2 is one measure of W2: the median of w2Bursts bursts' p99 and req/s,
+// and the server's CPU time per request over them (which a busy
 // machine changes less than latency: it tells the service's own cost).
 type w2 struct {
 	p99, rps, cpuMs, pgMs float64
 	errors                int
+	p99s                  []float64 // each burst's, in order
+	pgProcs               int       // PostgreSQL's processes counted
+	// probe is probeMachine's CPU time for its fixed work, taken right
+	// before the bursts and right after them (the larger).
+	probe time.Duration
 }
 
 func (m w2) String() string {
-	s := fmt.Sprintf("p99 %.2f ms, %.0f req/s, %d errors (median of three bursts), server CPU %.3f ms a request (writes included)",
-		m.p99, m.rps, m.errors, m.cpuMs)
-	if m.pgMs > 0 {
-		s += fmt.Sprintf(", PostgreSQL CPU %.3f ms a request", m.pgMs)
+	bursts := make([]string, len(m.p99s))
+	for i, p := range m.p99s {
+		bursts[i] = fmt.Sprintf("%.2f", p)
 	}
-	return s
+	s := fmt.Sprintf("p99 %.2f ms (bursts %s), %.0f req/s, %d errors (median of %d bursts), server CPU %.3f ms a request (writes included)",
+		m.p99, strings.Join(bursts, " "), m.rps, m.errors, len(m.p99s), m.cpuMs)
+	if m.pgProcs > 0 {
+		s += fmt.Sprintf(", PostgreSQL CPU %.3f ms a request (%d processes)", m.pgMs, m.pgProcs)
+	}
+	return s + fmt.Sprintf("; machine probe %.1f ms", float64(m.probe)/1e6)
 }
 
 // treeTicks is the CPU time (clock ticks) of process pid and its children:
 // PostgreSQL's postmaster and its backends and workers. A backend that
 // ended meanwhile is not counted, so it is a measure of the busy
 // connections (the server's pool keeps its connections).
-func treeTicks(pid int) int64 {
+func treeTicks(pid int) (ticks int64, procs int) {
 	if pid == 0 {
-		return 0
+		return 0, 0
 	}
-	total := cpuTicks(pid)
+	total, procs := cpuTicks(pid), 1
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		child, err := strconv.Atoi(e.Name())
@@ -135,9 +151,10 @@ func treeTicks(pid int) int64 {
 		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
 			total += cpuTicks(child)
+			procs++
 		}
 	}
-	return total
+	return total, procs
 }
 
 // profileW2 saves the server's CPU profile over the next d as name in
@@ -190,10 +207,12 @@ func cpuTicks(pid int) int64 {
 // with a CPU profile of the server over them named name (profileW2).
 func measureW2(o options, name string) w2 {
 	var p99s, rpss []float64
-	profiled := profileW2(o, name, 3*o.burst)
+	probe := probeMachine()
+	profiled := profileW2(o, name, w2Bursts*o.burst)
 	defer profiled()
-	errs, reqs, cpu0, pg0 := 0, 0.0, cpuTicks(o.pid), treeTicks(o.pgPID)
-	for range 3 {
+	pg0, _ := treeTicks(o.pgPID)
+	errs, reqs, cpu0 := 0, 0.0, cpuTicks(o.pid)
+	for range w2Bursts {
 		cmd := exec.Command("wrk", "-t1", "-c16", fmt.Sprintf("-d%ds", int(o.burst.Seconds())), "--timeout", "5s", "-s", o.wrkLua, o.base)
 		cmd.Env = append(os.Environ(), "BENCH_WL=2", "BENCH_TEMPLATE=/api/open-api/v1/materials/{id}", "BENCH_AUTH="+o.token)
 		out, err := cmd.CombinedOutput()
@@ -219,11 +238,14 @@ func measureW2(o options, name string) w2 {
 			errs += r.ErrStatus + r.ErrTimeout + r.ErrConnect + r.ErrRead
 		}
 	}
-	m := w2{p99: median(p99s), rps: median(rpss), errors: errs}
+	m := w2{p99s: slices.Clone(p99s), errors: errs}
+	m.p99, m.rps = median(p99s), median(rpss)
 	if reqs > 0 {
 		m.cpuMs = float64(cpuTicks(o.pid)-cpu0) * 10 / reqs
-		m.pgMs = float64(treeTicks(o.pgPID)-pg0) * 10 / reqs
+		pg1, procs := treeTicks(o.pgPID)
+		m.pgMs, m.pgProcs = float64(pg1-pg0)*10/reqs, procs
 	}
+	m.probe = max(probe, probeMachine())
 	return m
 }
 

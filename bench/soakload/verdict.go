@@ -47,6 +47,12 @@ func verdict(o options, samples []sample, start, end w2, w *writer) int {
 	check(start.p99 > 0 && end.p99 <= 1.2*start.p99 && end.errors == 0,
 		"W2 p99 %.2f ms at the end, %.2f ms after the warm-up (%.2fx; at most 1.2x), %d errors; server CPU a request %.3f and %.3f ms",
 		end.p99, start.p99, end.p99/start.p99, end.errors, end.cpuMs, start.cpuMs)
+	if start.probe > 0 {
+		// Not judged: the control (probeMachine) tells the machine's
+		// share of a change in W2's cost.
+		fmt.Printf("       the machine probe (fixed work, not judged) took %.1f ms at the end, %.1f ms after the warm-up (%.2fx)\n",
+			float64(end.probe)/1e6, float64(start.probe)/1e6, float64(end.probe)/float64(start.probe))
+	}
 	bad := 0
 	for k, v := range w.codes {
 		if strings.Contains(k, " 5") || strings.Contains(k, " 0") || strings.HasPrefix(k, "replay of") {
