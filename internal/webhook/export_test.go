@@ -41,3 +41,6 @@ func ExplainUndispatched(ctx context.Context, c *ent.Client) (string, error) {
 func Attempt(ctx context.Context, q *Queue, url string) (int, error) {
 	return q.send(ctx, url, NewSecret(), MessageID(1), []byte(`{}`))
 }
+
+// RebuildSlack is rebuildSlack, for the test of the rebuild's bound.
+const RebuildSlack = rebuildSlack

@@ -564,6 +564,7 @@ type queueMetrics struct {
 	duration prometheus.Histogram
 	aside    prometheus.Counter
 	removed  *prometheus.CounterVec
+	rebuilt  *prometheus.CounterVec
 	// changed is the queue's: an outcome changes the pending count.
 	changed *atomic.Bool
 }
@@ -591,6 +592,10 @@ func newQueueMetrics(reg prometheus.Registerer, q *Queue) *queueMetrics {
 			Name: "retention_removed_total",
 			Help: "Rows the retention removed, by table: events, webhook_deliveries, idempotency_keys (docs/operations.md, Retention).",
 		}, []string{"table"}),
+		rebuilt: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "retention_rebuilt_total",
+			Help: "Indexes of River's job table the retention rebuilt because they had outgrown the table (docs/operations.md, Retention).",
+		}, []string{"index"}),
 	}
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "webhook_queue_depth",

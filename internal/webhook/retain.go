@@ -84,13 +84,15 @@ func (w *retainWorker) Work(ctx context.Context, _ *river.Job[retainArgs]) error
 	return err
 }
 
-// Removed counts the rows one retention run removed, by table.
-type Removed struct{ Deliveries, Events, Keys int }
+// Removed counts the rows one retention run removed, by table, and the
+// indexes of River's job table it rebuilt (rebuild.go).
+type Removed struct{ Deliveries, Events, Keys, Indexes int }
 
 // Retain removes, as of now, the deliveries that ended before the
 // deliveries' retention, then the events older than theirs that no
 // delivery names, then the expired idempotency keys, RetainBatch rows a
-// statement, and counts them (retention_removed_total).
+// statement, and counts them (retention_removed_total); then it rebuilds
+// the indexes of River's job table that outgrew it (rebuildJobIndexes).
 func (q *Queue) Retain(ctx context.Context, now time.Time) (Removed, error) {
 	sys := privacy.DecisionContext(ctx, privacy.Allow)
 	var r Removed
@@ -118,6 +120,11 @@ func (q *Queue) Retain(ctx context.Context, now time.Time) (Removed, error) {
 	}
 	if r != (Removed{}) {
 		q.log.Info("retention removed old rows", "deliveries", r.Deliveries, "events", r.Events, "idempotency_keys", r.Keys)
+	}
+	rebuilt, err := q.rebuildJobIndexes(ctx)
+	r.Indexes = len(rebuilt)
+	if err != nil {
+		return r, fmt.Errorf("retention: job queue indexes: %w", err)
 	}
 	return r, nil
 }

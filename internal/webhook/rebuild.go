@@ -1,0 +1,141 @@
+package webhook
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"github.com/configurator/catalogue/internal/database"
+)
+
+// River's job table on PostgreSQL has GIN indexes on a job's args and
+// metadata. A GIN index keeps an entry for every key it has ever held:
+// vacuum removes a gone job's pointers from an entry, never the entry,
+// so each delivery's id (a delivery job's args) stays in river_job's args
+// index after its job is removed. With the retention, the table's rows
+// reach a plateau, and that index kept growing: 240 kB a minute under the
+// soak's writes (bench/RESULTS.md, 2026-12-02), about 70 bytes a delivery
+// job. River's own reindexer rebuilds it at 00:00 UTC, but only on a
+// replica whose River is running then, and River runs only while there is
+// work (keep.go): a replica idle at midnight never rebuilds, however much
+// it delivered during the day. So the retention, which runs on the leader
+// every RETENTION_EVERY, rebuilds a GIN index of River's table once it has
+// outgrown the table (rebuildSlack): what an index holds for live jobs
+// is a part of each row, so a fresh one is smaller than the table's heap,
+// and one larger than it is mostly entries of gone jobs. Measured, not
+// scheduled: nothing to remember across restarts or leaders.
+
+// rebuildSlack is how far a GIN index of river_job may exceed the table's
+// heap before it is rebuilt: a few hundred kilobytes of the table's own
+// pages, and no rebuild of a small table's index at every run.
+const rebuildSlack = 1 << 20
+
+// rebuildTimeout bounds one index's rebuild (River's reindexer's own
+// bound); a rebuild cut short leaves an invalid copy, dropped at once.
+const rebuildTimeout = time.Minute
+
+// outgrown lists the valid GIN indexes of River's job table larger than
+// its heap by more than rebuildSlack, named as SQL (regclass's text: quoted
+// and qualified as it needs), with their size.
+const outgrown = `SELECT i.indexrelid::regclass::text, pg_relation_size(i.indexrelid)
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+WHERE i.indrelid = to_regclass('river_job') AND a.amname = 'gin' AND i.indisvalid
+  AND pg_relation_size(i.indexrelid) > pg_relation_size(i.indrelid) + $1
+ORDER BY 1`
+
+// leftovers lists the invalid copies a cut-short REINDEX CONCURRENTLY of
+// river_job's indexes left (PostgreSQL names them _ccnew, _ccnew1, ...).
+const leftovers = `SELECT i.indexrelid::regclass::text FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+WHERE i.indrelid = to_regclass('river_job') AND NOT i.indisvalid AND c.relname ~ '_ccnew[0-9]*$'`
+
+// Rebuilt is one index the retention rebuilt, with its size before and
+// after.
+type Rebuilt struct {
+	Index         string
+	Before, After int64
+}
+
+// rebuildJobIndexes rebuilds, on PostgreSQL, each GIN index of River's
+// job table that has outgrown the table (above), one at a time with
+// REINDEX INDEX CONCURRENTLY, which writes and River's fetches do not wait
+// on. It counts them (retention_rebuilt_total) and logs each.
+func (q *Queue) rebuildJobIndexes(ctx context.Context) ([]Rebuilt, error) {
+	if q.dialect != dialect.Postgres {
+		return nil, nil // SQLite: River's table there has no GIN index
+	}
+	db := database.Pool(q.client)
+	if err := dropLeftovers(ctx, db); err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, outgrown, rebuildSlack)
+	if err != nil {
+		return nil, err
+	}
+	var todo []Rebuilt
+	for rows.Next() {
+		var r Rebuilt
+		if err := rows.Scan(&r.Index, &r.Before); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		todo = append(todo, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var done []Rebuilt
+	for _, r := range todo {
+		rctx, cancel := context.WithTimeout(ctx, rebuildTimeout)
+		_, err := db.ExecContext(rctx, "REINDEX INDEX CONCURRENTLY "+r.Index)
+		cancel()
+		if err != nil {
+			// The copy it was building stays behind, invalid, and every
+			// write would keep it up to date: dropped now.
+			if derr := dropLeftovers(context.WithoutCancel(ctx), db); derr != nil {
+				q.log.Warn("could not drop what a cut-short index rebuild left; dropped at the next retention run", "err", derr)
+			}
+			return done, fmt.Errorf("rebuilding %s: %w", r.Index, err)
+		}
+		db.QueryRowContext(ctx, "SELECT pg_relation_size(to_regclass($1))", r.Index).Scan(&r.After)
+		q.metrics.rebuilt.WithLabelValues(r.Index).Inc()
+		q.log.Info("retention rebuilt an index of the job queue that had outgrown its table",
+			"index", r.Index, "bytes_before", r.Before, "bytes_after", r.After)
+		done = append(done, r)
+	}
+	return done, nil
+}
+
+// dropLeftovers drops the invalid copies of river_job's indexes a
+// cut-short rebuild left (this replica's, or any other's).
+func dropLeftovers(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, leftovers)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, n := range names {
+		dctx, cancel := context.WithTimeout(ctx, rebuildTimeout)
+		_, err := db.ExecContext(dctx, "DROP INDEX CONCURRENTLY IF EXISTS "+n)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
