@@ -11,24 +11,28 @@ import (
 	"github.com/configurator/catalogue/internal/database"
 )
 
-// River's job table on PostgreSQL has GIN indexes on a job's args and
-// metadata. A GIN index keeps an entry for every key it has ever held:
-// vacuum removes a gone job's pointers from an entry, never the entry,
-// so each delivery's id (a delivery job's args) stays in river_job's args
-// index after its job is removed. With the retention, the table's rows
-// reach a plateau, and that index kept growing: 240 kB a minute under the
-// soak's writes (bench/RESULTS.md, 2026-12-02), about 70 bytes a delivery
-// job. River's own reindexer rebuilds it at 00:00 UTC, but only on a
-// replica whose River is running then, and River runs only while there is
-// work (keep.go): a replica idle at midnight never rebuilds, however much
-// it delivered during the day. So the retention, which runs on the leader
-// every RETENTION_EVERY, rebuilds a GIN index of River's table once it has
-// outgrown the table (rebuildSlack): what an index holds for live jobs
-// is a part of each row, so a fresh one is smaller than the table's heap,
-// and one larger than it is mostly entries of gone jobs. Measured, not
-// scheduled: nothing to remember across restarts or leaders.
+// River's job table on PostgreSQL is written and emptied all day: every
+// dispatch and delivery inserts a job, updates it two or three times and
+// the cleaner removes it. Its rows reach a plateau (JOB_RETENTION); its
+// indexes do not. A GIN index keeps an entry for every key it has ever
+// held (vacuum removes a gone job's pointers from an entry, never the
+// entry), so each delivery's id, in a delivery job's args, stays in
+// river_job_args_index: under the soak's writes it grew by 240 kB a
+// minute (bench/RESULTS.md, 2026-12-02), about 70 bytes a delivery job;
+// and River's B-trees, keyed by state and time, leave pages half empty
+// (river_job_prioritized_fetching_index: 1.1 to 1.4 MB in the soak's
+// first ten minutes with the rows flat). River's own reindexer rebuilds
+// them at 00:00 UTC, but only on a replica whose River runs then, and
+// River runs only while there is work (keep.go): a replica idle at
+// midnight never rebuilds, however much it delivered that day. So the
+// retention, on the leader every RETENTION_EVERY, rebuilds an index of
+// River's table once it has outgrown the table itself (rebuildSlack): an
+// index holds a part of each live row, so a fresh one is smaller than the
+// table's heap, and one larger than it is mostly what gone jobs left.
+// Measured at each run, not scheduled: nothing to remember across
+// restarts or leaders.
 
-// rebuildSlack is how far a GIN index of river_job may exceed the table's
+// rebuildSlack is how far an index of river_job may exceed the table's
 // heap before it is rebuilt: a few hundred kilobytes of the table's own
 // pages, and no rebuild of a small table's index at every run.
 const rebuildSlack = 1 << 20
@@ -37,12 +41,12 @@ const rebuildSlack = 1 << 20
 // bound); a rebuild cut short leaves an invalid copy, dropped at once.
 const rebuildTimeout = time.Minute
 
-// outgrown lists the valid GIN indexes of River's job table larger than
-// its heap by more than rebuildSlack, named as SQL (regclass's text: quoted
+// outgrown lists the valid indexes of River's job table larger than its
+// heap by more than rebuildSlack, named as SQL (regclass's text: quoted
 // and qualified as it needs), with their size.
 const outgrown = `SELECT i.indexrelid::regclass::text, pg_relation_size(i.indexrelid)
-FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
-WHERE i.indrelid = to_regclass('river_job') AND a.amname = 'gin' AND i.indisvalid
+FROM pg_index i
+WHERE i.indrelid = to_regclass('river_job') AND i.indisvalid
   AND pg_relation_size(i.indexrelid) > pg_relation_size(i.indrelid) + $1
 ORDER BY 1`
 
@@ -58,13 +62,13 @@ type Rebuilt struct {
 	Before, After int64
 }
 
-// rebuildJobIndexes rebuilds, on PostgreSQL, each GIN index of River's
-// job table that has outgrown the table (above), one at a time with
+// rebuildJobIndexes rebuilds, on PostgreSQL, each index of River's job
+// table that has outgrown the table (above), one at a time with
 // REINDEX INDEX CONCURRENTLY, which writes and River's fetches do not wait
 // on. It counts them (retention_rebuilt_total) and logs each.
 func (q *Queue) rebuildJobIndexes(ctx context.Context) ([]Rebuilt, error) {
 	if q.dialect != dialect.Postgres {
-		return nil, nil // SQLite: River's table there has no GIN index
+		return nil, nil // SQLite's B-trees rebalance as rows go; its freed pages serve any table
 	}
 	db := database.Pool(q.client)
 	if err := dropLeftovers(ctx, db); err != nil {
