@@ -57,7 +57,8 @@ bin=$(pg_config --bindir)
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
-  [ -f "$work/server.log" ] && echo "server log: $(grep -c 'level=ERROR' "$work/server.log" || true) ERROR lines"
+  [ -f "$work/server.log" ] && echo "server log: $(grep -c 'level=ERROR' "$work/server.log" || true) ERROR lines," \
+    "$(grep -c 'rebuilt an index' "$work/server.log" || true) index rebuilds by the retention"
   if [ -n "$OWN" ]; then as_pg "$bin/pg_ctl" stop -m immediate -D "$work/data" >/dev/null 2>&1 || true
   else psql -h 127.0.0.1 -U postgres -qtA -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true; fi
   rm -rf "$work"

@@ -23,8 +23,13 @@ type sample struct {
 	rows, bytes       map[string]int64
 	rssKB             int64
 	goroutines, files int64
-	conns             int64
-	created           int64
+	// inbound is the established connections to the server's port: its
+	// clients' keep-alive connections (the writer's, wrk's), each an open
+	// file and a goroutine of the server's that the clients decide.
+	inbound  int64
+	conns    int64
+	created  int64
+	rebuilds int64 // retention_rebuilt_total, all indexes
 }
 
 func takeSample(o options, db *sql.DB, at time.Duration, w *writer) sample {
@@ -42,7 +47,35 @@ func takeSample(o options, db *sql.DB, at time.Duration, w *writer) sample {
 		s.files = int64(len(ents))
 	}
 	s.goroutines = metric(o.base, "go_goroutines")
+	s.rebuilds = metric(o.base, "retention_rebuilt_total")
+	s.inbound = inbound(o.base)
 	return s
+}
+
+// inbound counts the established TCP connections whose local end is the
+// port of base (the server's side of each client connection), from
+// /proc/net/tcp and tcp6.
+func inbound(base string) int64 {
+	i := strings.LastIndexByte(base, ':')
+	port, err := strconv.Atoi(strings.TrimRight(base[i+1:], "/"))
+	if i < 0 || err != nil {
+		return 0
+	}
+	want := fmt.Sprintf(":%04X", port)
+	var n int64
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fs := strings.Fields(line)
+			if len(fs) > 3 && strings.HasSuffix(fs[1], want) && fs[3] == "01" {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // procStatus reads a kB field of /proc/PID/status.
@@ -62,7 +95,8 @@ func procStatus(pid int, field string) int64 {
 	return 0
 }
 
-// metric reads one unlabelled gauge of the server's /metrics.
+// metric reads a series of the server's /metrics: an unlabelled one, or
+// the sum of a labelled one's series.
 func metric(base, name string) int64 {
 	res, err := http.Get(base + "/metrics")
 	if err != nil {
@@ -70,13 +104,21 @@ func metric(base, name string) int64 {
 	}
 	defer res.Body.Close()
 	sc := bufio.NewScanner(res.Body)
+	sum := 0.0
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			f, _ := strconv.ParseFloat(v, 64)
 			return int64(f)
 		}
+		if rest, ok := strings.CutPrefix(line, name+"{"); ok {
+			if j := strings.LastIndexByte(rest, ' '); j >= 0 {
+				f, _ := strconv.ParseFloat(rest[j+1:], 64)
+				sum += f
+			}
+		}
 	}
-	return 0
+	return int64(sum)
 }
 
 func printSample(s sample, first bool) {
@@ -87,14 +129,14 @@ func printSample(s sample, first bool) {
 			head += " " + t + " rows | kB |"
 			line += "---:|---:|"
 		}
-		fmt.Println(head + " RSS MB | goroutines | open files | db conns |")
-		fmt.Println(line + "---:|---:|---:|---:|")
+		fmt.Println(head + " RSS MB | goroutines | open files | of which clients' connections | db conns | index rebuilds |")
+		fmt.Println(line + "---:|---:|---:|---:|---:|---:|")
 	}
 	row := fmt.Sprintf("| %s | %d |", s.at.Round(time.Second), s.created)
 	for _, t := range tables {
 		row += fmt.Sprintf(" %d | %d |", s.rows[t], s.bytes[t]/1024)
 	}
-	fmt.Printf("%s %.1f | %d | %d | %d |\n", row, float64(s.rssKB)/1024, s.goroutines, s.files, s.conns)
+	fmt.Printf("%s %.1f | %d | %d | %d | %d | %d |\n", row, float64(s.rssKB)/1024, s.goroutines, s.files, s.inbound, s.conns, s.rebuilds)
 }
 
 // w2Bursts is how many bursts make a W2 measure: one burst's p99 meets
