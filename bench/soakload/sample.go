@@ -172,14 +172,16 @@ func (m w2) String() string {
 }
 
 // treeTicks is the CPU time (clock ticks) of process pid and its children:
-// PostgreSQL's postmaster and its backends and workers. A backend that
-// ended meanwhile is not counted, so it is a measure of the busy
-// connections (the server's pool keeps its connections).
+// PostgreSQL's postmaster, its backends and workers, live or gone. A
+// child that ended (an autovacuum worker, a backend whose connection
+// closed) is counted in the postmaster's cutime and cstime once it has
+// reaped it, so the sum only grows; counting the live children alone read
+// less after a worker ended (a negative figure) and missed its work.
 func treeTicks(pid int) (ticks int64, procs int) {
 	if pid == 0 {
 		return 0, 0
 	}
-	total, procs := cpuTicks(pid), 1
+	total, procs := cpuTicks(pid)+reapedTicks(pid), 1
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		child, err := strconv.Atoi(e.Name())
@@ -224,6 +226,23 @@ func profileW2(o options, name string, d time.Duration) func() {
 		}
 	}()
 	return func() { <-done }
+}
+
+// reapedTicks is the CPU time of process pid's children that ended and
+// that it waited for (cutime and cstime, the 16th and 17th fields of
+// its stat).
+func reapedTicks(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 15 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[13], 10, 64)
+	s, _ := strconv.ParseInt(f[14], 10, 64)
+	return u + s
 }
 
 // cpuTicks is the user and system CPU time of process pid, in clock
