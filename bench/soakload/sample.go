@@ -229,37 +229,27 @@ func profileW2(o options, name string, d time.Duration) func() {
 }
 
 // reapedTicks is the CPU time of process pid's children that ended and
-// that it waited for (cutime and cstime, the 16th and 17th fields of
-// its stat).
-func reapedTicks(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(f) < 15 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[13], 10, 64)
-	s, _ := strconv.ParseInt(f[14], 10, 64)
-	return u + s
-}
+// that it waited for (cutime and cstime).
+func reapedTicks(pid int) int64 { return statPair(pid, 13) }
 
 // cpuTicks is the user and system CPU time of process pid, in clock
-// ticks (1/100 s).
-func cpuTicks(pid int) int64 {
+// ticks (1/100 s): utime and stime.
+func cpuTicks(pid int) int64 { return statPair(pid, 11) }
+
+// statPair is the sum of two adjacent clock-tick fields of /proc/PID/stat,
+// counted from the field after the command's closing parenthesis (state
+// is 0: utime is 11, cutime 13), 0 when the process is gone.
+func statPair(pid, i int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
-	// The fields after the command's closing parenthesis: utime and
-	// stime are the 12th and 13th.
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(f) < 13 {
+	if len(f) < i+2 {
 		return 0
 	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
+	u, _ := strconv.ParseInt(f[i], 10, 64)
+	s, _ := strconv.ParseInt(f[i+1], 10, 64)
 	return u + s
 }
 
