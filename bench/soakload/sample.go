@@ -156,6 +156,8 @@ type w2 struct {
 	// probe is probeMachine's CPU time for its fixed work, taken right
 	// before the bursts and right after them (the larger).
 	probe time.Duration
+	// memProbe is probeMemory's, taken as probe is.
+	memProbe time.Duration
 }
 
 func (m w2) String() string {
@@ -168,7 +170,7 @@ func (m w2) String() string {
 	if m.pgProcs > 0 {
 		s += fmt.Sprintf(", PostgreSQL CPU %.3f ms a request (%d processes)", m.pgMs, m.pgProcs)
 	}
-	return s + fmt.Sprintf("; machine probe %.1f ms", float64(m.probe)/1e6)
+	return s + fmt.Sprintf("; machine probe %.1f ms, memory probe %.1f ms", float64(m.probe)/1e6, float64(m.memProbe)/1e6)
 }
 
 // treeTicks is the CPU time (clock ticks) of process pid and its children:
@@ -258,7 +260,7 @@ func statPair(pid, i int) int64 {
 // with a CPU profile of the server over them named name (profileW2).
 func measureW2(o options, name string) w2 {
 	var p99s, rpss []float64
-	probe := probeMachine()
+	probe, memProbe := probeMachine(), probeMemory()
 	profiled := profileW2(o, name, w2Bursts*o.burst)
 	defer profiled()
 	pg0, _ := treeTicks(o.pgPID)
@@ -296,7 +298,7 @@ func measureW2(o options, name string) w2 {
 		pg1, procs := treeTicks(o.pgPID)
 		m.pgMs, m.pgProcs = float64(pg1-pg0)*10/reqs, procs
 	}
-	m.probe = max(probe, probeMachine())
+	m.probe, m.memProbe = max(probe, probeMachine()), max(memProbe, probeMemory())
 	return m
 }
 

@@ -59,6 +59,8 @@ func verdict(o options, samples []sample, start, end w2, w *writer) int {
 		// share of a change in W2's cost.
 		fmt.Printf("       the machine probe (fixed work, not judged) took %.1f ms at the end, %.1f ms after the warm-up (%.2fx)\n",
 			float64(end.probe)/1e6, float64(start.probe)/1e6, float64(end.probe)/float64(start.probe))
+		fmt.Printf("       the memory probe (fixed reads the caches miss, not judged) took %.1f ms at the end, %.1f ms after the warm-up (%.2fx)\n",
+			float64(end.memProbe)/1e6, float64(start.memProbe)/1e6, float64(end.memProbe)/float64(start.memProbe))
 	}
 	bad := 0
 	for k, v := range w.codes {
