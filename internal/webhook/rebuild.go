@@ -59,9 +59,9 @@ ORDER BY 1`
 const leftovers = `SELECT i.indexrelid::regclass::text FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 WHERE i.indrelid = to_regclass('river_job') AND NOT i.indisvalid AND c.relname ~ '_ccnew[0-9]*$'`
 
-// Rebuilt is one index the retention rebuilt, with its size before and
+// rebuiltIndex is one index the retention rebuilt, with its size before and
 // after.
-type Rebuilt struct {
+type rebuiltIndex struct {
 	Index         string
 	Before, After int64
 }
@@ -70,7 +70,7 @@ type Rebuilt struct {
 // table that has outgrown the table (above), one at a time with
 // REINDEX INDEX CONCURRENTLY, which writes and River's fetches do not wait
 // on. It counts them (retention_rebuilt_total) and logs each.
-func (q *Queue) rebuildJobIndexes(ctx context.Context) ([]Rebuilt, error) {
+func (q *Queue) rebuildJobIndexes(ctx context.Context) ([]rebuiltIndex, error) {
 	if q.dialect != dialect.Postgres {
 		return nil, nil // SQLite's B-trees rebalance as rows go; its freed pages serve any table
 	}
@@ -82,9 +82,9 @@ func (q *Queue) rebuildJobIndexes(ctx context.Context) ([]Rebuilt, error) {
 	if err != nil {
 		return nil, err
 	}
-	var todo []Rebuilt
+	var todo []rebuiltIndex
 	for rows.Next() {
-		var r Rebuilt
+		var r rebuiltIndex
 		if err := rows.Scan(&r.Index, &r.Before); err != nil {
 			rows.Close()
 			return nil, err
@@ -95,7 +95,7 @@ func (q *Queue) rebuildJobIndexes(ctx context.Context) ([]Rebuilt, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	var done []Rebuilt
+	var done []rebuiltIndex
 	for _, r := range todo {
 		rctx, cancel := context.WithTimeout(ctx, rebuildTimeout)
 		_, err := db.ExecContext(rctx, "REINDEX INDEX CONCURRENTLY "+r.Index)
