@@ -158,6 +158,13 @@ type w2 struct {
 	probe time.Duration
 	// memProbe is probeMemory's, taken as probe is.
 	memProbe time.Duration
+	// gcPer1k is the server's garbage collections per thousand requests
+	// over the bursts, and heapGoal its heap goal (go_memstats_next_gc_bytes)
+	// and heapAlloc its heap in use right after them: with a soft memory
+	// limit, a live heap that grows toward it makes the collector run
+	// more often for the same work, which slows every function alike.
+	gcPer1k             float64
+	heapGoal, heapAlloc int64
 }
 
 func (m w2) String() string {
@@ -170,6 +177,8 @@ func (m w2) String() string {
 	if m.pgProcs > 0 {
 		s += fmt.Sprintf(", PostgreSQL CPU %.3f ms a request (%d processes)", m.pgMs, m.pgProcs)
 	}
+	s += fmt.Sprintf("; %.2f collections a thousand requests, heap goal %.1f MB, heap %.1f MB",
+		m.gcPer1k, float64(m.heapGoal)/1e6, float64(m.heapAlloc)/1e6)
 	return s + fmt.Sprintf("; machine probe %.1f ms, memory probe %.1f ms", float64(m.probe)/1e6, float64(m.memProbe)/1e6)
 }
 
@@ -265,6 +274,7 @@ func measureW2(o options, name string) w2 {
 	defer profiled()
 	pg0, _ := treeTicks(o.pgPID)
 	errs, reqs, cpu0 := 0, 0.0, cpuTicks(o.pid)
+	gc0 := metric(o.base, "go_gc_duration_seconds_count")
 	for range w2Bursts {
 		cmd := exec.Command("wrk", "-t1", "-c16", fmt.Sprintf("-d%ds", int(o.burst.Seconds())), "--timeout", "5s", "-s", o.wrkLua, o.base)
 		cmd.Env = append(os.Environ(), "BENCH_WL=2", "BENCH_TEMPLATE=/api/open-api/v1/materials/{id}", "BENCH_AUTH="+o.token)
@@ -293,7 +303,9 @@ func measureW2(o options, name string) w2 {
 	}
 	m := w2{p99s: slices.Clone(p99s), errors: errs}
 	m.p99, m.rps = median(p99s), median(rpss)
+	m.heapGoal, m.heapAlloc = metric(o.base, "go_memstats_next_gc_bytes"), metric(o.base, "go_memstats_heap_alloc_bytes")
 	if reqs > 0 {
+		m.gcPer1k = float64(metric(o.base, "go_gc_duration_seconds_count")-gc0) * 1000 / reqs
 		m.cpuMs = float64(cpuTicks(o.pid)-cpu0) * 10 / reqs
 		pg1, procs := treeTicks(o.pgPID)
 		m.pgMs, m.pgProcs = float64(pg1-pg0)*10/reqs, procs

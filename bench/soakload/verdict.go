@@ -62,6 +62,8 @@ func verdict(o options, samples []sample, start, end w2, w *writer) int {
 		fmt.Printf("       the memory probe (fixed reads the caches miss, not judged) took %.1f ms at the end, %.1f ms after the warm-up (%.2fx)\n",
 			float64(end.memProbe)/1e6, float64(start.memProbe)/1e6, float64(end.memProbe)/float64(start.memProbe))
 	}
+	fmt.Printf("       the server's collector (not judged): %.2f collections a thousand requests at the end, %.2f after the warm-up; heap goal %.1f and %.1f MB\n",
+		end.gcPer1k, start.gcPer1k, float64(end.heapGoal)/1e6, float64(start.heapGoal)/1e6)
 	bad := 0
 	for k, v := range w.codes {
 		if strings.Contains(k, " 5") || strings.Contains(k, " 0") || strings.HasPrefix(k, "replay of") {
