@@ -25,6 +25,10 @@
 # stopped) is saved in SOAK_PROFILES (default /tmp/soak-profiles) as
 # w2-start.pb.gz, w2-end.pb.gz and w2-after.pb.gz.
 #
+# At the end, W2 runs against the soaked server and one started then on
+# the same database in alternating bursts (not judged): a slower end is
+# the soaked process's own when only it is slower.
+#
 # -d 3m is a short run to check the script; the verdict needs the full
 # 20 minutes. The windows (RETENTION_* below) are seconds, so the tables
 # plateau within a minute; the warm-up (default a quarter of -d) is left
@@ -106,5 +110,15 @@ status=0
 "$work/load" -base "http://127.0.0.1:$port" -token "$open" -dashboard "$dash" -db "$url" -pid "$server" \
   -pg-pid "$pgpid" -pprof "${PPROF_ADDR:-}" -profiles "$profiles" \
   -wrk-lua "$here/workloads/wrk.lua" -d "$DUR" -every "$EVERY" -warm "$WARM" -creates "$CREATES" -updates "$UPDATES" || status=$?
+# Not judged: W2 against this server and one started now on the same
+# database, in alternating bursts: whether a slower end is this process's
+# state or what both meet (the machine, the database).
+fport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+DATABASE_URL=$url ADDR=127.0.0.1:$fport DEMO=false WEBHOOK_ALLOW_PRIVATE=true RATE_LIMIT_PER_MINUTE=0 PPROF_ADDR= \
+  "$work/server" serve >"$work/fresh.log" 2>&1 &
+fresh=$!; pids+=("$fresh")
+for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$fport/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
+"$work/load" -base "http://127.0.0.1:$port" -token "$open" -pid "$server" -wrk-lua "$here/workloads/wrk.lua" \
+  -fresh "http://127.0.0.1:$fport" -fresh-pid "$fresh" || true
 echo "machine load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $status

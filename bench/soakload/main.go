@@ -77,7 +77,13 @@ func main() {
 	flag.Float64Var(&o.updates, "updates", 10, "order updates a second")
 	flag.Float64Var(&o.tolPlateau, "plateau", 0.10, "a table's last samples may exceed its post-warm-up max by this share")
 	flag.Float64Var(&o.tolRSS, "rss", 0.25, "RSS at the end may exceed its post-warm-up value by this share")
+	fresh := flag.String("fresh", "", "instead of the soak: W2 against -base and this fresh server in alternating bursts")
+	freshPID := flag.Int("fresh-pid", 0, "the fresh server's process id")
 	flag.Parse()
+	if *fresh != "" {
+		compareFresh(o, *fresh, *freshPID)
+		return
+	}
 	if o.warm == 0 {
 		o.warm = o.dur / 4
 	}

@@ -264,7 +264,7 @@ func statPair(pid, i int) int64 {
 	return u + s
 }
 
-// measureW2 runs three bursts of W2 over REST as ../shared/bench/compare.sh
+// measureW2 runs w2Bursts bursts of W2 over REST as ../shared/bench/compare.sh
 // defines it (wrk, one thread, 16 connections, a material by id 1-5000),
 // with a CPU profile of the server over them named name (profileW2).
 func measureW2(o options, name string) w2 {
@@ -276,30 +276,12 @@ func measureW2(o options, name string) w2 {
 	errs, reqs, cpu0 := 0, 0.0, cpuTicks(o.pid)
 	gc0 := metric(o.base, "go_gc_duration_seconds_count")
 	for range w2Bursts {
-		cmd := exec.Command("wrk", "-t1", "-c16", fmt.Sprintf("-d%ds", int(o.burst.Seconds())), "--timeout", "5s", "-s", o.wrkLua, o.base)
-		cmd.Env = append(os.Environ(), "BENCH_WL=2", "BENCH_TEMPLATE=/api/open-api/v1/materials/{id}", "BENCH_AUTH="+o.token)
-		out, err := cmd.CombinedOutput()
-		if !strings.Contains(string(out), "RESULT ") {
-			fmt.Printf("wrk gave no result: %v: %s\n", err, out)
+		p99, rps, e := burstW2(o, o.base)
+		if rps > 0 {
+			p99s, rpss = append(p99s, p99), append(rpss, rps)
+			reqs += rps * o.burst.Seconds()
 		}
-		for _, line := range strings.Split(string(out), "\n") {
-			js, ok := strings.CutPrefix(line, "RESULT ")
-			if !ok {
-				continue
-			}
-			var r struct {
-				RPS        float64 `json:"rps"`
-				P99        float64 `json:"p99_ms"`
-				ErrStatus  int     `json:"err_status"`
-				ErrTimeout int     `json:"err_timeout"`
-				ErrConnect int     `json:"err_connect"`
-				ErrRead    int     `json:"err_read"`
-			}
-			json.Unmarshal([]byte(js), &r)
-			p99s, rpss = append(p99s, r.P99), append(rpss, r.RPS)
-			reqs += r.RPS * o.burst.Seconds()
-			errs += r.ErrStatus + r.ErrTimeout + r.ErrConnect + r.ErrRead
-		}
+		errs += e
 	}
 	m := w2{p99s: slices.Clone(p99s), errors: errs}
 	m.p99, m.rps = median(p99s), median(rpss)
@@ -314,10 +296,80 @@ func measureW2(o options, name string) w2 {
 	return m
 }
 
+// burstW2 is one burst of W2 against base: its p99 (ms), req/s and
+// errors; 0 req/s when wrk gave no result (printed).
+func burstW2(o options, base string) (p99, rps float64, errs int) {
+	cmd := exec.Command("wrk", "-t1", "-c16", fmt.Sprintf("-d%ds", int(o.burst.Seconds())), "--timeout", "5s", "-s", o.wrkLua, base)
+	cmd.Env = append(os.Environ(), "BENCH_WL=2", "BENCH_TEMPLATE=/api/open-api/v1/materials/{id}", "BENCH_AUTH="+o.token)
+	out, err := cmd.CombinedOutput()
+	for _, line := range strings.Split(string(out), "\n") {
+		js, ok := strings.CutPrefix(line, "RESULT ")
+		if !ok {
+			continue
+		}
+		var r struct {
+			RPS        float64 `json:"rps"`
+			P99        float64 `json:"p99_ms"`
+			ErrStatus  int     `json:"err_status"`
+			ErrTimeout int     `json:"err_timeout"`
+			ErrConnect int     `json:"err_connect"`
+			ErrRead    int     `json:"err_read"`
+		}
+		json.Unmarshal([]byte(js), &r)
+		return r.P99, r.RPS, r.ErrStatus + r.ErrTimeout + r.ErrConnect + r.ErrRead
+	}
+	fmt.Printf("wrk gave no result: %v: %s\n", err, out)
+	return 0, 0, 0
+}
+
 func median(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
 	sort.Float64s(v)
 	return v[len(v)/2]
+}
+
+// compareFresh runs W2 in alternating bursts against the soaked server
+// (o.base, o.pid) and a server started fresh on the same database (base,
+// pid), after one burst that warms the fresh one, w2Bursts of each, the pair's order swapped every time, and
+// prints the two medians and CPU times a request. Not judged: when W2 is
+// slower at the end than after the warm-up, it tells whether the soaked
+// process's state costs the difference (the fresh one is then faster in
+// the same seconds) or whatever both meet, the machine and the database
+// (both alike).
+func compareFresh(o options, base string, pid int) {
+	type side struct {
+		base      string
+		pid       int
+		p99s      []float64
+		reqs, cpu float64
+	}
+	soaked, fresh := &side{base: o.base, pid: o.pid}, &side{base: base, pid: pid}
+	burstW2(o, base) // the fresh process's first requests fill its pool and caches: not counted
+	for i := range w2Bursts {
+		pair := []*side{soaked, fresh}
+		if i%2 == 1 {
+			pair[0], pair[1] = fresh, soaked
+		}
+		for _, s := range pair {
+			cpu0 := cpuTicks(s.pid)
+			p99, rps, _ := burstW2(o, s.base)
+			if rps > 0 {
+				s.p99s = append(s.p99s, p99)
+				s.reqs += rps * o.burst.Seconds()
+				s.cpu += float64(cpuTicks(s.pid) - cpu0)
+			}
+		}
+	}
+	show := func(s *side) string {
+		bursts := make([]string, len(s.p99s))
+		for i, p := range s.p99s {
+			bursts[i] = fmt.Sprintf("%.2f", p)
+		}
+		return fmt.Sprintf("p99 %.2f ms (bursts %s), CPU %.3f ms a request",
+			median(slices.Clone(s.p99s)), strings.Join(bursts, " "), s.cpu*10/max(s.reqs, 1))
+	}
+	fmt.Printf("W2 beside a fresh server on the same database, bursts alternating (not judged): soaked %s; fresh %s; soaked/fresh %.2fx\n",
+		show(soaked), show(fresh), median(slices.Clone(soaked.p99s))/median(slices.Clone(fresh.p99s)))
 }
