@@ -332,8 +332,9 @@ func median(v []float64) float64 {
 
 // compareFresh runs W2 in alternating bursts against the soaked server
 // (o.base, o.pid) and a server started fresh on the same database (base,
-// pid), after one burst that warms the fresh one, w2Bursts of each, the pair's order swapped every time, and
-// prints the two medians and CPU times a request. Not judged: when W2 is
+// pid), after one burst that warms the fresh one, w2Bursts of each,
+// the pair's order swapped every time, and prints each side's median and
+// CPU time a request and the median of the pairs' ratios. Not judged: when W2 is
 // slower at the end than after the warm-up, it tells whether the soaked
 // process's state costs the difference (the fresh one is then faster in
 // the same seconds) or whatever both meet, the machine and the database
@@ -347,11 +348,17 @@ func compareFresh(o options, base string, pid int) {
 	}
 	soaked, fresh := &side{base: o.base, pid: o.pid}, &side{base: base, pid: pid}
 	burstW2(o, base) // the fresh process's first requests fill its pool and caches: not counted
+	// ratios are each pair's soaked/fresh p99: the two bursts of a pair
+	// meet the machine in the same seconds, so their ratio leaves out its
+	// drift, which the medians of the two sides keep (a slow moment in one
+	// pair moves one side's median more than the other's).
+	var ratios []float64
 	for i := range w2Bursts {
 		pair := []*side{soaked, fresh}
 		if i%2 == 1 {
 			pair[0], pair[1] = fresh, soaked
 		}
+		got := map[*side]float64{}
 		for _, s := range pair {
 			cpu0 := cpuTicks(s.pid)
 			p99, rps, _ := burstW2(o, s.base)
@@ -359,7 +366,11 @@ func compareFresh(o options, base string, pid int) {
 				s.p99s = append(s.p99s, p99)
 				s.reqs += rps * o.burst.Seconds()
 				s.cpu += float64(cpuTicks(s.pid) - cpu0)
+				got[s] = p99
 			}
+		}
+		if got[soaked] > 0 && got[fresh] > 0 {
+			ratios = append(ratios, got[soaked]/got[fresh])
 		}
 	}
 	show := func(s *side) string {
@@ -370,6 +381,10 @@ func compareFresh(o options, base string, pid int) {
 		return fmt.Sprintf("p99 %.2f ms (bursts %s), CPU %.3f ms a request",
 			median(slices.Clone(s.p99s)), strings.Join(bursts, " "), s.cpu*10/max(s.reqs, 1))
 	}
-	fmt.Printf("W2 beside a fresh server on the same database, bursts alternating (not judged): soaked %s; fresh %s; soaked/fresh %.2fx\n",
-		show(soaked), show(fresh), median(slices.Clone(soaked.p99s))/median(slices.Clone(fresh.p99s)))
+	pairs := make([]string, len(ratios))
+	for i, r := range ratios {
+		pairs[i] = fmt.Sprintf("%.2f", r)
+	}
+	fmt.Printf("W2 beside a fresh server on the same database, bursts alternating (not judged): soaked %s; fresh %s; "+
+		"soaked/fresh p99 %.2fx (median of the pairs' ratios %s)\n", show(soaked), show(fresh), median(ratios), strings.Join(pairs, " "))
 }
