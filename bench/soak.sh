@@ -23,11 +23,13 @@
 # With PPROF_ADDR set (say 127.0.0.1:6061) the server's CPU profile over
 # each W2 measure (after the warm-up, at the end, and once the writes
 # stopped) is saved in SOAK_PROFILES (default /tmp/soak-profiles) as
-# w2-start.pb.gz, w2-end.pb.gz and w2-after.pb.gz.
+# w2-start.pb.gz, w2-end.pb.gz and w2-after.pb.gz, and its heap profile
+# after each as heap-start.pb.gz and so on.
 #
-# At the end, W2 runs against the soaked server and one started then on
-# the same database in alternating bursts (not judged): a slower end is
-# the soaked process's own when only it is slower.
+# At the end, W2 runs in turn against the soaked server, one started then
+# on the same database and one on a fresh copy of the dataset (not
+# judged): a slower end is the soaked process's own when only it is
+# slower, the soaked database's when only the fresh copy is faster.
 #
 # -d 3m is a short run to check the script; the verdict needs the full
 # 20 minutes. The windows (RETENTION_* below) are seconds, so the tables
@@ -64,7 +66,9 @@ cleanup() {
   [ -f "$work/server.log" ] && echo "server log: $(grep -c 'level=ERROR' "$work/server.log" || true) ERROR lines," \
     "$(grep -c 'rebuilt an index' "$work/server.log" || true) index rebuilds by the retention"
   if [ -n "$OWN" ]; then as_pg "$bin/pg_ctl" stop -m immediate -D "$work/data" >/dev/null 2>&1 || true
-  else psql -h 127.0.0.1 -U postgres -qtA -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true; fi
+  else for d in "$DB" "${DB}_new"; do
+    psql -h 127.0.0.1 -U postgres -qtA -d postgres -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null 2>&1 || true
+  done; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -110,15 +114,29 @@ status=0
 "$work/load" -base "http://127.0.0.1:$port" -token "$open" -dashboard "$dash" -db "$url" -pid "$server" \
   -pg-pid "$pgpid" -pprof "${PPROF_ADDR:-}" -profiles "$profiles" \
   -wrk-lua "$here/workloads/wrk.lua" -d "$DUR" -every "$EVERY" -warm "$WARM" -creates "$CREATES" -updates "$UPDATES" || status=$?
-# Not judged: W2 against this server and one started now on the same
-# database, in alternating bursts: whether a slower end is this process's
-# state or what both meet (the machine, the database).
-fport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# Not judged: W2 at the end against this server and two started now, in
+# turn: one on the same database, one on a fresh copy of the dataset.
+# Whose a slower end is: this process's state (only it is slower), the
+# soaked database's (only the fresh copy is faster) or the machine's.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+sql -p "$PGP" -d postgres -c "CREATE DATABASE ${DB}_new"
+nurl="postgres://postgres@127.0.0.1:$PGP/${DB}_new?sslmode=disable"
+"$work/server" migrate --database-url "$nurl" >/dev/null
+sql -p "$PGP" -d "${DB}_new" -v src="'dbname=bench user=postgres host=127.0.0.1 port=5432'" -f "$here/load-product.sql" >/dev/null
+sql -p "$PGP" -d "${DB}_new" -f bench/after-load.sql >/dev/null
+nopen=$("$work/server" token create --configurator 1 --database-url "$nurl" 2>/dev/null | tail -n1)
+fport=$(free_port) nport=$(free_port)
 DATABASE_URL=$url ADDR=127.0.0.1:$fport DEMO=false WEBHOOK_ALLOW_PRIVATE=true RATE_LIMIT_PER_MINUTE=0 PPROF_ADDR= \
   "$work/server" serve >"$work/fresh.log" 2>&1 &
 fresh=$!; pids+=("$fresh")
-for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$fport/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
+DATABASE_URL=$nurl ADDR=127.0.0.1:$nport DEMO=false RATE_LIMIT_PER_MINUTE=0 PPROF_ADDR= \
+  "$work/server" serve >"$work/new.log" 2>&1 &
+new=$!; pids+=("$new")
+for p in "$fport" "$nport"; do
+  for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$p/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
+done
 "$work/load" -base "http://127.0.0.1:$port" -token "$open" -pid "$server" -wrk-lua "$here/workloads/wrk.lua" \
-  -fresh "http://127.0.0.1:$fport" -fresh-pid "$fresh" || true
+  -ref "fresh process=http://127.0.0.1:$fport=$fresh=$open" \
+  -ref "fresh process and dataset=http://127.0.0.1:$nport=$new=$nopen" || true
 echo "machine load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $status

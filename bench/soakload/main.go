@@ -68,7 +68,7 @@ func main() {
 	flag.IntVar(&o.pid, "pid", 0, "the server's process id")
 	flag.IntVar(&o.pgPID, "pg-pid", 0, "PostgreSQL's postmaster process id, when it runs on this machine")
 	flag.StringVar(&o.pprof, "pprof", "", "the server's PPROF_ADDR: a CPU profile of each W2 measure is saved in -profiles")
-	flag.StringVar(&o.profiles, "profiles", ".", "folder of the W2 profiles (w2-start.pb.gz, w2-end.pb.gz, w2-after.pb.gz)")
+	flag.StringVar(&o.profiles, "profiles", ".", "folder of the W2 profiles (CPU: w2-start.pb.gz, w2-end.pb.gz, w2-after.pb.gz; heap: heap-start.pb.gz and so on)")
 	flag.DurationVar(&o.dur, "d", 20*time.Minute, "how long the writes run")
 	flag.DurationVar(&o.every, "every", 30*time.Second, "time between samples")
 	flag.DurationVar(&o.warm, "warm", 0, "warm-up, excluded from the judgement (default: a quarter of -d)")
@@ -77,11 +77,19 @@ func main() {
 	flag.Float64Var(&o.updates, "updates", 10, "order updates a second")
 	flag.Float64Var(&o.tolPlateau, "plateau", 0.10, "a table's last samples may exceed its post-warm-up max by this share")
 	flag.Float64Var(&o.tolRSS, "rss", 0.25, "RSS at the end may exceed its post-warm-up value by this share")
-	fresh := flag.String("fresh", "", "instead of the soak: W2 against -base and this fresh server in alternating bursts")
-	freshPID := flag.Int("fresh-pid", 0, "the fresh server's process id")
+	var refs []reference
+	flag.Func("ref", "instead of the soak: W2 against -base and this server (NAME=URL=PID=TOKEN, an Open API token of its database) in turn; repeatable", func(v string) error {
+		f := strings.SplitN(v, "=", 4)
+		if len(f) != 4 {
+			return fmt.Errorf("want NAME=URL=PID=TOKEN, got %q", v)
+		}
+		pid, err := strconv.Atoi(f[2])
+		refs = append(refs, reference{name: f[0], base: f[1], pid: pid, token: f[3]})
+		return err
+	})
 	flag.Parse()
-	if *fresh != "" {
-		compareFresh(o, *fresh, *freshPID)
+	if len(refs) > 0 {
+		compareFresh(o, refs)
 		return
 	}
 	if o.warm == 0 {

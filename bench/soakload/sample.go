@@ -212,9 +212,11 @@ func treeTicks(pid int) (ticks int64, procs int) {
 	return total, procs
 }
 
-// profileW2 saves the server's CPU profile over the next d as name in
-// o.profiles, when the server serves its profiles (o.pprof); the
-// returned function waits for it.
+// profileW2 saves the server's CPU profile over the next d as w2-name.pb.gz
+// in o.profiles, when the server serves its profiles (o.pprof); the
+// returned function waits for it, then saves its heap profile (live
+// objects after a collection) as heap-name.pb.gz: a -diff_base of the
+// end's against the start's names whatever the run made grow.
 func profileW2(o options, name string, d time.Duration) func() {
 	if o.pprof == "" {
 		return func() {}
@@ -222,21 +224,30 @@ func profileW2(o options, name string, d time.Duration) func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", o.pprof, int(d.Seconds())))
-		if err != nil {
-			fmt.Printf("profile %s: %v\n", name, err)
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(o.profiles, "w2-"+name+".pb.gz"), b, 0o644)
-		}
-		if err != nil {
-			fmt.Printf("profile %s: %v\n", name, err)
-		}
+		saveProfile(o, fmt.Sprintf("profile?seconds=%d", int(d.Seconds())), "w2-"+name)
 	}()
-	return func() { <-done }
+	return func() {
+		<-done
+		saveProfile(o, "heap?gc=1", "heap-"+name)
+	}
+}
+
+// saveProfile saves the server's /debug/pprof/path as name.pb.gz in
+// o.profiles, printing why when it cannot.
+func saveProfile(o options, path, name string) {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/%s", o.pprof, path))
+	if err != nil {
+		fmt.Printf("profile %s: %v\n", name, err)
+		return
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(o.profiles, name+".pb.gz"), b, 0o644)
+	}
+	if err != nil {
+		fmt.Printf("profile %s: %v\n", name, err)
+	}
 }
 
 // reapedTicks is the CPU time of process pid's children that ended and
@@ -276,7 +287,7 @@ func measureW2(o options, name string) w2 {
 	errs, reqs, cpu0 := 0, 0.0, cpuTicks(o.pid)
 	gc0 := metric(o.base, "go_gc_duration_seconds_count")
 	for range w2Bursts {
-		p99, rps, e := burstW2(o, o.base)
+		p99, rps, e := burstW2(o, o.base, o.token)
 		if rps > 0 {
 			p99s, rpss = append(p99s, p99), append(rpss, rps)
 			reqs += rps * o.burst.Seconds()
@@ -296,11 +307,11 @@ func measureW2(o options, name string) w2 {
 	return m
 }
 
-// burstW2 is one burst of W2 against base: its p99 (ms), req/s and
-// errors; 0 req/s when wrk gave no result (printed).
-func burstW2(o options, base string) (p99, rps float64, errs int) {
+// burstW2 is one burst of W2 against base with token: its p99 (ms),
+// req/s and errors; 0 req/s when wrk gave no result (printed).
+func burstW2(o options, base, token string) (p99, rps float64, errs int) {
 	cmd := exec.Command("wrk", "-t1", "-c16", fmt.Sprintf("-d%ds", int(o.burst.Seconds())), "--timeout", "5s", "-s", o.wrkLua, base)
-	cmd.Env = append(os.Environ(), "BENCH_WL=2", "BENCH_TEMPLATE=/api/open-api/v1/materials/{id}", "BENCH_AUTH="+o.token)
+	cmd.Env = append(os.Environ(), "BENCH_WL=2", "BENCH_TEMPLATE=/api/open-api/v1/materials/{id}", "BENCH_AUTH="+token)
 	out, err := cmd.CombinedOutput()
 	for _, line := range strings.Split(string(out), "\n") {
 		js, ok := strings.CutPrefix(line, "RESULT ")
@@ -330,61 +341,74 @@ func median(v []float64) float64 {
 	return v[len(v)/2]
 }
 
-// compareFresh runs W2 in alternating bursts against the soaked server
-// (o.base, o.pid) and a server started fresh on the same database (base,
-// pid), after one burst that warms the fresh one, w2Bursts of each,
-// the pair's order swapped every time, and prints each side's median and
-// CPU time a request and the median of the pairs' ratios. Not judged: when W2 is
-// slower at the end than after the warm-up, it tells whether the soaked
-// process's state costs the difference (the fresh one is then faster in
-// the same seconds) or whatever both meet, the machine and the database
-// (both alike).
-func compareFresh(o options, base string, pid int) {
+// reference is a server W2 is compared with at the end of the soak.
+type reference struct {
+	name, base, token string
+	pid               int
+}
+
+// compareFresh runs W2 in rounds of one burst against each of the soaked
+// server (o.base, o.pid) and the refs (servers started at the end: a
+// fresh process on the soaked database, and one on a fresh copy of the
+// dataset), the order rotated every round, after one burst that warms
+// each ref; w2Bursts rounds. It prints each side's median and CPU time a
+// request and, for each ref, the median of the rounds' soaked/ref p99
+// ratios. Not judged: when W2 is slower at the end than after the
+// warm-up, it tells whose the difference is: the soaked process's state
+// (a fresh process on the same database is faster in the same seconds),
+// the soaked database's (only the fresh dataset is faster), or the
+// machine's (all alike).
+func compareFresh(o options, refs []reference) {
 	type side struct {
-		base      string
-		pid       int
+		reference
 		p99s      []float64
 		reqs, cpu float64
+		got       float64 // this round's p99
+		errs      int
 	}
-	soaked, fresh := &side{base: o.base, pid: o.pid}, &side{base: base, pid: pid}
-	burstW2(o, base) // the fresh process's first requests fill its pool and caches: not counted
-	// ratios are each pair's soaked/fresh p99: the two bursts of a pair
-	// meet the machine in the same seconds, so their ratio leaves out its
-	// drift, which the medians of the two sides keep (a slow moment in one
-	// pair moves one side's median more than the other's).
-	var ratios []float64
+	sides := []*side{{reference: reference{name: "soaked", base: o.base, pid: o.pid, token: o.token}}}
+	for _, r := range refs {
+		burstW2(o, r.base, r.token) // a new process's first requests fill its pool and caches: not counted
+		sides = append(sides, &side{reference: r})
+	}
+	// A round's bursts meet the machine within seconds of each other, so
+	// their ratio leaves out its drift, which each side's own median
+	// keeps (a slow moment in one round moves one side's median more than
+	// another's).
+	ratios := make([][]float64, len(sides))
 	for i := range w2Bursts {
-		pair := []*side{soaked, fresh}
-		if i%2 == 1 {
-			pair[0], pair[1] = fresh, soaked
-		}
-		got := map[*side]float64{}
-		for _, s := range pair {
+		for j := range sides {
+			s := sides[(i+j)%len(sides)]
 			cpu0 := cpuTicks(s.pid)
-			p99, rps, _ := burstW2(o, s.base)
+			p99, rps, errs := burstW2(o, s.base, s.token)
+			s.got, s.errs = p99, s.errs+errs
 			if rps > 0 {
 				s.p99s = append(s.p99s, p99)
 				s.reqs += rps * o.burst.Seconds()
 				s.cpu += float64(cpuTicks(s.pid) - cpu0)
-				got[s] = p99
 			}
 		}
-		if got[soaked] > 0 && got[fresh] > 0 {
-			ratios = append(ratios, got[soaked]/got[fresh])
+		for j, s := range sides[1:] {
+			if sides[0].got > 0 && s.got > 0 {
+				ratios[j+1] = append(ratios[j+1], sides[0].got/s.got)
+			}
 		}
 	}
-	show := func(s *side) string {
+	fmt.Println("W2 at the end beside servers started then, one burst each in turn (not judged):")
+	for j, s := range sides {
 		bursts := make([]string, len(s.p99s))
 		for i, p := range s.p99s {
 			bursts[i] = fmt.Sprintf("%.2f", p)
 		}
-		return fmt.Sprintf("p99 %.2f ms (bursts %s), CPU %.3f ms a request",
-			median(slices.Clone(s.p99s)), strings.Join(bursts, " "), s.cpu*10/max(s.reqs, 1))
+		line := fmt.Sprintf("  %s: p99 %.2f ms (bursts %s), %d errors, CPU %.3f ms a request",
+			s.name, median(slices.Clone(s.p99s)), strings.Join(bursts, " "), s.errs, s.cpu*10/max(s.reqs, 1))
+		if j > 0 {
+			rs := make([]string, len(ratios[j]))
+			for i, r := range ratios[j] {
+				rs[i] = fmt.Sprintf("%.2f", r)
+			}
+			line += fmt.Sprintf("; soaked/this p99 %.2fx (median of the rounds' ratios %s)", median(slices.Clone(ratios[j])), strings.Join(rs, " "))
+		}
+		fmt.Println(line)
 	}
-	pairs := make([]string, len(ratios))
-	for i, r := range ratios {
-		pairs[i] = fmt.Sprintf("%.2f", r)
-	}
-	fmt.Printf("W2 beside a fresh server on the same database, bursts alternating (not judged): soaked %s; fresh %s; "+
-		"soaked/fresh p99 %.2fx (median of the pairs' ratios %s)\n", show(soaked), show(fresh), median(ratios), strings.Join(pairs, " "))
 }
