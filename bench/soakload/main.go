@@ -89,7 +89,7 @@ func main() {
 	})
 	flag.Parse()
 	if len(refs) > 0 {
-		compareFresh(o, refs)
+		compareRefs(o, refs)
 		return
 	}
 	if o.warm == 0 {

@@ -347,7 +347,7 @@ type reference struct {
 	pid               int
 }
 
-// compareFresh runs W2 in rounds of one burst against each of the soaked
+// compareRefs runs W2 in rounds of one burst against each of the soaked
 // server (o.base, o.pid) and the refs (servers started at the end: a
 // fresh process on the soaked database, and one on a fresh copy of the
 // dataset), the order rotated every round, after one burst that warms
@@ -358,7 +358,7 @@ type reference struct {
 // (a fresh process on the same database is faster in the same seconds),
 // the soaked database's (only the fresh dataset is faster), or the
 // machine's (all alike).
-func compareFresh(o options, refs []reference) {
+func compareRefs(o options, refs []reference) {
 	type side struct {
 		reference
 		p99s      []float64
