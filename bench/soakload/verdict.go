@@ -54,16 +54,7 @@ func verdict(o options, samples []sample, start, end w2, w *writer) int {
 	check(start.p99 > 0 && end.p99 <= 1.2*start.p99 && end.errors == 0,
 		"W2 p99 %.2f ms at the end, %.2f ms after the warm-up (%.2fx; at most 1.2x), %d errors; server CPU a request %.3f and %.3f ms",
 		end.p99, start.p99, end.p99/start.p99, end.errors, end.cpuMs, start.cpuMs)
-	if start.probe > 0 {
-		// Not judged: the control (probeMachine) tells the machine's
-		// share of a change in W2's cost.
-		fmt.Printf("       the machine probe (fixed work, not judged) took %.1f ms at the end, %.1f ms after the warm-up (%.2fx)\n",
-			float64(end.probe)/1e6, float64(start.probe)/1e6, float64(end.probe)/float64(start.probe))
-		fmt.Printf("       the memory probe (fixed reads the caches miss, not judged) took %.1f ms at the end, %.1f ms after the warm-up (%.2fx)\n",
-			float64(end.memProbe)/1e6, float64(start.memProbe)/1e6, float64(end.memProbe)/float64(start.memProbe))
-	}
-	fmt.Printf("       the server's collector (not judged): %.2f collections a thousand requests at the end, %.2f after the warm-up; heap goal %.1f and %.1f MB\n",
-		end.gcPer1k, start.gcPer1k, float64(end.heapGoal)/1e6, float64(start.heapGoal)/1e6)
+	printControls(start, end)
 	bad := 0
 	for k, v := range w.codes {
 		if strings.Contains(k, " 5") || strings.Contains(k, " 0") || strings.HasPrefix(k, "replay of") {
@@ -116,4 +107,20 @@ func judgeTables(o options, early, last []sample, check func(bool, string, ...an
 			"%s plateaus: last samples' max %.0f rows, %.0f kB; before them %.0f rows, %.0f kB (tolerance %.0f%% + 10 rows, 64 kB)",
 			t, rl, bl, re, be, 100*o.tolPlateau)
 	}
+}
+
+// printControls prints what W2's two measures say beside their p99, not
+// judged: the probes (the machine's share of a change in W2's cost) and
+// the server's collector.
+func printControls(start, end w2) {
+	if start.probe > 0 {
+		// Not judged: the control (probeMachine) tells the machine's
+		// share of a change in W2's cost.
+		fmt.Printf("       the machine probe (fixed work, not judged) took %.1f ms at the end, %.1f ms after the warm-up (%.2fx)\n",
+			float64(end.probe)/1e6, float64(start.probe)/1e6, float64(end.probe)/float64(start.probe))
+		fmt.Printf("       the memory probe (fixed reads the caches miss, not judged) took %.1f ms at the end, %.1f ms after the warm-up (%.2fx)\n",
+			float64(end.memProbe)/1e6, float64(start.memProbe)/1e6, float64(end.memProbe)/float64(start.memProbe))
+	}
+	fmt.Printf("       the server's collector (not judged): %.2f collections a thousand requests at the end, %.2f after the warm-up; heap goal %.1f and %.1f MB\n",
+		end.gcPer1k, start.gcPer1k, float64(end.heapGoal)/1e6, float64(start.heapGoal)/1e6)
 }
