@@ -160,9 +160,9 @@ type w2 struct {
 	memProbe time.Duration
 	// gcPer1k is the server's garbage collections per thousand requests
 	// over the bursts, and heapGoal its heap goal (go_memstats_next_gc_bytes)
-	// and heapAlloc its heap in use right after them: with a soft memory
-	// limit, a live heap that grows toward it makes the collector run
-	// more often for the same work, which slows every function alike.
+	// and heapAlloc its heap in use right after them: a collector that
+	// runs more often for the same work (a live heap grown toward serve's
+	// soft memory limit, say) slows every function alike.
 	gcPer1k             float64
 	heapGoal, heapAlloc int64
 }
